@@ -1,0 +1,75 @@
+#include "cli/exec.h"
+
+#include <lauxlib.h>
+#include <signal.h>
+#include <stdio.h>
+
+/* Signal handlers cannot take a context argument, so the one state and
+ * host being run are kept here while a call is in progress. This is the
+ * command line's only process-wide state; simulations never see it. */
+static lua_State *volatile running_L;
+static kb_host *volatile running_host;
+
+static void stop_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (running_host && running_host->runs_active)
+        return; /* the simulation stops itself when it polls the flag */
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted!");
+}
+
+static void on_sigint(int sig)
+{
+    signal(sig, SIG_DFL); /* a second Ctrl-C kills the process */
+    if (running_host)
+        running_host->interrupt = 1;
+    if (running_L)
+        lua_sethook(running_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* Error messages get a traceback; error objects with a __tostring (such as
+ * a process failure, which carries the process's own traceback) are
+ * converted as they are. */
+static int message_handler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int kb_exec_call(lua_State *L, kb_host *host, int narg, int nres)
+{
+    int base = lua_gettop(L) - narg;
+    lua_pushcfunction(L, message_handler);
+    lua_insert(L, base);
+    host->interrupt = 0;
+    running_L = L;
+    running_host = host;
+    signal(SIGINT, on_sigint);
+    int status = lua_pcall(L, narg, nres, base);
+    signal(SIGINT, SIG_DFL);
+    lua_sethook(L, NULL, 0, 0);
+    running_L = NULL;
+    running_host = NULL;
+    host->interrupt = 0;
+    host->runs_active = 0; /* no run outlives the call, even one unwound by an error */
+    lua_remove(L, base);
+    return status;
+}
+
+int kb_exec_report(lua_State *L, int status)
+{
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        fprintf(stderr, "kernbench: %s\n", msg ? msg : "(error object is not a string)");
+        fflush(stderr);
+        lua_pop(L, 1);
+    }
+    return status;
+}

@@ -1,0 +1,248 @@
+#include "core/event.h"
+
+#include "core/proc.h"
+#include "core/sim_internal.h"
+#include "core/util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A child waiter of a condition knows its condition and its position. */
+typedef struct cond_waiter {
+    kb_waiter w;
+    kb_cond *cond;
+    size_t index;
+} cond_waiter;
+
+struct kb_cond {
+    bool any;
+    size_t n, done;
+    int index; /* child that decided the outcome, -1 until then */
+    kb_event *self;
+    kb_event **children;
+    cond_waiter *waiters;
+};
+
+void kb_event_pool_init(kb_sim *sim) { kb_pool_init(&sim->event_pool, sizeof(kb_event), 256); }
+
+void kb_event_pool_destroy(kb_sim *sim)
+{
+    /* Conditions and names hang off pooled events that may still be live
+     * when the simulation is freed; release them before the chunks go. */
+    kb_pool *pool = &sim->event_pool;
+    for (size_t c = 0; c < pool->nchunks; c++) {
+        char *chunk = pool->chunks[c];
+        for (size_t i = 0; i < pool->per_chunk; i++) {
+            kb_event *ev = (kb_event *)(void *)(chunk + i * pool->obj_size);
+            if (ev->sim == sim && ev->refs > 0) {
+                if (ev->cond) {
+                    free(ev->cond->children);
+                    free(ev->cond->waiters);
+                    free(ev->cond);
+                }
+                free(ev->name);
+            }
+        }
+    }
+    kb_pool_destroy(pool);
+}
+
+kb_event *kb_event_new(kb_sim *sim)
+{
+    kb_event *ev = kb_pool_alloc(&sim->event_pool);
+    ev->w.kind = KB_WAITABLE_EVENT;
+    ev->sim = sim;
+    ev->refs = 1;
+    ev->state = KB_EVENT_PENDING;
+    ev->ok = true;
+    kb_list_init(&ev->waiters);
+    ev->id = ++sim->next_event_id;
+    return ev;
+}
+
+void kb_event_ref(kb_event *ev) { ev->refs++; }
+
+static void cond_free(kb_cond *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        kb_waiter_cancel(&c->waiters[i].w);
+        kb_event_unref(c->children[i]);
+    }
+    free(c->children);
+    free(c->waiters);
+    free(c);
+}
+
+void kb_event_unref(kb_event *ev)
+{
+    if (--ev->refs > 0)
+        return;
+    /* Nobody can trigger it any more: waiters still queued would never be
+     * woken. Owners of waiters hold a reference, so this is only reachable
+     * through misuse; detach them rather than leave dangling links. */
+    kb_link *l;
+    while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
+        kb_waiter *w = KB_CONTAINER_OF(l, kb_waiter, link);
+        if (w->proc)
+            kb_proc_clear_wait(w->proc);
+    }
+    kb_sim *sim = ev->sim;
+    if (ev->cond)
+        cond_free(ev->cond);
+    free(ev->name);
+    ev->sim = NULL;
+    kb_pool_free(&sim->event_pool, ev);
+}
+
+void kb_event_set_name(kb_event *ev, const char *name)
+{
+    free(ev->name);
+    ev->name = kb_xstrdup(name);
+}
+
+static void event_process(kb_sim *sim, void *arg)
+{
+    kb_event *ev = arg;
+    ev->state = KB_EVENT_PROCESSED;
+    kb_link *l;
+    while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
+        kb_waiter *w = KB_CONTAINER_OF(l, kb_waiter, link);
+        if (w->proc)
+            kb_proc_clear_wait(w->proc);
+        w->item = ev->value;
+        w->ok = ev->ok;
+        w->wake(sim, w);
+    }
+    kb_event_unref(ev); /* the reference held by the schedule */
+}
+
+static bool trigger(kb_event *ev, bool ok, kb_item value, kb_time delay)
+{
+    if (ev->state != KB_EVENT_PENDING)
+        return false;
+    ev->state = KB_EVENT_TRIGGERED;
+    ev->ok = ok;
+    ev->value = value;
+    kb_event_ref(ev);
+    kb_sim_at(ev->sim, ev->sim->now + delay, KB_PRIO_NORMAL, event_process, ev);
+    return true;
+}
+
+bool kb_event_succeed(kb_event *ev, kb_item value) { return trigger(ev, true, value, 0); }
+
+bool kb_event_fail(kb_event *ev, kb_item reason) { return trigger(ev, false, reason, 0); }
+
+kb_event *kb_event_timeout(kb_sim *sim, kb_time delay, kb_item value)
+{
+    kb_event *ev = kb_event_new(sim);
+    if (delay < 0 || delay > KB_TIME_MAX - sim->now) {
+        kb_sim_fail(sim, "invalid timeout delay %" PRId64 " ps", delay);
+        return ev;
+    }
+    trigger(ev, true, value, delay);
+    return ev;
+}
+
+bool kb_event_wait(kb_event *ev, kb_waiter *w)
+{
+    if (ev->state == KB_EVENT_PROCESSED) {
+        w->item = ev->value;
+        w->ok = ev->ok;
+        return true;
+    }
+    kb_list_push_back(&ev->waiters, &w->link);
+    if (w->proc)
+        kb_proc_set_wait(w->proc, &ev->w, "on");
+    return false;
+}
+
+/* ---- conditions ---- */
+
+static void cond_settle(kb_cond *c, size_t index, bool ok, kb_item value)
+{
+    kb_event *self = c->self;
+    if (self->state != KB_EVENT_PENDING)
+        return;
+    if (c->any || !ok) {
+        c->index = (int)index;
+        trigger(self, ok, value, 0);
+        for (size_t i = 0; i < c->n; i++) /* the outcome is known: stop listening */
+            kb_waiter_cancel(&c->waiters[i].w);
+    } else if (c->done == c->n) {
+        c->index = (int)index;
+        trigger(self, true, (kb_item){.u = c->n}, 0);
+    }
+}
+
+static void cond_child_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    cond_waiter *cw = arg;
+    cw->cond->done++;
+    cond_settle(cw->cond, cw->index, cw->w.ok, cw->w.item);
+}
+
+static kb_event *cond_new(kb_sim *sim, kb_event *const *children, size_t n, bool any)
+{
+    kb_event *self = kb_event_new(sim);
+    kb_cond *c = kb_xcalloc(1, sizeof *c);
+    c->any = any;
+    c->n = n;
+    c->index = -1;
+    c->self = self;
+    c->children = kb_xcalloc(n, sizeof *c->children);
+    c->waiters = kb_xcalloc(n, sizeof *c->waiters);
+    self->cond = c;
+    for (size_t i = 0; i < n; i++) {
+        c->children[i] = children[i];
+        kb_event_ref(children[i]);
+        kb_waiter_init(&c->waiters[i].w, cond_child_processed, NULL);
+        c->waiters[i].cond = c;
+        c->waiters[i].index = i;
+    }
+    if (n == 0) {
+        trigger(self, true, (kb_item){.u = 0}, 0);
+        return self;
+    }
+    /* Children already processed count at once; stop as soon as the
+     * outcome is known (any_of with a processed child, a failed child). */
+    for (size_t i = 0; i < n && self->state == KB_EVENT_PENDING; i++) {
+        if (kb_event_wait(children[i], &c->waiters[i].w)) {
+            c->done++;
+            cond_settle(c, i, c->waiters[i].w.ok, c->waiters[i].w.item);
+        }
+    }
+    return self;
+}
+
+kb_event *kb_event_all_of(kb_sim *sim, kb_event *const *children, size_t n)
+{
+    return cond_new(sim, children, n, false);
+}
+
+kb_event *kb_event_any_of(kb_sim *sim, kb_event *const *children, size_t n)
+{
+    return cond_new(sim, children, n, true);
+}
+
+int kb_event_cond_index(const kb_event *ev) { return ev->cond ? ev->cond->index : -1; }
+
+size_t kb_event_cond_done(const kb_event *ev) { return ev->cond ? ev->cond->done : 0; }
+
+size_t kb_event_cond_size(const kb_event *ev) { return ev->cond ? ev->cond->n : 0; }
+
+void kb_event_describe(const kb_event *ev, char *buf, size_t n)
+{
+    static const char *const states[] = {"pending", "triggered", "processed"};
+    const char *kind = ev->cond ? (ev->cond->any ? "any_of event" : "all_of event") : "event";
+    char detail[64] = "";
+    if (ev->cond)
+        snprintf(detail, sizeof detail, ", %zu of %zu children processed", ev->cond->done,
+                 ev->cond->n);
+    if (ev->name)
+        snprintf(buf, n, "%s '%s' #%" PRIu64 " (%s%s)", kind, ev->name, ev->id, states[ev->state],
+                 detail);
+    else
+        snprintf(buf, n, "%s #%" PRIu64 " (%s%s)", kind, ev->id, states[ev->state], detail);
+}

@@ -1,0 +1,74 @@
+/* One-shot events.
+ *
+ * An event is pending until it is triggered (succeed or fail, once), then
+ * processed at the time it was triggered for (now, or now + delay for a
+ * timeout) in queue order; processing wakes its waiters in the order they
+ * started waiting. all_of / any_of build a condition event over others.
+ *
+ * Events are reference counted and pooled per simulation: kb_event_new
+ * returns one reference; a scheduled processing holds another; a condition
+ * holds one on each child. The last unref returns the event to the pool. */
+#ifndef KB_CORE_EVENT_H
+#define KB_CORE_EVENT_H
+
+#include "core/list.h"
+#include "core/types.h"
+#include "core/waiter.h"
+
+typedef enum kb_event_state {
+    KB_EVENT_PENDING,   /* not triggered */
+    KB_EVENT_TRIGGERED, /* succeed/fail called; processing scheduled */
+    KB_EVENT_PROCESSED  /* waiters have been woken */
+} kb_event_state;
+
+typedef struct kb_cond kb_cond;
+
+struct kb_event {
+    kb_waitable w;
+    kb_sim *sim;
+    uint32_t refs;
+    uint8_t state;  /* kb_event_state */
+    bool ok;
+    kb_item value;  /* success value or failure reason */
+    kb_link waiters;
+    kb_cond *cond;  /* set for all_of / any_of */
+    char *name;     /* optional, owned */
+    uint64_t id;
+};
+
+kb_event *kb_event_new(kb_sim *sim);
+void kb_event_ref(kb_event *ev);
+void kb_event_unref(kb_event *ev);
+void kb_event_set_name(kb_event *ev, const char *name);
+
+/* Trigger: false (and no effect) if the event was already triggered. */
+bool kb_event_succeed(kb_event *ev, kb_item value);
+bool kb_event_fail(kb_event *ev, kb_item reason);
+
+/* An event that succeeds with `value` after `delay` ps. */
+kb_event *kb_event_timeout(kb_sim *sim, kb_time delay, kb_item value);
+
+/* Waits for the event to be processed (see waiter.h for the convention).
+ * Returns true with w->ok / w->item filled if it already was. */
+bool kb_event_wait(kb_event *ev, kb_waiter *w);
+
+/* Conditions. all_of succeeds when every child succeeded (value = count)
+ * and fails as soon as one fails (value = that child's reason); any_of
+ * succeeds or fails like the first child to be processed. With no children
+ * both succeed at once. The condition holds references on its children. */
+kb_event *kb_event_all_of(kb_sim *sim, kb_event *const *children, size_t n);
+kb_event *kb_event_any_of(kb_sim *sim, kb_event *const *children, size_t n);
+/* For any_of / all_of: index of the child that decided the outcome, or -1. */
+int kb_event_cond_index(const kb_event *ev);
+/* For conditions: children processed so far and their total. */
+size_t kb_event_cond_done(const kb_event *ev);
+size_t kb_event_cond_size(const kb_event *ev);
+
+/* A one-line description for reports, e.g. "event 'ready' #7 (pending)". */
+void kb_event_describe(const kb_event *ev, char *buf, size_t n);
+
+/* Pool management, called by kb_sim_new / kb_sim_free. */
+void kb_event_pool_init(kb_sim *sim);
+void kb_event_pool_destroy(kb_sim *sim);
+
+#endif

@@ -1,0 +1,161 @@
+#include "core/sim_internal.h"
+
+#include "core/event.h"
+#include "core/proc.h"
+#include "core/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+kb_sim *kb_sim_new(void)
+{
+    kb_sim *sim = kb_xcalloc(1, sizeof *sim);
+    kb_queue_init(&sim->queue);
+    kb_list_init(&sim->procs);
+    kb_event_pool_init(sim);
+    return sim;
+}
+
+void kb_sim_free(kb_sim *sim)
+{
+    if (!sim)
+        return;
+    kb_queue_destroy(&sim->queue);
+    kb_event_pool_destroy(sim);
+    free(sim->error);
+    free(sim);
+}
+
+kb_time kb_sim_now(const kb_sim *sim) { return sim->now; }
+
+void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
+{
+    if (t < sim->now) {
+        char a[KB_TIME_STRLEN], b[KB_TIME_STRLEN];
+        kb_sim_fail(sim, "event scheduled in the past: t=%s is before now=%s",
+                    kb_time_format(t, a), kb_time_format(sim->now, b));
+        return;
+    }
+    if (prio < 0 || prio >= KB_QUEUE_PRIOS) {
+        kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
+        return;
+    }
+    uint64_t key = ((uint64_t)prio << KB_QUEUE_SEQ_BITS) | (sim->seq++ & KB_QUEUE_SEQ_MASK);
+    kb_queue_push(&sim->queue, t, key, fn, arg);
+}
+
+void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg)
+{
+    if (delay < 0 || delay > KB_TIME_MAX - sim->now) {
+        char now[KB_TIME_STRLEN];
+        kb_sim_fail(sim, "invalid delay %" PRId64 " ps at now=%s", delay, kb_time_format(sim->now, now));
+        return;
+    }
+    kb_sim_at(sim, sim->now + delay, prio, fn, arg);
+}
+
+static inline void process(kb_sim *sim, kb_qentry e)
+{
+    sim->now = e.t;
+    sim->events++;
+    if (sim->observer)
+        sim->observer(sim->observer_ctx, e.t, e.key, e.fn, e.arg);
+    e.fn(sim, e.arg);
+}
+
+static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint64_t *done)
+{
+    double t0 = kb_wall_seconds();
+    uint64_t start = sim->events;
+    bool nested = sim->running;
+    sim->running = true;
+    /* An error recorded outside a run (a bad schedule from a script) fails
+     * the next run at once rather than being lost. */
+    sim->stop_requested = sim->error != NULL;
+    kb_run_status st = KB_RUN_EMPTY;
+    for (;;) {
+        if (sim->stop_requested) {
+            st = sim->error ? KB_RUN_FAILED : KB_RUN_STOPPED;
+            break;
+        }
+        if ((sim->events & 4095) == 0 && sim->interrupt && *sim->interrupt) {
+            st = KB_RUN_INTERRUPTED;
+            break;
+        }
+        if (sim->events - start >= max_events) {
+            st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
+            break;
+        }
+        kb_qentry e;
+        if (!kb_queue_pop_before(&sim->queue, until, &e)) {
+            st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
+            break;
+        }
+        process(sim, e);
+    }
+    if (until != KB_TIME_MAX && (st == KB_RUN_UNTIL || st == KB_RUN_EMPTY) && sim->now < until &&
+        max_events == UINT64_MAX)
+        sim->now = until;
+    sim->stop_requested = false;
+    sim->running = nested;
+    sim->wall_s += kb_wall_seconds() - t0;
+    if (done)
+        *done = sim->events - start;
+    return st;
+}
+
+kb_run_status kb_sim_run(kb_sim *sim, kb_time until)
+{
+    if (until < sim->now)
+        until = sim->now;
+    return loop(sim, until, UINT64_MAX, NULL);
+}
+
+kb_run_status kb_sim_step(kb_sim *sim, uint64_t n, uint64_t *done)
+{
+    return loop(sim, KB_TIME_MAX, n, done);
+}
+
+void kb_sim_stop(kb_sim *sim) { sim->stop_requested = true; }
+
+void kb_sim_fail(kb_sim *sim, const char *fmt, ...)
+{
+    if (!sim->error) {
+        va_list ap;
+        va_start(ap, fmt);
+        sim->error = kb_vasprintf(fmt, ap);
+        va_end(ap);
+    }
+    sim->stop_requested = true;
+}
+
+const char *kb_sim_error(const kb_sim *sim) { return sim->error; }
+
+void kb_sim_clear_error(kb_sim *sim)
+{
+    free(sim->error);
+    sim->error = NULL;
+}
+
+bool kb_sim_running(const kb_sim *sim) { return sim->running; }
+
+void kb_sim_get_stats(const kb_sim *sim, kb_sim_stats *out)
+{
+    out->events = sim->events;
+    out->now = sim->now;
+    out->wall_s = sim->wall_s;
+    out->events_per_s = sim->wall_s > 0 ? (double)sim->events / sim->wall_s : 0.0;
+    out->pending = kb_queue_size(&sim->queue);
+    out->procs = sim->nprocs;
+    out->waiting = kb_proc_waiting_count(sim);
+    out->events_live = sim->event_pool.live;
+}
+
+void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag) { sim->interrupt = flag; }
+
+void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx)
+{
+    sim->observer = fn;
+    sim->observer_ctx = ctx;
+}

@@ -1,0 +1,79 @@
+/* The simulation context: clock, event queue, run control and counters.
+ *
+ * One kb_sim is one independent simulation; nothing here is global, so a
+ * process may hold any number of them. All objects created on a simulation
+ * (events, processes, stores, resources) belong to it and must not be used
+ * with another one. */
+#ifndef KB_CORE_SIM_H
+#define KB_CORE_SIM_H
+
+#include "core/types.h"
+
+#include <signal.h>
+
+kb_sim *kb_sim_new(void);
+/* Frees the simulation and everything it still owns (pending events,
+ * pooled event objects). Stores and resources embedded elsewhere must be
+ * deinitialised by their owner first. */
+void kb_sim_free(kb_sim *sim);
+
+kb_time kb_sim_now(const kb_sim *sim);
+
+/* Schedules fn(sim, arg) at absolute time t with a priority (KB_PRIO_*).
+ * Scheduling in the past is a model bug: the simulation fails with a
+ * message naming both times and the callback is dropped. */
+void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg);
+/* Same, at now + delay (delay >= 0). */
+void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg);
+
+typedef enum kb_run_status {
+    KB_RUN_EMPTY,   /* no events remain */
+    KB_RUN_UNTIL,   /* reached the requested time or step count; events remain */
+    KB_RUN_STOPPED, /* kb_sim_stop was called from inside the run */
+    KB_RUN_FAILED,  /* kb_sim_fail was called; see kb_sim_error */
+    KB_RUN_INTERRUPTED /* the interrupt flag was raised (e.g. by Ctrl-C) */
+} kb_run_status;
+
+/* Processes events with time < until (KB_TIME_MAX: until none remain).
+ * When the run ends by reaching `until`, the clock is set to `until`, so
+ * run(10); run(20) covers [0,10) then [10,20). */
+kb_run_status kb_sim_run(kb_sim *sim, kb_time until);
+/* Processes at most n events; *done (may be NULL) receives the count. */
+kb_run_status kb_sim_step(kb_sim *sim, uint64_t n, uint64_t *done);
+/* Asks the current run to return after the event being processed. */
+void kb_sim_stop(kb_sim *sim);
+/* Records an error (the first one wins) and stops the current run. */
+void kb_sim_fail(kb_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The recorded error, or NULL. kb_sim_clear_error forgets it. */
+const char *kb_sim_error(const kb_sim *sim);
+void kb_sim_clear_error(kb_sim *sim);
+/* True while kb_sim_run or kb_sim_step is executing. */
+bool kb_sim_running(const kb_sim *sim);
+
+typedef struct kb_sim_stats {
+    uint64_t events;       /* events processed so far */
+    kb_time now;           /* simulated time, ps */
+    double wall_s;         /* wall time spent inside run/step */
+    double events_per_s;   /* events / wall_s (0 if no wall time yet) */
+    size_t pending;        /* events in the queue */
+    size_t procs;          /* live processes */
+    size_t waiting;        /* live non-daemon processes blocked on something */
+    size_t events_live;    /* kb_event objects not yet freed */
+} kb_sim_stats;
+
+void kb_sim_get_stats(const kb_sim *sim, kb_sim_stats *out);
+
+/* An optional flag, typically set by a signal handler, that makes a run
+ * return KB_RUN_INTERRUPTED soon after it becomes non-zero (it is polled
+ * every few thousand events). The run does not clear it. */
+void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag);
+
+/* Called before each event is processed; for tests and tracing. */
+typedef void (*kb_observer)(void *ctx, kb_time t, uint64_t key, kb_callback fn, void *arg);
+void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx);
+
+/* Quiescence: a newly allocated report of every live non-daemon process
+ * that is blocked, one per line, or NULL when none is. The caller frees it. */
+char *kb_sim_quiescence_report(kb_sim *sim);
+
+#endif

@@ -1,0 +1,30 @@
+/* The simulation context's fields, shared by the core's own files only.
+ * Other layers go through sim.h. */
+#ifndef KB_CORE_SIM_INTERNAL_H
+#define KB_CORE_SIM_INTERNAL_H
+
+#include "core/list.h"
+#include "core/pool.h"
+#include "core/queue.h"
+#include "core/sim.h"
+
+struct kb_sim {
+    kb_time now;
+    uint64_t seq; /* insertion counter for the queue's tie-break */
+    kb_queue queue;
+    uint64_t events;
+    double wall_s;
+    bool stop_requested;
+    bool running;
+    char *error;
+    kb_link procs; /* live processes, in start order */
+    size_t nprocs;
+    uint64_t next_proc_id;
+    uint64_t next_event_id;
+    kb_pool event_pool;
+    const volatile sig_atomic_t *interrupt;
+    kb_observer observer;
+    void *observer_ctx;
+};
+
+#endif

@@ -1,0 +1,128 @@
+#include "core/store.h"
+
+#include "core/proc.h"
+#include "core/sim.h"
+#include "core/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kb_store_init(kb_store *st, kb_sim *sim, const char *name, size_t capacity)
+{
+    memset(st, 0, sizeof *st);
+    st->w.kind = KB_WAITABLE_STORE;
+    st->sim = sim;
+    st->name = kb_xstrdup(name);
+    st->capacity = capacity;
+    kb_list_init(&st->getters);
+    kb_list_init(&st->putters);
+}
+
+static void detach_all(kb_link *head)
+{
+    kb_link *l;
+    while ((l = head->next) != head)
+        kb_waiter_cancel(KB_CONTAINER_OF(l, kb_waiter, link));
+}
+
+void kb_store_deinit(kb_store *st)
+{
+    detach_all(&st->getters);
+    detach_all(&st->putters);
+    free(st->ring);
+    free(st->name);
+    st->ring = NULL;
+    st->name = NULL;
+}
+
+static bool full(const kb_store *st) { return st->capacity && st->count >= st->capacity; }
+
+static void ring_push(kb_store *st, kb_item item)
+{
+    if (st->count == st->ring_cap) {
+        size_t cap = st->ring_cap ? st->ring_cap * 2 : 16;
+        kb_item *ring = kb_xmalloc(cap * sizeof *ring);
+        for (size_t i = 0; i < st->count; i++)
+            ring[i] = st->ring[(st->head + i) % st->ring_cap];
+        free(st->ring);
+        st->ring = ring;
+        st->ring_cap = cap;
+        st->head = 0;
+    }
+    st->ring[(st->head + st->count) % st->ring_cap] = item;
+    st->count++;
+}
+
+static kb_item ring_pop(kb_store *st)
+{
+    kb_item item = st->ring[st->head];
+    st->head = (st->head + 1) % st->ring_cap;
+    st->count--;
+    return item;
+}
+
+/* Takes the first queued waiter off a list and schedules its wake-up. */
+static kb_waiter *wake_first(kb_store *st, kb_link *list)
+{
+    kb_waiter *w = KB_CONTAINER_OF(list->next, kb_waiter, link);
+    kb_waiter_cancel(w);
+    kb_sim_after(st->sim, 0, KB_PRIO_NORMAL, w->wake, w);
+    return w;
+}
+
+bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
+{
+    if (!kb_list_empty(&st->getters)) { /* the store is empty: hand over */
+        kb_waiter *g = KB_CONTAINER_OF(st->getters.next, kb_waiter, link);
+        g->item = item;
+        g->ok = true;
+        wake_first(st, &st->getters);
+        st->puts++;
+        st->gets++;
+        return true;
+    }
+    if (!full(st)) {
+        ring_push(st, item);
+        st->puts++;
+        return true;
+    }
+    if (w) {
+        w->item = item;
+        w->ok = true;
+        kb_list_push_back(&st->putters, &w->link);
+        if (w->proc)
+            kb_proc_set_wait(w->proc, &st->w, "to put to");
+    }
+    return false;
+}
+
+bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
+{
+    if (st->count > 0) {
+        *out = ring_pop(st);
+        st->gets++;
+        if (!kb_list_empty(&st->putters)) { /* room for the first blocked putter */
+            kb_waiter *p = wake_first(st, &st->putters);
+            ring_push(st, p->item);
+            st->puts++;
+        }
+        return true;
+    }
+    if (w) {
+        kb_list_push_back(&st->getters, &w->link);
+        if (w->proc)
+            kb_proc_set_wait(w->proc, &st->w, "to get from");
+    }
+    return false;
+}
+
+void kb_store_describe(const kb_store *st, char *buf, size_t n)
+{
+    char cap[32] = "unbounded";
+    if (st->capacity)
+        snprintf(cap, sizeof cap, "capacity %zu", st->capacity);
+    snprintf(buf, n, "store '%s' (%zu items, %s, %zu getters and %zu putters waiting)",
+             st->name ? st->name : "?", st->count, cap, kb_list_count(&st->getters),
+             kb_list_count(&st->putters));
+}

@@ -1,0 +1,40 @@
+/* Waiters: how anything blocks in the core.
+ *
+ * Every blocking operation (wait on an event, get from or put to a store,
+ * acquire a resource) follows one convention:
+ *   bool op(object, ..., kb_waiter *w)
+ * returns true when it completed at once (the result is in w or an out
+ * parameter), and false when w was queued: w->wake(sim, w) is then called
+ * when the operation completes, with the result in w->item / w->ok. The
+ * waiter's memory must stay valid until then; embed it in the process or
+ * component that waits. Waiters are woken in FIFO order. */
+#ifndef KB_CORE_WAITER_H
+#define KB_CORE_WAITER_H
+
+#include "core/list.h"
+#include "core/types.h"
+
+struct kb_waiter {
+    kb_link link;        /* in the queue of the object waited on */
+    kb_callback wake;    /* called as wake(sim, waiter) */
+    kb_proc *proc;       /* optional: the process this blocks, for reports */
+    kb_item item;        /* value delivered on wake */
+    bool ok;             /* false when the awaited event failed */
+};
+
+static inline void kb_waiter_init(kb_waiter *w, kb_callback wake, kb_proc *proc)
+{
+    kb_list_init(&w->link);
+    w->wake = wake;
+    w->proc = proc;
+    w->item = KB_ITEM_NONE;
+    w->ok = true;
+}
+
+/* True while the waiter sits in some object's queue. */
+static inline bool kb_waiter_queued(const kb_waiter *w) { return kb_link_linked(&w->link); }
+
+/* Removes a queued waiter from whatever it waits on, without waking it. */
+void kb_waiter_cancel(kb_waiter *w);
+
+#endif

@@ -1,0 +1,44 @@
+/* The Lua host: creates a Lua state with everything kernbench preloads,
+ * and collects what the command line reports at exit.
+ *
+ * Preloaded: the standard libraries; `sim` (global and require "sim");
+ * package.path extended with the kernbench Lua library directory; and the
+ * global `kb` = require "kernbench". */
+#ifndef KB_LUA_HOST_H
+#define KB_LUA_HOST_H
+
+#include "core/sim.h"
+
+#include <lua.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct kb_host {
+    bool print_stats; /* print a line per simulation when it is closed */
+    FILE *stats_out;  /* where (stderr when NULL) */
+    int sims_created;
+    /* Raised by the command line's SIGINT handler; every simulation of the
+     * state polls it and stops its run (see kb_sim_set_interrupt). */
+    volatile sig_atomic_t interrupt;
+    /* Simulation runs in progress on the state: while one is, Ctrl-C is
+     * left to the run's poll of `interrupt` (raising a Lua error from a
+     * hook would unwind the C event loop). */
+    volatile sig_atomic_t runs_active;
+} kb_host;
+
+/* Returns a new state, or NULL with a message in err (size errn). The
+ * host must outlive the state. lua_dir may be NULL (no library). */
+lua_State *kb_host_open(kb_host *host, const char *lua_dir, char *err, size_t errn);
+/* Closes the state: every simulation still open is closed (and reported). */
+void kb_host_close(lua_State *L);
+
+/* The `sim` module opener. */
+int luaopen_sim(lua_State *L);
+
+/* For the sim module: numbering and close-time reporting. */
+int kb_host_next_sim_serial(lua_State *L);
+kb_host *kb_host_of(lua_State *L); /* NULL when the state has no host */
+void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
+
+#endif

@@ -1,0 +1,339 @@
+/* The `sim` Lua module: simulation objects and run control.
+ * Processes are in lsim_proc.c, events in lsim_event.c, stores and
+ * resources in lsim_store.c. Reference: docs/lua-api.md. */
+#include "lua/lsim.h"
+
+#include "core/util.h"
+#include "lua/host.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+lsim *lsim_check_any(lua_State *L, int idx) { return luaL_checkudata(L, idx, LSIM_MT); }
+
+void lsim_check_open(lua_State *L, const lsim *S)
+{
+    if (!S->sim)
+        luaL_error(L, "simulation #%d is closed", S->serial);
+}
+
+lsim *lsim_check(lua_State *L, int idx)
+{
+    lsim *S = lsim_check_any(L, idx);
+    lsim_check_open(L, S);
+    return S;
+}
+
+kb_time lsim_check_duration(lua_State *L, int idx, const char *what)
+{
+    if (lua_isinteger(L, idx)) {
+        lua_Integer ns = lua_tointeger(L, idx);
+        if (ns < 0)
+            luaL_error(L, "%s: time must be >= 0 ns (got %I)", what, ns);
+        if (ns > KB_TIME_MAX / KB_PS_PER_NS)
+            luaL_error(L, "%s: time %I ns is beyond the simulated range", what, ns);
+        return (kb_time)ns * KB_PS_PER_NS;
+    }
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: time in ns must be a number (got %s)", what, luaL_typename(L, idx));
+    lua_Number ns = lua_tonumber(L, idx);
+    if (!(ns >= 0))
+        luaL_error(L, "%s: time must be >= 0 ns (got %f)", what, (double)ns);
+    double ps = (double)ns * (double)KB_PS_PER_NS;
+    if (ps >= 9.2e18)
+        luaL_error(L, "%s: time %f ns is beyond the simulated range", what, (double)ns);
+    return (kb_time)llround(ps); /* resolution: 1 ps */
+}
+
+void lsim_push_time(lua_State *L, kb_time ps)
+{
+    if (ps % KB_PS_PER_NS == 0)
+        lua_pushinteger(L, (lua_Integer)(ps / KB_PS_PER_NS));
+    else
+        lua_pushnumber(L, (lua_Number)ps / (lua_Number)KB_PS_PER_NS);
+}
+
+void lsim_set_error(lua_State *L, lsim *S, int err_idx)
+{
+    /* S->L holds this simulation's userdata while it runs. */
+    err_idx = lua_absindex(L, err_idx);
+    if (lua_getiuservalue(L, S->sim_idx, LSIM_UV_ERROR) == LUA_TNIL) {
+        lua_pushvalue(L, err_idx);
+        lua_setiuservalue(L, S->sim_idx, LSIM_UV_ERROR);
+    }
+    lua_pop(L, 1);
+}
+
+void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta)
+{
+    luaL_newmetatable(L, name);
+    luaL_setfuncs(L, meta, 0);
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+}
+
+/* ---- construction and teardown ---- */
+
+static int l_new(lua_State *L)
+{
+    lsim *S = lua_newuserdatauv(L, sizeof *S, LSIM_NUV);
+    memset(S, 0, sizeof *S);
+    S->serial = kb_host_next_sim_serial(L);
+    luaL_setmetatable(L, LSIM_MT);
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, LSIM_UV_PROCS);
+    S->sim = kb_sim_new();
+    S->host = kb_host_of(L);
+    if (S->host)
+        kb_sim_set_interrupt(S->sim, &S->host->interrupt);
+    return 1;
+}
+
+static void close_sim(lua_State *L, lsim *S)
+{
+    if (!S->sim)
+        return;
+    kb_sim_stats st;
+    kb_sim_get_stats(S->sim, &st);
+    kb_host_sim_closed(L, S->serial, &st, S->resumes);
+    kb_sim_free(S->sim);
+    S->sim = NULL;
+}
+
+static int l_gc(lua_State *L)
+{
+    close_sim(L, lsim_check_any(L, 1));
+    return 0;
+}
+
+static int l_close(lua_State *L)
+{
+    lsim *S = lsim_check_any(L, 1);
+    if (S->sim && kb_sim_running(S->sim))
+        return luaL_error(L, "s:close(): simulation #%d is running", S->serial);
+    close_sim(L, S);
+    return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+    lsim *S = lsim_check_any(L, 1);
+    if (!S->sim) {
+        lua_pushfstring(L, "sim #%d (closed)", S->serial);
+        return 1;
+    }
+    char now[KB_TIME_STRLEN];
+    kb_sim_stats st;
+    kb_sim_get_stats(S->sim, &st);
+    lua_pushfstring(L, "sim #%d (t=%s, %I events processed, %I pending)", S->serial,
+                    kb_time_format(st.now, now), (lua_Integer)st.events, (lua_Integer)st.pending);
+    return 1;
+}
+
+/* ---- clock ---- */
+
+static int l_now(lua_State *L)
+{
+    lsim_push_time(L, kb_sim_now(lsim_check(L, 1)->sim));
+    return 1;
+}
+
+static int l_now_ps(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_sim_now(lsim_check(L, 1)->sim));
+    return 1;
+}
+
+/* ---- run control ---- */
+
+/* Raises the error that ended a run: a process failure (an error object
+ * kept in LSIM_UV_ERROR) or a failure recorded by the core. */
+static int raise_run_error(lua_State *L, lsim *S)
+{
+    if (lua_getiuservalue(L, 1, LSIM_UV_ERROR) != LUA_TNIL) {
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, LSIM_UV_ERROR);
+        kb_sim_clear_error(S->sim);
+        return lua_error(L);
+    }
+    char now[KB_TIME_STRLEN];
+    lua_pushfstring(L, "simulation #%d failed at t=%s: %s", S->serial,
+                    kb_time_format(kb_sim_now(S->sim), now), kb_sim_error(S->sim));
+    kb_sim_clear_error(S->sim);
+    return lua_error(L);
+}
+
+static int raise_interrupted(lua_State *L, lsim *S)
+{
+    /* The interrupt also armed a hook to stop plain Lua code; it must not
+     * fire in the error handler and replace this message. */
+    lua_sethook(L, NULL, 0, 0);
+    char now[KB_TIME_STRLEN];
+    return luaL_error(L, "interrupted: simulation #%d stopped at t=%s", S->serial,
+                      kb_time_format(kb_sim_now(S->sim), now));
+}
+
+static void enter_run(lua_State *L, lsim *S, const char *call)
+{
+    if (kb_sim_running(S->sim) || S->running)
+        luaL_error(L, "%s: simulation #%d is already running (called from inside a process?)", call,
+                   S->serial);
+    S->L = L;
+    S->sim_idx = 1;
+    if (S->host)
+        S->host->runs_active++;
+}
+
+static void leave_run(lsim *S)
+{
+    S->L = NULL;
+    if (S->host)
+        S->host->runs_active--;
+}
+
+static int l_run(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    kb_time until = KB_TIME_MAX;
+    if (!lua_isnoneornil(L, 2))
+        until = lsim_check_duration(L, 2, "s:run(until_ns)");
+    lua_settop(L, 1);
+    enter_run(L, S, "s:run()");
+    kb_run_status st = kb_sim_run(S->sim, until);
+    leave_run(S);
+    if (st == KB_RUN_FAILED)
+        return raise_run_error(L, S);
+    if (st == KB_RUN_INTERRUPTED)
+        return raise_interrupted(L, S);
+    if (st == KB_RUN_EMPTY && until == KB_TIME_MAX) {
+        char *report = kb_sim_quiescence_report(S->sim);
+        if (report) {
+            lua_pushfstring(L, "deadlock: %s", report);
+            free(report);
+            return lua_error(L);
+        }
+    }
+    static const char *const reasons[] = {"empty", "until", "stopped", "failed", "interrupted"};
+    lua_pushstring(L, reasons[st]);
+    return 1;
+}
+
+static int l_step(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    lua_Integer n = luaL_optinteger(L, 2, 1);
+    luaL_argcheck(L, n >= 0, 2, "step count must be >= 0");
+    lua_settop(L, 1);
+    enter_run(L, S, "s:step()");
+    uint64_t done = 0;
+    kb_run_status st = kb_sim_step(S->sim, (uint64_t)n, &done);
+    leave_run(S);
+    if (st == KB_RUN_FAILED)
+        return raise_run_error(L, S);
+    if (st == KB_RUN_INTERRUPTED)
+        return raise_interrupted(L, S);
+    lua_pushinteger(L, (lua_Integer)done);
+    return 1;
+}
+
+static int l_stop(lua_State *L)
+{
+    kb_sim_stop(lsim_check(L, 1)->sim);
+    return 0;
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, lua_Number v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static int l_stats(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    kb_sim_stats st;
+    kb_sim_get_stats(S->sim, &st);
+    lua_createtable(L, 0, 9);
+    set_int(L, "events", (lua_Integer)st.events);
+    lsim_push_time(L, st.now);
+    lua_setfield(L, -2, "sim_ns");
+    set_num(L, "wall_s", st.wall_s);
+    set_num(L, "events_per_s", st.events_per_s);
+    set_int(L, "pending", (lua_Integer)st.pending);
+    set_int(L, "processes", (lua_Integer)st.procs);
+    set_int(L, "waiting", (lua_Integer)st.waiting);
+    set_int(L, "resumes", (lua_Integer)S->resumes);
+    set_num(L, "resumes_per_s", st.wall_s > 0 ? (double)S->resumes / st.wall_s : 0.0);
+    return 1;
+}
+
+static int l_waiting(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    char *report = kb_sim_quiescence_report(S->sim);
+    if (report)
+        lua_pushstring(L, report);
+    else
+        lua_pushnil(L);
+    free(report);
+    return 1;
+}
+
+static const luaL_Reg sim_methods[] = {
+    {"now", l_now},
+    {"now_ps", l_now_ps},
+    {"run", l_run},
+    {"step", l_step},
+    {"stop", l_stop},
+    {"stats", l_stats},
+    {"waiting", l_waiting},
+    {"close", l_close},
+    {"spawn", lsim_spawn},
+    {"sleep", lsim_sleep},
+    {"current", lsim_current_process},
+    {"event", lsim_event_new},
+    {"timeout", lsim_timeout},
+    {"all_of", lsim_all_of},
+    {"any_of", lsim_any_of},
+    {"store", lsim_store_new},
+    {"resource", lsim_resource_new},
+    {NULL, NULL}};
+
+static const luaL_Reg sim_meta[] = {
+    {"__gc", l_gc}, {"__close", l_gc}, {"__tostring", l_tostring}, {NULL, NULL}};
+
+static int error_tostring(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "text");
+    if (!lua_isstring(L, -1))
+        lua_pushliteral(L, "kernbench error");
+    return 1;
+}
+
+static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
+
+int luaopen_sim(lua_State *L)
+{
+    lsim_new_meta(L, LSIM_MT, sim_methods, sim_meta);
+    luaL_newmetatable(L, LERROR_MT);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    lsim_open_proc(L);
+    lsim_open_event(L);
+    lsim_open_store(L);
+    luaL_newlib(L, lib);
+    lua_pushliteral(L, KB_VERSION);
+    lua_setfield(L, -2, "version");
+    return 1;
+}

@@ -1,0 +1,122 @@
+/* Internal to the `sim` Lua module (src/lua/lsim*.c): the userdata layouts
+ * and the helpers its files share.
+ *
+ * Ownership. A `sim` userdata owns its kb_sim. Events, processes, stores
+ * and resources are userdata that keep their simulation's userdata alive
+ * through a user value; their C state lives inside the userdata (stores,
+ * resources, processes) or in the simulation's event pool (events, which
+ * are reference counted). Lua values carried by events and stores stay on
+ * the Lua side, in user values, so the C core only sees integers.
+ *
+ * Running processes are anchored in the simulation's process table (a user
+ * value of the sim userdata), so they cannot be collected while the core
+ * may still wake them; a simulation nobody references is collected with
+ * all its processes. */
+#ifndef KB_LUA_LSIM_H
+#define KB_LUA_LSIM_H
+
+#include "core/event.h"
+#include "core/proc.h"
+#include "core/resource.h"
+#include "core/sim.h"
+#include "core/store.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#define LSIM_MT "kernbench.sim"
+#define LEVENT_MT "kernbench.event"
+#define LPROC_MT "kernbench.process"
+#define LSTORE_MT "kernbench.store"
+#define LRES_MT "kernbench.resource"
+#define LERROR_MT "kernbench.error"
+
+struct lproc;
+
+typedef struct lsim {
+    kb_sim *sim;           /* NULL once closed */
+    lua_State *L;          /* the state inside s:run / s:step, else NULL */
+    int sim_idx;           /* index of this userdata on L while running */
+    struct lproc *running; /* the process being resumed, if any */
+    uint64_t resumes;      /* coroutine resumes so far */
+    int serial;            /* creation number within this Lua state */
+    int objects;           /* stores and resources made, for default names */
+    struct kb_host *host;  /* NULL when the state has none */
+} lsim;
+
+/* User values of a sim userdata. */
+enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_NUV = LSIM_UV_ERROR };
+
+/* Kinds of awaitable userdata; all start with an levent header. */
+typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
+
+typedef struct levent {
+    kb_event *ev; /* one reference, dropped by __gc / close */
+    lsim *S;
+    levent_kind kind;
+} levent;
+
+/* User values of event and process userdata. */
+enum { LEV_UV_VALUE = 1, LEV_UV_SIM, LEV_UV_EXTRA, LEV_NUV = LEV_UV_EXTRA };
+/* LEV_UV_VALUE: success value, failure reason, or (processes) the table of
+ * returned values; LEV_UV_EXTRA: children (conditions) or thread (processes). */
+
+typedef struct lproc {
+    levent hdr; /* completion event: must stay first */
+    kb_proc proc;
+    kb_waiter waiter;
+    lua_State *co;
+    int start_nargs; /* arguments for the first resume */
+    int blocked;     /* set by a blocking call just before it yields */
+    char *name;      /* owned copy: outlives the simulation, for messages */
+} lproc;
+
+/* lsim.c */
+lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not closed */
+lsim *lsim_check_any(lua_State *L, int idx);  /* closed or not */
+void lsim_check_open(lua_State *L, const lsim *S);
+kb_time lsim_check_duration(lua_State *L, int idx, const char *what); /* ns -> ps */
+void lsim_push_time(lua_State *L, kb_time ps);                        /* ps -> ns */
+void lsim_set_error(lua_State *L, lsim *S, int err_idx); /* first process error wins */
+void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
+
+/* lsim_proc.c */
+void lsim_open_proc(lua_State *L);
+int lsim_spawn(lua_State *L);
+int lsim_sleep(lua_State *L);
+int lsim_current_process(lua_State *L);
+/* The process whose coroutine is L, or NULL when L is not running inside a
+ * process of S (errors if L is a coroutine nested inside one). */
+lproc *lsim_current(lua_State *L, lsim *S, const char *call);
+/* The blocking protocol of every call that may block:
+ *   p = lsim_current(...); try the operation without a waiter; if it
+ *   cannot complete: no p -> lsim_would_block(); else
+ *   lsim_prepare_block(L, p, call); register p->waiter with the core;
+ *   return lsim_block(L, p, continuation).
+ * prepare checks that L can yield before anything is registered. */
+void lsim_prepare_block(lua_State *L, lproc *p, const char *call);
+int lsim_block(lua_State *L, lproc *p, lua_KFunction k);
+int lsim_would_block(lua_State *L, const char *call, const char *why);
+
+/* lsim_event.c */
+void lsim_open_event(lua_State *L);
+levent *lsim_check_awaitable(lua_State *L, int idx);
+levent *lsim_test_awaitable(lua_State *L, int idx);
+int lsim_event_new(lua_State *L);
+int lsim_timeout(lua_State *L);
+int lsim_all_of(lua_State *L);
+int lsim_any_of(lua_State *L);
+/* Methods shared by events and processes. */
+int lsim_event_wait(lua_State *L);
+int lsim_event_value(lua_State *L);
+int lsim_event_triggered(lua_State *L);
+int lsim_event_processed(lua_State *L);
+int lsim_event_ok(lua_State *L);
+void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives */
+
+/* lsim_store.c */
+void lsim_open_store(lua_State *L);
+int lsim_store_new(lua_State *L);
+int lsim_resource_new(lua_State *L);
+
+#endif

@@ -1,0 +1,330 @@
+/* Lua events: s:event, s:timeout, s:all_of, s:any_of, and the waiting
+ * methods shared with process objects.
+ *
+ * Values stay in Lua: an event's success value or failure reason is its
+ * LEV_UV_VALUE user value; a condition keeps its children (LEV_UV_EXTRA)
+ * and reads their values when it is waited on. */
+#include "lua/lsim.h"
+
+#include <string.h>
+
+levent *lsim_test_awaitable(lua_State *L, int idx)
+{
+    levent *e = luaL_testudata(L, idx, LEVENT_MT);
+    return e ? e : luaL_testudata(L, idx, LPROC_MT);
+}
+
+levent *lsim_check_awaitable(lua_State *L, int idx)
+{
+    levent *e = lsim_test_awaitable(L, idx);
+    if (!e)
+        luaL_typeerror(L, idx, "event or process");
+    lsim_check_open(L, e->S);
+    return e;
+}
+
+void lsim_release_event(levent *e)
+{
+    if (e->ev && e->S && e->S->sim)
+        kb_event_unref(e->ev);
+    e->ev = NULL;
+}
+
+static levent *push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent_kind kind)
+{
+    levent *e = lua_newuserdatauv(L, sizeof *e, LEV_NUV);
+    e->ev = ev;
+    e->S = S;
+    e->kind = kind;
+    luaL_setmetatable(L, LEVENT_MT);
+    lua_pushvalue(L, sim_idx);
+    lua_setiuservalue(L, -2, LEV_UV_SIM);
+    return e;
+}
+
+/* ---- values ---- */
+
+/* Pushes the values an awaitable (at idx, processed and successful) yields:
+ * all of them, or only the first when `first` is set. Returns the count. */
+static int push_values(lua_State *L, int idx, const levent *e, int first)
+{
+    luaL_checkstack(L, 4, "event values");
+    idx = lua_absindex(L, idx);
+    switch (e->kind) {
+    case LEV_PLAIN:
+    case LEV_TIMEOUT:
+        lua_getiuservalue(L, idx, LEV_UV_VALUE);
+        return 1;
+    case LEV_PROC: {
+        lua_getiuservalue(L, idx, LEV_UV_VALUE);
+        int t = lua_gettop(L);
+        lua_getfield(L, t, "n");
+        int n = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (first)
+            n = n > 0 ? 1 : 0;
+        luaL_checkstack(L, n, "process results");
+        for (int i = 1; i <= n; i++)
+            lua_rawgeti(L, t, i);
+        lua_remove(L, t);
+        return n;
+    }
+    case LEV_ALL: { /* a list of each child's (first) value */
+        lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+        int kids = lua_gettop(L);
+        int n = (int)lua_rawlen(L, kids);
+        lua_createtable(L, n, 0);
+        for (int i = 1; i <= n; i++) {
+            lua_rawgeti(L, kids, i);
+            int got = push_values(L, -1, lsim_test_awaitable(L, -1), 1);
+            if (got == 0)
+                lua_pushnil(L);
+            lua_rawseti(L, kids + 1, i);
+            lua_pop(L, 1);
+        }
+        lua_remove(L, kids);
+        return 1;
+    }
+    case LEV_ANY: { /* the deciding child's value, then its index */
+        int index = kb_event_cond_index(e->ev) + 1;
+        if (index <= 0) { /* any_of{} */
+            lua_pushnil(L);
+            if (first)
+                return 1;
+            lua_pushnil(L);
+            return 2;
+        }
+        lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+        lua_rawgeti(L, -1, index);
+        int got = push_values(L, -1, lsim_test_awaitable(L, -1), 1);
+        if (got == 0)
+            lua_pushnil(L);
+        lua_replace(L, -3);
+        lua_pop(L, 1);
+        if (first)
+            return 1;
+        lua_pushinteger(L, index);
+        return 2;
+    }
+    }
+    return 0;
+}
+
+/* Pushes the failure reason of an awaitable that failed. */
+static void push_reason(lua_State *L, int idx, const levent *e)
+{
+    luaL_checkstack(L, 3, "event failure");
+    idx = lua_absindex(L, idx);
+    if (e->kind == LEV_ALL || e->kind == LEV_ANY) { /* the failing child's reason */
+        lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+        lua_rawgeti(L, -1, kb_event_cond_index(e->ev) + 1);
+        push_reason(L, -1, lsim_test_awaitable(L, -1));
+        lua_replace(L, -3);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_getiuservalue(L, idx, LEV_UV_VALUE);
+}
+
+/* Returns the outcome of the processed awaitable at index 1. */
+static int finish_wait(lua_State *L, levent *e, bool ok)
+{
+    if (ok)
+        return push_values(L, 1, e, 0);
+    push_reason(L, 1, e);
+    return lua_error(L);
+}
+
+static int wait_k(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)status;
+    lproc *p = (lproc *)ctx;
+    return finish_wait(L, lsim_test_awaitable(L, 1), p->waiter.ok);
+}
+
+int lsim_event_wait(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_settop(L, 1);
+    if (e->ev->state == KB_EVENT_PROCESSED)
+        return finish_wait(L, e, e->ev->ok);
+    lproc *p = lsim_current(L, e->S, "ev:wait()");
+    if (!p)
+        return lsim_would_block(L, "ev:wait()", "the event has not happened yet");
+    lsim_prepare_block(L, p, "ev:wait()");
+    kb_event_wait(e->ev, &p->waiter);
+    return lsim_block(L, p, wait_k);
+}
+
+int lsim_event_triggered(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_pushboolean(L, e->ev->state != KB_EVENT_PENDING);
+    return 1;
+}
+
+int lsim_event_processed(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_pushboolean(L, e->ev->state == KB_EVENT_PROCESSED);
+    return 1;
+}
+
+/* true / false once triggered, nil while pending. */
+int lsim_event_ok(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    if (e->ev->state == KB_EVENT_PENDING)
+        lua_pushnil(L);
+    else
+        lua_pushboolean(L, e->ev->ok);
+    return 1;
+}
+
+/* ---- plain events ---- */
+
+static levent *check_plain(lua_State *L, const char *call)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    if (e->kind != LEV_PLAIN)
+        luaL_error(L, "%s: only events made by s:event() can be triggered by hand", call);
+    if (e->ev->state != KB_EVENT_PENDING) {
+        char what[160];
+        kb_event_describe(e->ev, what, sizeof what);
+        luaL_error(L, "%s: %s was already triggered", call, what);
+    }
+    return e;
+}
+
+static int ev_succeed(lua_State *L)
+{
+    levent *e = check_plain(L, "ev:succeed()");
+    lua_settop(L, 2);
+    lua_setiuservalue(L, 1, LEV_UV_VALUE);
+    kb_event_succeed(e->ev, KB_ITEM_NONE);
+    return 0;
+}
+
+static int ev_fail(lua_State *L)
+{
+    levent *e = check_plain(L, "ev:fail()");
+    lua_settop(L, 2);
+    if (lua_isnil(L, 2)) {
+        char what[160];
+        kb_event_describe(e->ev, what, sizeof what);
+        lua_pushfstring(L, "%s failed", what);
+        lua_replace(L, 2);
+    }
+    lua_setiuservalue(L, 1, LEV_UV_VALUE);
+    kb_event_fail(e->ev, KB_ITEM_NONE);
+    return 0;
+}
+
+/* Non-blocking: the value of a processed event; raises its reason if it
+ * failed, and an error if it has not been processed yet. */
+int lsim_event_value(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_settop(L, 1);
+    if (e->ev->state != KB_EVENT_PROCESSED)
+        return luaL_error(L, "ev:value(): the event has not been processed yet");
+    return finish_wait(L, e, e->ev->ok);
+}
+
+static int ev_id(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_pushinteger(L, (lua_Integer)e->ev->id);
+    return 1;
+}
+
+static int ev_tostring(lua_State *L)
+{
+    levent *e = luaL_checkudata(L, 1, LEVENT_MT);
+    if (!e->ev || !e->S->sim) {
+        lua_pushliteral(L, "event (simulation closed)");
+        return 1;
+    }
+    char what[160];
+    kb_event_describe(e->ev, what, sizeof what);
+    lua_pushstring(L, what);
+    return 1;
+}
+
+static int ev_gc(lua_State *L)
+{
+    lsim_release_event(luaL_checkudata(L, 1, LEVENT_MT));
+    return 0;
+}
+
+int lsim_event_new(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    const char *name = luaL_optstring(L, 2, NULL);
+    kb_event *ev = kb_event_new(S->sim);
+    if (name)
+        kb_event_set_name(ev, name);
+    push_event(L, 1, S, ev, LEV_PLAIN);
+    return 1;
+}
+
+int lsim_timeout(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    kb_time d = lsim_check_duration(L, 2, "s:timeout(ns)");
+    lua_settop(L, 3);
+    push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
+    lua_pushvalue(L, 3);
+    lua_setiuservalue(L, -2, LEV_UV_VALUE);
+    return 1;
+}
+
+/* ---- conditions ---- */
+
+static int make_condition(lua_State *L, bool any)
+{
+    const char *call = any ? "s:any_of{...}" : "s:all_of{...}";
+    lsim *S = lsim_check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_Integer n = luaL_len(L, 2);
+    kb_event **evs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *evs, 0);
+    lua_createtable(L, (int)n, 0);
+    int kids = lua_gettop(L);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, 2, i);
+        levent *c = lsim_test_awaitable(L, -1);
+        if (!c)
+            return luaL_error(L, "%s: element %I is a %s, not an event or process", call, i,
+                              luaL_typename(L, -1));
+        if (c->S != S)
+            return luaL_error(L, "%s: element %I belongs to another simulation", call, i);
+        evs[i - 1] = c->ev;
+        lua_rawseti(L, kids, i);
+    }
+    kb_event *ev = any ? kb_event_any_of(S->sim, evs, (size_t)n)
+                       : kb_event_all_of(S->sim, evs, (size_t)n);
+    push_event(L, 1, S, ev, any ? LEV_ANY : LEV_ALL);
+    lua_pushvalue(L, kids);
+    lua_setiuservalue(L, -2, LEV_UV_EXTRA);
+    return 1;
+}
+
+int lsim_all_of(lua_State *L) { return make_condition(L, false); }
+
+int lsim_any_of(lua_State *L) { return make_condition(L, true); }
+
+void lsim_open_event(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"wait", lsim_event_wait},
+                                       {"succeed", ev_succeed},
+                                       {"fail", ev_fail},
+                                       {"value", lsim_event_value},
+                                       {"triggered", lsim_event_triggered},
+                                       {"processed", lsim_event_processed},
+                                       {"ok", lsim_event_ok},
+                                       {"id", ev_id},
+                                       {NULL, NULL}};
+    static const luaL_Reg meta[] = {{"__gc", ev_gc}, {"__tostring", ev_tostring}, {NULL, NULL}};
+    lsim_new_meta(L, LEVENT_MT, methods, meta);
+}

@@ -1,0 +1,313 @@
+/* Lua stores and resources.
+ *
+ * A Lua store keeps its items in a table (its first user value) under
+ * increasing integer keys; the C store carries only the keys, so FIFO
+ * order, capacity and blocking are the core's. */
+#include "lua/lsim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct lstore {
+    kb_store st;
+    lsim *S;
+    lua_Integer next_key;
+} lstore;
+
+typedef struct lresource {
+    kb_resource r;
+    lsim *S;
+} lresource;
+
+enum { LSTORE_UV_ITEMS = 1, LSTORE_UV_SIM, LSTORE_NUV = LSTORE_UV_SIM };
+enum { LRES_UV_SIM = 1, LRES_NUV = LRES_UV_SIM };
+
+/* Optional capacity and name: (capacity, name) or {capacity=, name=}.
+ * Returns whether a capacity was given. The name stays anchored on the
+ * stack. */
+static bool parse_opts(lua_State *L, const char *call, lua_Integer *cap, const char **name)
+{
+    bool has_cap = false;
+    if (lua_istable(L, 2)) {
+        if (lua_getfield(L, 2, "capacity") != LUA_TNIL) {
+            if (!lua_isinteger(L, -1))
+                luaL_error(L, "%s: capacity must be an integer", call);
+            *cap = lua_tointeger(L, -1);
+            has_cap = true;
+        }
+        if (lua_getfield(L, 2, "name") != LUA_TNIL)
+            *name = luaL_checkstring(L, -1);
+        return has_cap;
+    }
+    if (!lua_isnoneornil(L, 2)) {
+        *cap = luaL_checkinteger(L, 2);
+        has_cap = true;
+    }
+    *name = luaL_optstring(L, 3, *name);
+    return has_cap;
+}
+
+/* ---- stores ---- */
+
+static lstore *check_store(lua_State *L)
+{
+    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    lsim_check_open(L, s->S);
+    return s;
+}
+
+int lsim_store_new(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    lua_Integer cap = 0;
+    const char *name = NULL;
+    if (parse_opts(L, "s:store()", &cap, &name) && cap < 1)
+        return luaL_error(L, "s:store(): capacity must be >= 1 (got %I; omit it for an unbounded store)",
+                          cap);
+    lstore *s = lua_newuserdatauv(L, sizeof *s, LSTORE_NUV);
+    memset(s, 0, sizeof *s);
+    s->S = S;
+    char fallback[32];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "store#%d", (int)(++S->objects));
+        name = fallback;
+    }
+    kb_store_init(&s->st, S->sim, name, (size_t)cap);
+    luaL_setmetatable(L, LSTORE_MT);
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, LSTORE_UV_ITEMS);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, LSTORE_UV_SIM);
+    return 1;
+}
+
+/* Moves the item under key from the items table to the stack top. */
+static void take_item(lua_State *L, lua_Integer key)
+{
+    lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
+    lua_rawgeti(L, -1, key);
+    lua_pushnil(L);
+    lua_rawseti(L, -3, key);
+    lua_remove(L, -2);
+}
+
+static int put_k(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)L, (void)status, (void)ctx;
+    return 0;
+}
+
+static int st_put(lua_State *L)
+{
+    lstore *s = check_store(L);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    lua_Integer key = ++s->next_key;
+    lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
+    lua_pushvalue(L, 2);
+    lua_rawseti(L, -2, key);
+    lua_pop(L, 1);
+    kb_item item = {.i = key};
+    lproc *p = lsim_current(L, s->S, "st:put()");
+    if (kb_store_put(&s->st, item, NULL))
+        return 0;
+    if (!p) {
+        take_item(L, key);
+        return lsim_would_block(L, "st:put()", "the store is full");
+    }
+    lsim_prepare_block(L, p, "st:put()");
+    kb_store_put(&s->st, item, &p->waiter);
+    return lsim_block(L, p, put_k);
+}
+
+static int get_k(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)status;
+    lproc *p = (lproc *)ctx;
+    take_item(L, p->waiter.item.i);
+    return 1;
+}
+
+static int st_get(lua_State *L)
+{
+    lstore *s = check_store(L);
+    lua_settop(L, 1);
+    kb_item item;
+    lproc *p = lsim_current(L, s->S, "st:get()");
+    if (kb_store_get(&s->st, &item, NULL)) {
+        take_item(L, item.i);
+        return 1;
+    }
+    if (!p)
+        return lsim_would_block(L, "st:get()", "the store is empty");
+    lsim_prepare_block(L, p, "st:get()");
+    kb_store_get(&s->st, &item, &p->waiter);
+    return lsim_block(L, p, get_k);
+}
+
+static int st_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_store_count(&check_store(L)->st));
+    return 1;
+}
+
+static int st_capacity(lua_State *L)
+{
+    lstore *s = check_store(L);
+    if (s->st.capacity)
+        lua_pushinteger(L, (lua_Integer)s->st.capacity);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int st_name(lua_State *L)
+{
+    lua_pushstring(L, check_store(L)->st.name);
+    return 1;
+}
+
+static int st_tostring(lua_State *L)
+{
+    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    if (!s->S->sim) {
+        lua_pushliteral(L, "store (simulation closed)");
+        return 1;
+    }
+    char what[256];
+    kb_store_describe(&s->st, what, sizeof what);
+    lua_pushstring(L, what);
+    return 1;
+}
+
+static int st_gc(lua_State *L)
+{
+    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    if (s->S)
+        kb_store_deinit(&s->st);
+    s->S = NULL;
+    return 0;
+}
+
+/* ---- resources ---- */
+
+static lresource *check_res(lua_State *L)
+{
+    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    lsim_check_open(L, r->S);
+    return r;
+}
+
+int lsim_resource_new(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    lua_Integer cap = 1;
+    const char *name = NULL;
+    parse_opts(L, "s:resource()", &cap, &name);
+    if (cap < 1)
+        return luaL_error(L, "s:resource(): capacity must be >= 1 (got %I)", cap);
+    lresource *r = lua_newuserdatauv(L, sizeof *r, LRES_NUV);
+    memset(r, 0, sizeof *r);
+    r->S = S;
+    char fallback[32];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "resource#%d", (int)(++S->objects));
+        name = fallback;
+    }
+    kb_resource_init(&r->r, S->sim, name, (size_t)cap);
+    luaL_setmetatable(L, LRES_MT);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, LRES_UV_SIM);
+    return 1;
+}
+
+static int acquire_k(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)L, (void)status, (void)ctx;
+    return 0;
+}
+
+static int r_acquire(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_settop(L, 1);
+    lproc *p = lsim_current(L, r->S, "r:acquire()");
+    if (kb_resource_acquire(&r->r, NULL))
+        return 0;
+    if (!p)
+        return lsim_would_block(L, "r:acquire()", "every slot is in use");
+    lsim_prepare_block(L, p, "r:acquire()");
+    kb_resource_acquire(&r->r, &p->waiter);
+    return lsim_block(L, p, acquire_k);
+}
+
+static int r_release(lua_State *L)
+{
+    lresource *r = check_res(L);
+    if (!kb_resource_release(&r->r))
+        return luaL_error(L, "r:release(): resource '%s' has no slot in use", r->r.name);
+    return 0;
+}
+
+static int r_in_use(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)check_res(L)->r.in_use);
+    return 1;
+}
+
+static int r_capacity(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)check_res(L)->r.capacity);
+    return 1;
+}
+
+static int r_queued(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_resource_queued(&check_res(L)->r));
+    return 1;
+}
+
+static int r_name(lua_State *L)
+{
+    lua_pushstring(L, check_res(L)->r.name);
+    return 1;
+}
+
+static int r_tostring(lua_State *L)
+{
+    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    if (!r->S->sim) {
+        lua_pushliteral(L, "resource (simulation closed)");
+        return 1;
+    }
+    char what[256];
+    kb_resource_describe(&r->r, what, sizeof what);
+    lua_pushstring(L, what);
+    return 1;
+}
+
+static int r_gc(lua_State *L)
+{
+    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    if (r->S)
+        kb_resource_deinit(&r->r);
+    r->S = NULL;
+    return 0;
+}
+
+void lsim_open_store(lua_State *L)
+{
+    static const luaL_Reg st_methods[] = {{"put", st_put},           {"get", st_get},
+                                          {"count", st_len},         {"capacity", st_capacity},
+                                          {"name", st_name},         {NULL, NULL}};
+    static const luaL_Reg st_meta[] = {
+        {"__gc", st_gc}, {"__len", st_len}, {"__tostring", st_tostring}, {NULL, NULL}};
+    lsim_new_meta(L, LSTORE_MT, st_methods, st_meta);
+
+    static const luaL_Reg r_methods[] = {{"acquire", r_acquire}, {"release", r_release},
+                                         {"in_use", r_in_use},   {"capacity", r_capacity},
+                                         {"queued", r_queued},   {"name", r_name},
+                                         {NULL, NULL}};
+    static const luaL_Reg r_meta[] = {{"__gc", r_gc}, {"__tostring", r_tostring}, {NULL, NULL}};
+    lsim_new_meta(L, LRES_MT, r_methods, r_meta);
+}

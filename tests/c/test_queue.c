@@ -1,0 +1,153 @@
+/* The event queue: total order by (time, priority, insertion sequence). */
+#include "core/queue.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+static uint64_t key(int prio, uint64_t seq) { return ((uint64_t)prio << KB_QUEUE_SEQ_BITS) | seq; }
+
+static void test_pops_in_time_order(void **state)
+{
+    (void)state;
+    kb_queue q;
+    kb_queue_init(&q);
+    kb_time times[] = {50, 10, 40, 20, 30, 1000000, 0};
+    for (uint64_t i = 0; i < 7; i++)
+        kb_queue_push(&q, times[i], key(1, i), NULL, NULL);
+    kb_time expect[] = {0, 10, 20, 30, 40, 50, 1000000};
+    kb_qentry e;
+    for (int i = 0; i < 7; i++) {
+        assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &e));
+        assert_int_equal(e.t, expect[i]);
+    }
+    assert_false(kb_queue_pop_before(&q, KB_TIME_MAX, &e));
+    kb_queue_destroy(&q);
+}
+
+static void test_equal_time_orders_by_priority_then_insertion(void **state)
+{
+    (void)state;
+    kb_queue q;
+    kb_queue_init(&q);
+    /* inserted: (prio 1, seq 0) (prio 0, seq 1) (prio 2, seq 2) (prio 0, seq 3) (prio 1, seq 4) */
+    int prios[] = {1, 0, 2, 0, 1};
+    for (uint64_t i = 0; i < 5; i++)
+        kb_queue_push(&q, 7, key(prios[i], i), NULL, NULL);
+    uint64_t expect_seq[] = {1, 3, 0, 4, 2};
+    kb_qentry e;
+    for (int i = 0; i < 5; i++) {
+        assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &e));
+        assert_int_equal(e.key & KB_QUEUE_SEQ_MASK, expect_seq[i]);
+    }
+    kb_queue_destroy(&q);
+}
+
+static void test_pop_before_leaves_later_entries_untouched(void **state)
+{
+    (void)state;
+    kb_queue q;
+    kb_queue_init(&q);
+    kb_queue_push(&q, 100, key(1, 0), NULL, NULL);
+    kb_qentry e;
+    assert_false(kb_queue_pop_before(&q, 100, &e)); /* until is exclusive */
+    assert_int_equal(kb_queue_size(&q), 1);
+    assert_int_equal(kb_queue_min_time(&q), 100);
+    /* The clock may stop anywhere before 100; an entry pushed there must
+     * still come first. */
+    kb_queue_push(&q, 60, key(1, 1), NULL, NULL);
+    assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &e));
+    assert_int_equal(e.t, 60);
+    assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &e));
+    assert_int_equal(e.t, 100);
+    assert_int_equal(kb_queue_min_time(&q), KB_TIME_MAX);
+    kb_queue_destroy(&q);
+}
+
+/* Reference: a plain array kept sorted by insertion, O(n) per push. */
+typedef struct ref {
+    kb_qentry *a;
+    size_t n;
+} ref;
+
+static int before(const kb_qentry *x, const kb_qentry *y)
+{
+    return x->t < y->t || (x->t == y->t && x->key < y->key);
+}
+
+static void ref_push(ref *r, kb_qentry e)
+{
+    size_t i = r->n++;
+    while (i > 0 && before(&e, &r->a[i - 1])) {
+        r->a[i] = r->a[i - 1];
+        i--;
+    }
+    r->a[i] = e;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Random interleaving of pushes (many equal times, all priorities, wide
+ * and narrow delays) and pops, checked entry by entry against the
+ * reference. */
+static void test_random_workload_matches_sorted_reference(void **state)
+{
+    (void)state;
+    enum { OPS = 60000 };
+    kb_queue q;
+    kb_queue_init(&q);
+    ref r = {calloc(OPS, sizeof(kb_qentry)), 0};
+    size_t head = 0; /* r.a[head..n) is the reference queue */
+    uint64_t rng = 12345, seq = 0;
+    kb_time now = 0;
+    for (int op = 0; op < OPS; op++) {
+        uint64_t x = next_rand(&rng);
+        if (x % 3 != 0 || head == r.n) {
+            kb_time delay = (x >> 8) % 4 == 0 ? 0 : (kb_time)((x >> 16) % ((x >> 40) % 2 ? 50 : 5000000));
+            int prio = (int)((x >> 4) % KB_QUEUE_PRIOS);
+            kb_qentry e = {now + delay, key(prio, seq++), NULL, NULL};
+            kb_queue_push(&q, e.t, e.key, NULL, NULL);
+            /* reference keeps popped entries before head; insert after them */
+            ref tail = {r.a + head, r.n - head};
+            ref_push(&tail, e);
+            r.n++;
+        } else {
+            kb_qentry got;
+            assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &got));
+            kb_qentry want = r.a[head++];
+            assert_int_equal(got.t, want.t);
+            assert_int_equal(got.key, want.key);
+            now = got.t;
+        }
+        assert_int_equal(kb_queue_size(&q), r.n - head);
+    }
+    kb_qentry got;
+    while (kb_queue_pop_before(&q, KB_TIME_MAX, &got)) {
+        kb_qentry want = r.a[head++];
+        assert_int_equal(got.t, want.t);
+        assert_int_equal(got.key, want.key);
+    }
+    assert_int_equal(head, r.n);
+    free(r.a);
+    kb_queue_destroy(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pops_in_time_order),
+        cmocka_unit_test(test_equal_time_orders_by_priority_then_insertion),
+        cmocka_unit_test(test_pop_before_leaves_later_entries_untouched),
+        cmocka_unit_test(test_random_workload_matches_sorted_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Command-line behaviour of kernbench, one case per ctest entry:
+#   cli_test.sh CASE /path/to/kernbench     run one case (from the repo root)
+#   cli_test.sh --list                      list the cases
+set -u
+
+cases=(help version unknown_option missing_option_argument eval eval_error
+       script_arguments missing_script stdin_script process_error deadlock
+       repl_through_stdin repl_incomplete_input interactive_after_script stats
+       demo_is_deterministic interrupt install_runs_anywhere library_path_override)
+
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${cases[@]}"
+  exit 0
+fi
+
+case_name=$1
+KB=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+
+# run ARGS... : runs kernbench with stdin from $tmp/in (if any); sets
+# $status and fills $tmp/out and $tmp/err
+run() {
+  if [ -f "$tmp/in" ]; then "$KB" "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+  else "$KB" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"; fi
+  status=$?
+}
+expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1; stderr: $(cat "$tmp/err")"; }
+expect_out() { grep -qF -- "$1" "$tmp/out" || fail "stdout lacks '$1'; stdout was: $(cat "$tmp/out")"; }
+expect_err() { grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1'; stderr was: $(cat "$tmp/err")"; }
+expect_empty() { [ ! -s "$tmp/$1" ] || fail "$1 should be empty, was: $(cat "$tmp/$1")"; }
+
+case $case_name in
+help)
+  run --help; expect_status 0
+  expect_out "usage: kernbench [options] [script.lua [args...]]"
+  expect_out "exit status: 0 success, 1 script or model error, 2 usage error"
+  run -h; expect_status 0; expect_out "--stats" ;;
+version)
+  run --version; expect_status 0; expect_out "kernbench 0.1.0 (Lua 5.4" ;;
+unknown_option)
+  run --frobnicate; expect_status 2
+  expect_err "unknown option '--frobnicate'"; expect_err "kernbench --help"; expect_empty out ;;
+missing_option_argument)
+  run -e; expect_status 2; expect_err "option '-e' needs an argument" ;;
+eval)
+  run -e 'print(1 + 1)' -e 'print(type(sim.new), kb.version == sim.version)'; expect_status 0
+  expect_out "2"; expect_out "function	true" ;;
+eval_error)
+  run -e 'error("broken")'; expect_status 1
+  expect_err "kernbench: (command line):1: broken"; expect_err "stack traceback:" ;;
+script_arguments)
+  printf 'print(arg[0], arg[1], arg[2], #arg, ...)\nprint(arg[-1] ~= nil)\n' >"$tmp/args.lua"
+  run "$tmp/args.lua" one two; expect_status 0
+  expect_out "$tmp/args.lua	one	two	2	one	two"; expect_out "true" ;;
+missing_script)
+  run "$tmp/nope.lua"; expect_status 1; expect_err "cannot open $tmp/nope.lua" ;;
+stdin_script)
+  printf 'local s = sim.new()\ns:spawn(function() s:sleep(3) end)\ns:run()\nprint("t=" .. s:now())\n' >"$tmp/in"
+  run -; expect_status 0; expect_out "t=3" ;;
+process_error)
+  cat >"$tmp/bad.lua" <<'LUA'
+local s = sim.new()
+s:spawn{name = "dma0", fn = function()
+  s:sleep(12.5)
+  local t = nil
+  return t.field
+end}
+s:run()
+LUA
+  run "$tmp/bad.lua"; expect_status 1
+  expect_err "kernbench: process 'dma0' failed at t=12.500 ns: $tmp/bad.lua:5: attempt to index a nil value (local 't')"
+  expect_err "stack traceback:"; expect_err "bad.lua:5: in function" ;;
+deadlock)
+  cat >"$tmp/dead.lua" <<'LUA'
+local s = sim.new()
+local q = s:store(1, "q")
+local r = s:resource(1, "bus")
+s:spawn{name = "consumer", fn = function() q:get() end}
+s:spawn{name = "holder", fn = function() r:acquire() s:sleep(1) r:acquire() end}
+s:run()
+LUA
+  run "$tmp/dead.lua"; expect_status 1
+  expect_err "deadlock: simulation quiescent at t=1.000 ns with 2 processes still waiting:"
+  expect_err "process 'consumer' #1 ($tmp/dead.lua:4) waiting to get from store 'q'"
+  expect_err "process 'holder' #2 ($tmp/dead.lua:5) waiting to acquire resource 'bus' (1 of 1 in use, 1 waiting)" ;;
+repl_through_stdin)
+  cat >"$tmp/in" <<'LUA'
+x = 20 + 1
+x * 2
+function double(v)
+  return v * 2
+end
+double(x), "two", nil
+error("oops")
+s = sim.new()
+s:spawn(function() s:sleep(4) end)
+s:run()
+s:now()
+LUA
+  run; expect_status 0
+  printf '42\n42\ttwo\tnil\nprocess '"'"'proc#1'"'"' #1 (active)\nempty\n4\n' >"$tmp/want"
+  cmp -s "$tmp/out" "$tmp/want" || fail "stdout: $(cat "$tmp/out")"
+  expect_err "kernbench: stdin:1: oops" ;;
+repl_incomplete_input)
+  printf 'for i = 1, 2 do\n  print(i)\n' >"$tmp/in"
+  run; expect_status 0; expect_err "'end' expected"; expect_empty out ;;
+interactive_after_script)
+  printf 'answer = 42\n' >"$tmp/set.lua"
+  printf 'answer + 1\n' >"$tmp/in"
+  run -i "$tmp/set.lua"; expect_status 0; expect_out "43" ;;
+stats)
+  run --stats -e 'local s = sim.new(); s:spawn(function() for _ = 1, 10 do s:sleep(2) end end); s:run()'
+  expect_status 0
+  # 11 resumes (start + 10 wake-ups) and the process's completion event
+  expect_err "[stats] sim #1: events=12 sim_time=20.000 ns wall_s="
+  expect_err "events_per_s="; expect_err "resumes=11" ;;
+demo_is_deterministic)
+  run benches/demo.lua; expect_status 0
+  expect_out "delivered"; expect_out "arrival order:"
+  grep -v '^wall clock' "$tmp/out" >"$tmp/first"
+  run benches/demo.lua; expect_status 0
+  grep -v '^wall clock' "$tmp/out" >"$tmp/second"
+  cmp -s "$tmp/first" "$tmp/second" || fail "two runs differ: $(diff "$tmp/first" "$tmp/second")" ;;
+interrupt)
+  # SIGINT stops a simulation run (polled by the event loop) and plain Lua
+  # code (a hook); both end with exit status 1 and a message.
+  timeout --preserve-status -s INT 1 "$KB" -e 'local s = sim.new(); s:spawn(function() while true do s:sleep(1) end end); s:run()' \
+    >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 1; expect_err "interrupted: simulation #1 stopped at t="
+  timeout --preserve-status -s INT 1 "$KB" -e 'while true do end' >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 1; expect_err "interrupted!" ;;
+install_runs_anywhere)
+  build_dir=$(dirname "$(dirname "$KB")")
+  cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install failed"
+  (cd / && "$tmp/prefix/bin/kernbench" -e 'print(kb.format_ns(2500), package.searchpath("kernbench", package.path))') \
+    >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "2.5 us	$tmp/prefix/share/kernbench/lua/kernbench/init.lua"
+  [ -f "$tmp/prefix/share/kernbench/benches/demo.lua" ] || fail "benches not installed" ;;
+library_path_override)
+  mkdir -p "$tmp/lib/kernbench"
+  printf 'return { version = "custom", format_ns = tostring }\n' >"$tmp/lib/kernbench/init.lua"
+  KERNBENCH_PATH="$tmp/lib" run -e 'print(kb.version)'; expect_status 0; expect_out "custom"
+  KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
+  expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
+*)
+  fail "unknown case" ;;
+esac
+exit 0

@@ -1,0 +1,104 @@
+--- Stores and resources from Lua.
+local lu = require "luaunit"
+
+TestStore = {}
+
+function TestStore:test_items_leave_in_fifo_order_and_get_blocks_when_empty()
+  local s = sim.new()
+  local q = s:store()
+  local got = {}
+  s:spawn(function()
+    for _ = 1, 3 do table.insert(got, { q:get(), s:now() }) end
+  end)
+  s:spawn(function()
+    q:put("a")
+    q:put({ 1, 2 })
+    s:sleep(5)
+    q:put(false)
+  end)
+  s:run()
+  lu.assertEquals(got, { { "a", 0 }, { { 1, 2 }, 0 }, { false, 5 } })
+end
+
+function TestStore:test_put_blocks_while_the_store_is_full()
+  local s = sim.new()
+  local q = s:store(2, "fifo")
+  local put_times = {}
+  s:spawn(function()
+    for i = 1, 4 do q:put(i) put_times[i] = s:now() end
+  end)
+  s:spawn(function()
+    s:sleep(10)
+    lu.assertEquals(#q, 2)
+    lu.assertEquals(q:get(), 1)
+    s:sleep(10)
+    lu.assertEquals(q:get(), 2)
+  end)
+  s:run()
+  lu.assertEquals(put_times, { 0, 0, 10, 20 })
+  lu.assertEquals(q:count(), 2)
+  lu.assertEquals(q:capacity(), 2)
+  lu.assertEquals(q:name(), "fifo")
+end
+
+function TestStore:test_blocked_getters_are_served_in_arrival_order()
+  local s = sim.new()
+  local q = s:store{ name = "jobs" }
+  local order = {}
+  for i = 1, 3 do
+    s:spawn(function() s:sleep(i) table.insert(order, { i, q:get() }) end)
+  end
+  s:spawn(function() s:sleep(10) for k = 1, 3 do q:put(k * 10) end end)
+  s:run()
+  lu.assertEquals(order, { { 1, 10 }, { 2, 20 }, { 3, 30 } })
+end
+
+function TestStore:test_outside_a_process_only_non_blocking_calls_work()
+  local s = sim.new()
+  local q = s:store(1)
+  q:put("x")
+  lu.assertErrorMsgContains("st:put() would block (the store is full)", q.put, q, "y")
+  lu.assertEquals(q:get(), "x")
+  lu.assertErrorMsgContains("st:get() would block (the store is empty)", q.get, q)
+  lu.assertEquals(#q, 0)
+end
+
+function TestStore:test_capacity_must_be_positive()
+  local s = sim.new()
+  lu.assertErrorMsgContains("capacity must be >= 1", s.store, s, 0)
+  lu.assertErrorMsgContains("capacity must be >= 1", s.store, s, { capacity = -2 })
+  lu.assertErrorMsgContains("capacity must be >= 1", s.resource, s, 0)
+  lu.assertNil(s:store():capacity())
+end
+
+TestResource = {}
+
+function TestResource:test_holders_are_limited_to_capacity_and_served_fifo()
+  local s = sim.new()
+  local r = s:resource(2, "dma")
+  local log = {}
+  for i = 1, 4 do
+    s:spawn(function()
+      r:acquire()
+      log[#log + 1] = { i, s:now() }
+      s:sleep(10)
+      r:release()
+    end)
+  end
+  s:spawn(function() s:sleep(5) lu.assertEquals(r:in_use(), 2) lu.assertEquals(r:queued(), 2) end)
+  s:run()
+  lu.assertEquals(log, { { 1, 0 }, { 2, 0 }, { 3, 10 }, { 4, 10 } })
+  lu.assertEquals(r:in_use(), 0)
+  lu.assertEquals(r:capacity(), 2)
+  lu.assertEquals(r:name(), "dma")
+end
+
+function TestResource:test_release_without_acquire_is_an_error()
+  local s = sim.new()
+  local r = s:resource(1, "bus")
+  lu.assertErrorMsgContains("r:release(): resource 'bus' has no slot in use", r.release, r)
+  r:acquire() -- a free slot can be taken outside a process
+  lu.assertErrorMsgContains("r:acquire() would block", r.acquire, r)
+  r:release()
+  lu.assertStrContains(tostring(r), "resource 'bus' (0 of 1 in use, 0 waiting)")
+end
