@@ -81,12 +81,7 @@ void kb_event_unref(kb_event *ev)
     /* Nobody can trigger it any more: waiters still queued would never be
      * woken. Owners of waiters hold a reference, so this is only reachable
      * through misuse; detach them rather than leave dangling links. */
-    kb_link *l;
-    while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
-        kb_waiter *w = KB_CONTAINER_OF(l, kb_waiter, link);
-        if (w->proc)
-            kb_proc_clear_wait(w->proc);
-    }
+    kb_waiter_cancel_all(&ev->waiters);
     kb_sim *sim = ev->sim;
     if (ev->cond)
         cond_free(ev->cond);
@@ -151,9 +146,7 @@ bool kb_event_wait(kb_event *ev, kb_waiter *w)
         w->ok = ev->ok;
         return true;
     }
-    kb_list_push_back(&ev->waiters, &w->link);
-    if (w->proc)
-        kb_proc_set_wait(w->proc, &ev->w, "on");
+    kb_waiter_enqueue(&ev->waiters, w, &ev->w, "on");
     return false;
 }
 

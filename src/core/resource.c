@@ -1,7 +1,5 @@
 #include "core/resource.h"
 
-#include "core/proc.h"
-#include "core/sim.h"
 #include "core/util.h"
 
 #include <stdio.h>
@@ -20,9 +18,7 @@ void kb_resource_init(kb_resource *r, kb_sim *sim, const char *name, size_t capa
 
 void kb_resource_deinit(kb_resource *r)
 {
-    kb_link *l;
-    while ((l = r->waiters.next) != &r->waiters)
-        kb_waiter_cancel(KB_CONTAINER_OF(l, kb_waiter, link));
+    kb_waiter_cancel_all(&r->waiters);
     free(r->name);
     r->name = NULL;
 }
@@ -34,11 +30,7 @@ bool kb_resource_acquire(kb_resource *r, kb_waiter *w)
         r->acquisitions++;
         return true;
     }
-    if (w) {
-        kb_list_push_back(&r->waiters, &w->link);
-        if (w->proc)
-            kb_proc_set_wait(w->proc, &r->w, "to acquire");
-    }
+    kb_waiter_enqueue(&r->waiters, w, &r->w, "to acquire");
     return false;
 }
 
@@ -51,11 +43,8 @@ bool kb_resource_release(kb_resource *r)
         return true;
     }
     /* The slot passes straight to the first waiter: in_use is unchanged. */
-    kb_waiter *w = KB_CONTAINER_OF(r->waiters.next, kb_waiter, link);
-    kb_waiter_cancel(w);
-    w->ok = true;
+    kb_waiter_wake_first(r->sim, &r->waiters)->ok = true;
     r->acquisitions++;
-    kb_sim_after(r->sim, 0, KB_PRIO_NORMAL, w->wake, w);
     return true;
 }
 

@@ -1,7 +1,5 @@
 #include "core/store.h"
 
-#include "core/proc.h"
-#include "core/sim.h"
 #include "core/util.h"
 
 #include <stdio.h>
@@ -19,17 +17,10 @@ void kb_store_init(kb_store *st, kb_sim *sim, const char *name, size_t capacity)
     kb_list_init(&st->putters);
 }
 
-static void detach_all(kb_link *head)
-{
-    kb_link *l;
-    while ((l = head->next) != head)
-        kb_waiter_cancel(KB_CONTAINER_OF(l, kb_waiter, link));
-}
-
 void kb_store_deinit(kb_store *st)
 {
-    detach_all(&st->getters);
-    detach_all(&st->putters);
+    kb_waiter_cancel_all(&st->getters);
+    kb_waiter_cancel_all(&st->putters);
     free(st->ring);
     free(st->name);
     st->ring = NULL;
@@ -62,22 +53,13 @@ static kb_item ring_pop(kb_store *st)
     return item;
 }
 
-/* Takes the first queued waiter off a list and schedules its wake-up. */
-static kb_waiter *wake_first(kb_store *st, kb_link *list)
-{
-    kb_waiter *w = KB_CONTAINER_OF(list->next, kb_waiter, link);
-    kb_waiter_cancel(w);
-    kb_sim_after(st->sim, 0, KB_PRIO_NORMAL, w->wake, w);
-    return w;
-}
-
 bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
 {
     if (!kb_list_empty(&st->getters)) { /* the store is empty: hand over */
         kb_waiter *g = KB_CONTAINER_OF(st->getters.next, kb_waiter, link);
         g->item = item;
         g->ok = true;
-        wake_first(st, &st->getters);
+        kb_waiter_wake_first(st->sim, &st->getters);
         st->puts++;
         st->gets++;
         return true;
@@ -90,10 +72,8 @@ bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
     if (w) {
         w->item = item;
         w->ok = true;
-        kb_list_push_back(&st->putters, &w->link);
-        if (w->proc)
-            kb_proc_set_wait(w->proc, &st->w, "to put to");
     }
+    kb_waiter_enqueue(&st->putters, w, &st->w, "to put to");
     return false;
 }
 
@@ -103,17 +83,13 @@ bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
         *out = ring_pop(st);
         st->gets++;
         if (!kb_list_empty(&st->putters)) { /* room for the first blocked putter */
-            kb_waiter *p = wake_first(st, &st->putters);
+            kb_waiter *p = kb_waiter_wake_first(st->sim, &st->putters);
             ring_push(st, p->item);
             st->puts++;
         }
         return true;
     }
-    if (w) {
-        kb_list_push_back(&st->getters, &w->link);
-        if (w->proc)
-            kb_proc_set_wait(w->proc, &st->w, "to get from");
-    }
+    kb_waiter_enqueue(&st->getters, w, &st->w, "to get from");
     return false;
 }
 

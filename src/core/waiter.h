@@ -37,4 +37,15 @@ static inline bool kb_waiter_queued(const kb_waiter *w) { return kb_link_linked(
 /* Removes a queued waiter from whatever it waits on, without waking it. */
 void kb_waiter_cancel(kb_waiter *w);
 
+/* Queues w (if not NULL) at the back of queue; records on w's process what
+ * it now waits on ("to get from" ... `on`) for quiescence reports. */
+void kb_waiter_enqueue(kb_link *queue, kb_waiter *w, const kb_waitable *on, const char *op);
+
+/* Takes the first waiter off a non-empty queue and schedules its wake-up
+ * at the current time (NORMAL priority). Returns it. */
+kb_waiter *kb_waiter_wake_first(kb_sim *sim, kb_link *queue);
+
+/* Detaches every waiter of a queue without waking any (object teardown). */
+void kb_waiter_cancel_all(kb_link *queue);
+
 #endif
