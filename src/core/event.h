@@ -60,9 +60,8 @@ kb_event *kb_event_all_of(kb_sim *sim, kb_event *const *children, size_t n);
 kb_event *kb_event_any_of(kb_sim *sim, kb_event *const *children, size_t n);
 /* For any_of / all_of: index of the child that decided the outcome, or -1. */
 int kb_event_cond_index(const kb_event *ev);
-/* For conditions: children processed so far and their total. */
+/* For conditions: children processed so far. */
 size_t kb_event_cond_done(const kb_event *ev);
-size_t kb_event_cond_size(const kb_event *ev);
 
 /* A one-line description for reports, e.g. "event 'ready' #7 (pending)". */
 void kb_event_describe(const kb_event *ev, char *buf, size_t n);

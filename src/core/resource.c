@@ -27,7 +27,6 @@ bool kb_resource_acquire(kb_resource *r, kb_waiter *w)
 {
     if (r->in_use < r->capacity) {
         r->in_use++;
-        r->acquisitions++;
         return true;
     }
     kb_waiter_enqueue(&r->waiters, w, &r->w, "to acquire");
@@ -44,7 +43,6 @@ bool kb_resource_release(kb_resource *r)
     }
     /* The slot passes straight to the first waiter: in_use is unchanged. */
     kb_waiter_wake_first(r->sim, &r->waiters)->ok = true;
-    r->acquisitions++;
     return true;
 }
 

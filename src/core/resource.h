@@ -17,7 +17,6 @@ struct kb_resource {
     size_t capacity;
     size_t in_use;
     kb_link waiters;
-    uint64_t acquisitions;
 };
 
 /* capacity >= 1; name is copied (NULL allowed). */

@@ -56,17 +56,13 @@ static kb_item ring_pop(kb_store *st)
 bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
 {
     if (!kb_list_empty(&st->getters)) { /* the store is empty: hand over */
-        kb_waiter *g = KB_CONTAINER_OF(st->getters.next, kb_waiter, link);
-        g->item = item;
+        kb_waiter *g = kb_waiter_wake_first(st->sim, &st->getters);
+        g->item = item; /* read when the scheduled wake-up runs */
         g->ok = true;
-        kb_waiter_wake_first(st->sim, &st->getters);
-        st->puts++;
-        st->gets++;
         return true;
     }
     if (!full(st)) {
         ring_push(st, item);
-        st->puts++;
         return true;
     }
     if (w) {
@@ -81,11 +77,9 @@ bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
 {
     if (st->count > 0) {
         *out = ring_pop(st);
-        st->gets++;
         if (!kb_list_empty(&st->putters)) { /* room for the first blocked putter */
             kb_waiter *p = kb_waiter_wake_first(st->sim, &st->putters);
             ring_push(st, p->item);
-            st->puts++;
         }
         return true;
     }

@@ -20,7 +20,6 @@ struct kb_store {
     kb_item *ring;
     size_t head, count, ring_cap;
     kb_link getters, putters;
-    uint64_t puts, gets; /* completed operations */
 };
 
 /* capacity 0 means unbounded. name is copied; NULL is allowed. */

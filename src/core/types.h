@@ -34,14 +34,14 @@ typedef union kb_item {
 
 #define KB_ITEM_NONE ((kb_item){.u = 0})
 
-/* Priorities order events that fall on the same picosecond; lower first.
+/* Priorities order events that fall on the same picosecond; lower first
+ * (0..KB_QUEUE_PRIOS-1, see queue.h).
  * Process start-up is URGENT (it runs before ordinary events at the same
  * time, as in SimPy); everything else defaults to NORMAL. */
 enum {
     KB_PRIO_URGENT = 0,
     KB_PRIO_NORMAL = 1,
-    KB_PRIO_LATE = 2,
-    KB_PRIO_LOWEST = 7
+    KB_PRIO_LATE = 2
 };
 
 /* Objects a process can block on start with this header, so a quiescence

@@ -101,6 +101,18 @@ static void test_timeout_is_processed_after_its_delay(void **state)
     kb_sim_free(sim);
 }
 
+static void test_negative_timeout_fails_the_simulation(void **state)
+{
+    (void)state;
+    kb_sim *sim = kb_sim_new();
+    kb_event *t = kb_event_timeout(sim, -5, KB_ITEM_NONE);
+    assert_int_equal(kb_sim_run(sim, KB_TIME_MAX), KB_RUN_FAILED);
+    assert_non_null(strstr(kb_sim_error(sim), "invalid delay -5 ps"));
+    assert_int_not_equal(t->state, KB_EVENT_PROCESSED);
+    kb_event_unref(t);
+    kb_sim_free(sim);
+}
+
 static void test_all_of_waits_for_every_child(void **state)
 {
     (void)state;
@@ -238,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_wait_on_processed_event_completes_at_once),
         cmocka_unit_test(test_fail_delivers_failure_and_double_trigger_is_rejected),
         cmocka_unit_test(test_timeout_is_processed_after_its_delay),
+        cmocka_unit_test(test_negative_timeout_fails_the_simulation),
         cmocka_unit_test(test_all_of_waits_for_every_child),
         cmocka_unit_test(test_all_of_fails_as_soon_as_a_child_fails),
         cmocka_unit_test(test_any_of_reports_the_first_child_and_stops_listening),
