@@ -1,0 +1,384 @@
+/* Topologies in Lua: the C side of kb.topology (lua/kernbench/topology.lua
+ * adds file lookup and command-line defaults).
+ *
+ *   T.load(path[, {"key.path=value", ...}]) -> topology | raises
+ *   topo:nodes([glob]) -> {id, ...} in id order
+ *   topo:node(id) -> {id, kind, impl, attrs, sip, cube, pe, io, pos_mm}
+ *   topo:edges(id) -> {{src, dst, kind, bw_gbs, mm}, ...}
+ *   topo:path(src, dst[, view]) -> {id, ...}
+ *   topo:resolve(pa) -> node id
+ *   topo:summary() -> string;  topo:params() -> table;  topo.name, topo.file
+ *
+ * The registry of implementations lives in the module's upvalue (one per
+ * Lua state), so Lua-written implementations can join it later. */
+#include "lua/ltopo.h"
+
+#include "comp/comp.h"
+#include "comp/entry.h"
+#include "core/util.h"
+#include "topo/route.h"
+
+#include <fnmatch.h>
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lregistry {
+    kb_registry *reg;
+} lregistry;
+
+static int reg_gc(lua_State *L)
+{
+    lregistry *r = lua_touserdata(L, 1);
+    kb_registry_free(r->reg);
+    r->reg = NULL;
+    return 0;
+}
+
+ltopo *ltopo_check(lua_State *L, int idx)
+{
+    ltopo *t = luaL_checkudata(L, idx, LTOPO_MT);
+    if (!t->topo)
+        luaL_error(L, "topology has been freed");
+    return t;
+}
+
+static int t_gc(lua_State *L)
+{
+    ltopo *t = luaL_checkudata(L, 1, LTOPO_MT);
+    kb_topo_free(t->topo);
+    t->topo = NULL;
+    return 0;
+}
+
+static int l_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    size_t n = 0;
+    const char **ov = NULL;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        n = (size_t)lua_rawlen(L, 2);
+        ov = lua_newuserdatauv(L, (n ? n : 1) * sizeof *ov, 0); /* freed by the GC */
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, 2, (lua_Integer)i + 1);
+            if (!lua_isstring(L, -1))
+                return luaL_error(L, "kb.topology.load: override %d is not a \"key.path=value\" string",
+                                  (int)i + 1);
+            ov[i] = lua_tostring(L, -1);
+            lua_rawseti(L, 2, (lua_Integer)i + 1); /* keep the string anchored */
+        }
+    }
+    lregistry *r = lua_touserdata(L, lua_upvalueindex(1));
+    char *err = NULL;
+    kb_topo *topo = kb_topo_load(path, ov, n, r->reg, &err);
+    if (!topo) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    ltopo *t = lua_newuserdatauv(L, sizeof *t, 0);
+    t->topo = topo;
+    luaL_setmetatable(L, LTOPO_MT);
+    return 1;
+}
+
+static uint32_t check_node(lua_State *L, const kb_topo *t, int idx)
+{
+    const char *id = luaL_checkstring(L, idx);
+    int64_t n = kb_topo_find(t, id);
+    if (n < 0)
+        luaL_error(L, "no node '%s' in topology %s", id, kb_topo_name(t));
+    return (uint32_t)n;
+}
+
+static int t_nodes(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const char *pat = luaL_optstring(L, 2, "*");
+    lua_newtable(L);
+    lua_Integer k = 0;
+    for (uint32_t r = 0; r < kb_topo_node_count(t); r++) {
+        const kb_node *n = kb_topo_node(t, kb_topo_by_rank(t, r));
+        if (fnmatch(pat, n->id, 0) == 0) {
+            lua_pushstring(L, n->id);
+            lua_rawseti(L, -2, ++k);
+        }
+    }
+    return 1;
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, lua_Number v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static int t_node(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const kb_node *n = kb_topo_node(t, check_node(L, t, 2));
+    lua_createtable(L, 0, 10);
+    set_str(L, "id", n->id);
+    set_str(L, "kind", n->spec->kind);
+    set_str(L, "impl", n->spec->impl->name);
+    set_str(L, "role", n->spec->role);
+    if (n->sip >= 0) set_int(L, "sip", n->sip);
+    if (n->cube >= 0) set_int(L, "cube", n->cube);
+    if (n->pe >= 0) set_int(L, "pe", n->pe);
+    if (n->io >= 0) set_int(L, "io", n->io);
+    if (n->has_pos) {
+        lua_createtable(L, 2, 0);
+        lua_pushnumber(L, n->x_mm);
+        lua_rawseti(L, -2, 1);
+        lua_pushnumber(L, n->y_mm);
+        lua_rawseti(L, -2, 2);
+        lua_setfield(L, -2, "pos_mm");
+    }
+    lua_newtable(L);
+    const kb_impl *impl = n->spec->impl;
+    for (size_t i = 0; i < impl->nattrs; i++) {
+        if (impl->attrs[i].type == KB_ATTR_BOOL)
+            lua_pushboolean(L, n->spec->vals[i] != 0);
+        else if (impl->attrs[i].type == KB_ATTR_INT)
+            lua_pushinteger(L, (lua_Integer)n->spec->vals[i]);
+        else
+            lua_pushnumber(L, n->spec->vals[i]);
+        lua_setfield(L, -2, impl->attrs[i].name);
+    }
+    lua_setfield(L, -2, "attrs");
+    return 1;
+}
+
+static void push_edge(lua_State *L, const kb_topo *t, const kb_edge *e)
+{
+    lua_createtable(L, 0, 6);
+    set_str(L, "src", kb_topo_node(t, e->src)->id);
+    set_str(L, "dst", kb_topo_node(t, e->dst)->id);
+    set_str(L, "kind", kb_edge_kind_name(e->kind));
+    set_num(L, "bw_gbs", e->bw_gbs);
+    set_num(L, "mm", e->mm);
+    set_num(L, "prop_ns", (double)kb_topo_edge_prop_ps(t, e) / 1000.0);
+}
+
+static int t_edges(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const kb_node *n = kb_topo_node(t, check_node(L, t, 2));
+    lua_createtable(L, (int)n->nout, 0);
+    for (uint32_t i = 0; i < n->nout; i++) {
+        push_edge(L, t, kb_topo_edge(t, n->first_out + i));
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+kb_view ltopo_check_view(lua_State *L, int idx, kb_view dflt)
+{
+    static const char *const names[] = {"all", "data", "memory", "local", NULL};
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    return (kb_view)luaL_checkoption(L, idx, NULL, names);
+}
+
+void ltopo_push_path(lua_State *L, const kb_topo *t, const kb_path *p)
+{
+    lua_createtable(L, (int)p->n, 0);
+    for (uint32_t i = 0; i < p->n; i++) {
+        lua_pushstring(L, kb_topo_node(t, p->nodes[i])->id);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+}
+
+static int t_path(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    uint32_t a = check_node(L, t, 2), b = check_node(L, t, 3);
+    char *err = NULL;
+    const kb_path *p;
+    if (lua_isnoneornil(L, 4) && strstr(kb_topo_node(t, a)->id, ".pe_dma"))
+        p = kb_route_pe(t, a, b, &err); /* PE DMA policy: local view inside a cube */
+    else
+        p = kb_route(t, ltopo_check_view(L, 4, KB_VIEW_DATA), a, b, &err);
+    if (!p) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    ltopo_push_path(L, t, p);
+    return 1;
+}
+
+static int t_path_edges(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    uint32_t a = check_node(L, t, 2), b = check_node(L, t, 3);
+    char *err = NULL;
+    const kb_path *p;
+    if (lua_isnoneornil(L, 4) && strstr(kb_topo_node(t, a)->id, ".pe_dma"))
+        p = kb_route_pe(t, a, b, &err);
+    else
+        p = kb_route(t, ltopo_check_view(L, 4, KB_VIEW_DATA), a, b, &err);
+    if (!p) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    lua_createtable(L, (int)p->n, 0);
+    for (uint32_t i = 0; i + 1 < p->n; i++) {
+        push_edge(L, t, kb_topo_edge(t, p->edges[i]));
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int t_resolve(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    kb_target tg;
+    char *err = NULL;
+    if (!kb_resolve_pa(t, (kb_pa)luaL_checkinteger(L, 2), &tg, &err)) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    lua_pushstring(L, kb_topo_node(t, tg.node)->id);
+    lua_pushinteger(L, (lua_Integer)tg.offset);
+    return 2;
+}
+
+static int t_summary(lua_State *L)
+{
+    char *s = kb_topo_summary(ltopo_check(L, 1)->topo);
+    lua_pushstring(L, s);
+    free(s);
+    return 1;
+}
+
+static int t_params(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const kb_topo_params *p = kb_topo_params_of(t);
+    lua_newtable(L);
+    set_str(L, "name", kb_topo_name(t));
+    set_str(L, "path", kb_topo_path(t));
+    set_num(L, "ns_per_mm", p->ns_per_mm);
+    set_int(L, "flit_bytes", p->flit_bytes);
+    set_int(L, "sips", p->sips);
+    set_str(L, "sip_topology", p->sip_topology);
+    set_int(L, "sip_grid_w", p->sip_grid_w);
+    set_int(L, "sip_grid_h", p->sip_grid_h);
+    set_int(L, "cube_w", p->cube_w);
+    set_int(L, "cube_h", p->cube_h);
+    set_int(L, "cubes_per_sip", p->cubes_per_sip);
+    set_int(L, "pes_per_cube", p->pes_per_cube);
+    set_int(L, "io_per_sip", p->io_per_sip);
+    set_int(L, "hbm_channels_per_pe", p->hbm_channels_per_pe);
+    set_num(L, "hbm_channel_bw_gbs", p->hbm_channel_bw_gbs);
+    set_int(L, "hbm_slice_bytes", (lua_Integer)p->hbm_slice_bytes);
+    set_int(L, "nodes", (lua_Integer)kb_topo_node_count(t));
+    set_int(L, "edges", (lua_Integer)kb_topo_edge_count(t));
+    return 1;
+}
+
+static int t_index(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "name") == 0) {
+        lua_pushstring(L, kb_topo_name(t));
+        return 1;
+    }
+    if (strcmp(k, "file") == 0) {
+        lua_pushstring(L, kb_topo_path(t));
+        return 1;
+    }
+    luaL_getmetafield(L, 1, "__methods");
+    lua_getfield(L, -1, k);
+    return 1;
+}
+
+static int t_tostring(lua_State *L)
+{
+    ltopo *t = luaL_checkudata(L, 1, LTOPO_MT);
+    if (!t->topo)
+        lua_pushliteral(L, "topology (freed)");
+    else
+        lua_pushfstring(L, "topology %s (%d nodes)", kb_topo_name(t->topo),
+                        (int)kb_topo_node_count(t->topo));
+    return 1;
+}
+
+static int l_implementations(lua_State *L)
+{
+    lregistry *r = lua_touserdata(L, lua_upvalueindex(1));
+    lua_newtable(L);
+    for (size_t i = 0; i < kb_registry_count(r->reg); i++) {
+        const kb_impl *impl = kb_registry_at(r->reg, i);
+        lua_createtable(L, 0, 4);
+        set_str(L, "name", impl->name);
+        if (impl->kinds)
+            set_str(L, "kinds", impl->kinds);
+        set_str(L, "doc", impl->doc ? impl->doc : "");
+        lua_newtable(L);
+        for (size_t a = 0; a < impl->nattrs; a++) {
+            lua_createtable(L, 0, 4);
+            set_str(L, "name", impl->attrs[a].name);
+            set_num(L, "default", impl->attrs[a].dflt);
+            if (impl->attrs[a].unit)
+                set_str(L, "unit", impl->attrs[a].unit);
+            set_str(L, "doc", impl->attrs[a].doc ? impl->attrs[a].doc : "");
+            lua_rawseti(L, -2, (lua_Integer)a + 1);
+        }
+        lua_setfield(L, -2, "attrs");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static const luaL_Reg topo_methods[] = {
+    {"nodes", t_nodes},     {"node", t_node},       {"edges", t_edges},
+    {"path", t_path},       {"path_edges", t_path_edges},
+    {"resolve", t_resolve}, {"summary", t_summary}, {"params", t_params},
+    {NULL, NULL}};
+
+int luaopen_kb_topology(lua_State *L)
+{
+    luaL_newmetatable(L, LTOPO_MT);
+    luaL_newlib(L, topo_methods);
+    lua_setfield(L, -2, "__methods");
+    lua_pushcfunction(L, t_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, t_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, t_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    lua_newtable(L);
+    lregistry *r = lua_newuserdatauv(L, sizeof *r, 0);
+    r->reg = kb_registry_new();
+    kb_comp_register_builtins(r->reg);
+    lua_newtable(L);
+    lua_pushcfunction(L, reg_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, l_load, 1);
+    lua_setfield(L, -3, "load");
+    lua_pushcclosure(L, l_implementations, 1);
+    lua_setfield(L, -2, "implementations");
+    return 1;
+}

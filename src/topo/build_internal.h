@@ -1,0 +1,67 @@
+/* Internal to src/topo: the topology object and the builder's helpers. */
+#ifndef KB_TOPO_BUILD_INTERNAL_H
+#define KB_TOPO_BUILD_INTERNAL_H
+
+#include "topo/topo.h"
+
+struct kb_topo {
+    char *name, *path;
+    kb_topo_params p;
+    char *sip_topology;
+    kb_node *nodes;
+    size_t nnodes;
+    kb_edge *edges; /* sorted by source node, then creation order */
+    size_t nedges;
+    uint32_t *by_name; /* node indices in id order */
+    uint32_t *rank;    /* rank[node] = its position in by_name */
+    kb_comp_spec **specs;
+    size_t nspecs;
+    struct kb_route_cache *routes;
+};
+
+/* Builder state: growing node and edge arrays, and the first error. */
+typedef struct kb_builder {
+    kb_topo *t;
+    const kb_registry *reg;
+    char *err;
+    size_t cap_nodes, cap_edges, cap_specs;
+} kb_builder;
+
+/* Readers: each returns the value (or the default) and sets b->err on the
+ * first problem; once b->err is set they do nothing. */
+double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
+                    bool lo_open, double hi);
+int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi);
+const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const char *dflt);
+/* A sub-map (NULL if absent or on error). */
+kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key);
+kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key);
+/* Reads a component block `{ kind, impl, attrs }` under map.key. */
+kb_comp_spec *kb_rd_component(kb_builder *b, kb_ynode *map, const char *key, const char *kind,
+                              const char *default_impl);
+
+/* Same for a block already in hand (graph nodes); parent locates errors. */
+kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *parent,
+                                    const char *role, const char *kind, const char *default_impl);
+
+uint32_t kb_add_node(kb_builder *b, char *id, const kb_comp_spec *spec, int sip, int cube, int pe,
+                     int io);
+void kb_add_edge(kb_builder *b, uint32_t src, uint32_t dst, kb_edge_kind kind, double bw, double mm,
+                 double routing_mm);
+/* Both directions. */
+void kb_add_link(kb_builder *b, uint32_t a, uint32_t z, kb_edge_kind ab, kb_edge_kind za, double bw,
+                 double mm, double routing_mm);
+
+/* build_system.c: the hierarchical form (system / sip / cube). */
+void kb_build_system(kb_builder *b, kb_ynode *root);
+/* build_graph.c: the explicit form (graph: nodes / links / line). */
+void kb_build_graph(kb_builder *b, kb_ynode *root);
+/* validate.c: connectivity checks of the hierarchical form. */
+void kb_validate_connectivity(kb_builder *b);
+void kb_validate_graph(kb_builder *b);
+
+/* route.c */
+struct kb_route_cache *kb_route_cache_new(const kb_topo *t);
+void kb_route_cache_free(struct kb_route_cache *c);
+
+#endif

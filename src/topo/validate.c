@@ -1,0 +1,135 @@
+/* Connectivity validation after build: every PE reaches its local HBM
+ * controller, the SRAM, the M_CPU and the UCIe ports of its cube; every
+ * cube reaches and is reached by its SIP's IO chiplets; every SIP reaches
+ * the switch; a graph-form file is one connected piece. A failure names
+ * the unreachable pair. */
+#include "topo/build_internal.h"
+
+#include "core/util.h"
+#include "topo/route.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bfs {
+    uint32_t *mark, gen;
+    uint32_t *queue;
+} bfs;
+
+/* Marks every node reachable from src in view v, staying inside `sip`
+ * (and `cube` when >= 0; -1 = anywhere). */
+static void reach(const kb_topo *t, bfs *s, kb_view v, uint32_t src, int sip, int cube)
+{
+    s->gen++;
+    size_t head = 0, tail = 0;
+    s->queue[tail++] = src;
+    s->mark[src] = s->gen;
+    while (head < tail) {
+        const kb_node *n = &t->nodes[s->queue[head++]];
+        for (uint32_t i = 0; i < n->nout; i++) {
+            const kb_edge *e = &t->edges[n->first_out + i];
+            const kb_node *d = &t->nodes[e->dst];
+            if (!kb_view_has(v, e->kind) || s->mark[e->dst] == s->gen)
+                continue;
+            if (sip >= 0 && d->sip != sip && d->sip >= 0)
+                continue;
+            if (cube >= 0 && d->cube != cube)
+                continue;
+            s->mark[e->dst] = s->gen;
+            s->queue[tail++] = e->dst;
+        }
+    }
+}
+
+static bool check(kb_builder *b, bfs *s, uint32_t from, const char *to_id, kb_view v)
+{
+    const kb_topo *t = b->t;
+    int64_t to = kb_topo_find(t, to_id);
+    if (to >= 0 && s->mark[to] == s->gen)
+        return true;
+    b->err = to < 0 ? kb_asprintf("%s: topology is incomplete: node %s is missing", t->path, to_id)
+                    : kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)",
+                                  t->path, t->nodes[from].id, to_id, kb_view_name(v));
+    return false;
+}
+
+void kb_validate_connectivity(kb_builder *b)
+{
+    const kb_topo *t = b->t;
+    const kb_topo_params *p = &t->p;
+    bfs s = {.mark = kb_xcalloc(t->nnodes, sizeof(uint32_t)),
+             .queue = kb_xmalloc(t->nnodes * sizeof(uint32_t))};
+    char id[160];
+    for (size_t i = 0; i < t->nnodes && !b->err; i++) {
+        const kb_node *n = &t->nodes[i];
+        const char *dot = strrchr(n->id, '.');
+        if (n->pe < 0 || !dot || strcmp(dot, ".pe_dma") != 0)
+            continue;
+        uint32_t src = (uint32_t)i;
+        reach(t, &s, KB_VIEW_LOCAL, src, n->sip, n->cube);
+        snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe%d", n->sip, n->cube, n->pe);
+        if (!check(b, &s, src, id, KB_VIEW_LOCAL))
+            break;
+        snprintf(id, sizeof id, "sip%d.cube%d.sram", n->sip, n->cube);
+        if (!check(b, &s, src, id, KB_VIEW_LOCAL))
+            break;
+        reach(t, &s, KB_VIEW_DATA, src, n->sip, n->cube);
+        for (int side = 0; side < 4 && !b->err; side++) {
+            static const char *const sides[] = {"N", "E", "S", "W"};
+            snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", n->sip, n->cube, sides[side]);
+            check(b, &s, src, id, KB_VIEW_DATA);
+        }
+        reach(t, &s, KB_VIEW_ALL, src, n->sip, n->cube);
+        snprintf(id, sizeof id, "sip%d.cube%d.m_cpu", n->sip, n->cube);
+        if (!b->err)
+            check(b, &s, src, id, KB_VIEW_ALL);
+    }
+    /* IO chiplets <-> cubes, within each SIP; IO chiplets <-> switch. */
+    for (size_t i = 0; i < t->nnodes && !b->err; i++) {
+        const kb_node *n = &t->nodes[i];
+        const char *dot = strrchr(n->id, '.');
+        if (n->io < 0 || !dot || strcmp(dot, ".pcie_ep") != 0)
+            continue;
+        uint32_t ep = (uint32_t)i;
+        reach(t, &s, KB_VIEW_MEMORY, ep, n->sip, -1);
+        for (int c = 0; c < p->cubes_per_sip && !b->err; c++)
+            for (int pe = 0; pe < p->pes_per_cube && !b->err; pe++) {
+                snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe%d", n->sip, c, pe);
+                check(b, &s, ep, id, KB_VIEW_MEMORY);
+            }
+        for (int c = 0; c < p->cubes_per_sip && !b->err; c++) {
+            snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe0", n->sip, c);
+            int64_t h = kb_topo_find(t, id);
+            if (h < 0)
+                continue;
+            reach(t, &s, KB_VIEW_MEMORY, (uint32_t)h, n->sip, -1);
+            check(b, &s, (uint32_t)h, n->id, KB_VIEW_MEMORY);
+        }
+        reach(t, &s, KB_VIEW_ALL, ep, -1, -1);
+        if (!b->err)
+            check(b, &s, ep, "fabric.switch0", KB_VIEW_ALL);
+    }
+    free(s.mark);
+    free(s.queue);
+}
+
+/* A graph-form topology must be one connected piece: every node reaches
+ * every other over the links it declares (a one-way link counts only in
+ * its own direction). */
+void kb_validate_graph(kb_builder *b)
+{
+    const kb_topo *t = b->t;
+    bfs s = {.mark = kb_xcalloc(t->nnodes, sizeof(uint32_t)),
+             .queue = kb_xmalloc(t->nnodes * sizeof(uint32_t))};
+    for (size_t i = 0; i < t->nnodes && !b->err; i++) {
+        reach(t, &s, KB_VIEW_ALL, (uint32_t)i, -1, -1);
+        for (size_t j = 0; j < t->nnodes && !b->err; j++)
+            if (s.mark[j] != s.gen)
+                b->err = kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)",
+                                     t->path, t->nodes[i].id, t->nodes[j].id,
+                                     kb_view_name(KB_VIEW_ALL));
+    }
+    free(s.mark);
+    free(s.queue);
+}

@@ -1,0 +1,1049 @@
+/* Loading and compiling topologies (src/topo/topo.c, build_system.c,
+ * build_graph.c, validate.c) and resolving physical addresses on them
+ * (src/comp/entry.c kb_resolve_pa).
+ *
+ * Counts are never written down per topology: they are derived from the
+ * loaded topology's parameters (kb_topo_params_of), as the verification
+ * plan asks, so the same checks run on every file under topologies/. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "comp/comp.h"
+#include "comp/entry.h"
+#include "mem/addr.h"
+#include "topo/topo.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GiB (UINT64_C(1) << 30)
+#define BAD "tests/topologies/bad/"
+
+static kb_registry *new_registry(void)
+{
+    kb_registry *reg = kb_registry_new();
+    kb_comp_register_builtins(reg);
+    return reg;
+}
+
+static kb_topo *load_ok(const kb_registry *reg, const char *path, const char *const *ov, size_t nov)
+{
+    char *err = NULL;
+    kb_topo *t = kb_topo_load(path, ov, nov, reg, &err);
+    if (!t)
+        fail_msg("%s does not load: %s", path, err);
+    assert_null(err);
+    return t;
+}
+
+/* The error of a topology that must not load (caller frees). */
+static char *load_error(const kb_registry *reg, const char *path, const char *const *ov, size_t nov)
+{
+    char *err = NULL;
+    kb_topo *t = kb_topo_load(path, ov, nov, reg, &err);
+    if (t) {
+        kb_topo_free(t);
+        fail_msg("%s loaded but should be rejected", path);
+    }
+    assert_non_null(err);
+    return err;
+}
+
+static void assert_has(const char *s, const char *needle)
+{
+    if (!s || !strstr(s, needle))
+        fail_msg("\"%s\" does not contain \"%s\"", s ? s : "(null)", needle);
+}
+
+static void assert_prefix(const char *s, const char *prefix)
+{
+    if (!s || strncmp(s, prefix, strlen(prefix)) != 0)
+        fail_msg("\"%s\" does not start with \"%s\"", s ? s : "(null)", prefix);
+}
+
+static uint32_t find(const kb_topo *t, const char *id)
+{
+    int64_t i = kb_topo_find(t, id);
+    if (i < 0)
+        fail_msg("no node %s in topology %s", id, kb_topo_name(t));
+    return (uint32_t)i;
+}
+
+static const kb_node *node(const kb_topo *t, const char *id) { return kb_topo_node(t, find(t, id)); }
+
+/* ---- node census by name (spec §2.5) ---- */
+
+static const char *const pe_parts[] = {"pe_cpu", "pe_scheduler", "pe_dma", "pe_fetch_store", "pe_gemm",
+                                       "pe_math", "pe_tcm", "pe_mmu", "pe_ipcq"};
+#define NPARTS (sizeof pe_parts / sizeof pe_parts[0])
+
+typedef struct census {
+    size_t sw, pcie_ep, io_noc, io_cpu, io_ucie, io_conn;
+    size_t router, part[NPARTS], hbm, m_cpu, sram, ucie, ucie_conn;
+    size_t classified;
+    int routers_in[16][16]; /* [sip][cube] */
+    int max_row, max_col;   /* over all routers */
+    int conns_e0;           /* connections of sip0.cube0.ucie-E */
+} census;
+
+/* Whether `s` is exactly "<lit><int>" and nothing more; stores the int. */
+static bool lit_int(const char *s, const char *lit, int *v)
+{
+    size_t n = strlen(lit);
+    if (strncmp(s, lit, n) != 0)
+        return false;
+    s += n;
+    if (*s < '0' || *s > '9')
+        return false;
+    char *end;
+    long x = strtol(s, &end, 10);
+    *v = (int)x;
+    return end != s;
+}
+
+/* Classifies one node id of the system form; false if it fits no pattern. */
+static bool classify(census *c, const kb_node *n)
+{
+    const char *id = n->id;
+    if (strcmp(id, "fabric.switch0") == 0)
+        return ++c->sw;
+    int s, cu, len = 0;
+    if (sscanf(id, "sip%d.cube%d.%n", &s, &cu, &len) == 2 && len > 0) {
+        const char *r = id + len;
+        int a, b, k;
+        char side[2];
+        if (sscanf(r, "r%dc%d%n", &a, &b, &k) == 2 && r[k] == '\0') {
+            c->router++;
+            if (s >= 0 && s < 16 && cu >= 0 && cu < 16)
+                c->routers_in[s][cu]++;
+            if (a > c->max_row)
+                c->max_row = a;
+            if (b > c->max_col)
+                c->max_col = b;
+            return true;
+        }
+        if (sscanf(r, "pe%d.%n", &a, &k) == 1 && k > 0) {
+            for (size_t i = 0; i < NPARTS; i++)
+                if (strcmp(r + k, pe_parts[i]) == 0)
+                    return ++c->part[i];
+            return false;
+        }
+        if (lit_int(r, "hbm_ctrl.pe", &a))
+            return ++c->hbm;
+        if (strcmp(r, "m_cpu") == 0)
+            return ++c->m_cpu;
+        if (strcmp(r, "sram") == 0)
+            return ++c->sram;
+        if (sscanf(r, "ucie-%1[NESW]%n", side, &k) == 1 && k > 0) {
+            if (r[k] == '\0')
+                return ++c->ucie;
+            if (lit_int(r + k, ".conn", &a)) {
+                if (s == 0 && cu == 0 && side[0] == 'E')
+                    c->conns_e0++;
+                return ++c->ucie_conn;
+            }
+        }
+        return false;
+    }
+    char io[32];
+    if (sscanf(id, "sip%d.%31[^.].%n", &s, io, &len) == 2 && len > 0 && n->io >= 0) {
+        const char *r = id + len;
+        if (strcmp(r, "pcie_ep") == 0)
+            return ++c->pcie_ep;
+        if (strcmp(r, "io_noc") == 0)
+            return ++c->io_noc;
+        if (strcmp(r, "io_cpu") == 0)
+            return ++c->io_cpu;
+        if (strncmp(r, "io_ucie-", 8) == 0)
+            return strstr(r, ".conn") ? ++c->io_conn : ++c->io_ucie;
+    }
+    return false;
+}
+
+static census take_census(const kb_topo *t)
+{
+    census c;
+    memset(&c, 0, sizeof c);
+    for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
+        const kb_node *n = kb_topo_node(t, i);
+        if (!classify(&c, n))
+            fail_msg("node %s of %s fits no naming pattern of spec §2.5", n->id, kb_topo_name(t));
+        c.classified++;
+    }
+    return c;
+}
+
+/* Every count of a system-form topology follows from its parameters. */
+static void check_counts(const kb_topo *t)
+{
+    const kb_topo_params *p = kb_topo_params_of(t);
+    census c = take_census(t);
+    size_t sips = (size_t)p->sips;
+    size_t cubes = sips * (size_t)p->cubes_per_sip;
+    size_t pes = cubes * (size_t)p->pes_per_cube;
+    size_t ios = sips * (size_t)p->io_per_sip;
+    assert_int_equal(p->cubes_per_sip, p->cube_w * p->cube_h);
+    assert_int_equal(c.classified, kb_topo_node_count(t));
+    assert_int_equal(c.sw, 1);
+    for (size_t i = 0; i < NPARTS; i++)
+        if (c.part[i] != pes)
+            fail_msg("%s: %zu %s nodes, expected sips x cubes x pes = %zu", kb_topo_name(t), c.part[i],
+                     pe_parts[i], pes);
+    assert_int_equal(c.hbm, pes);
+    assert_int_equal(c.m_cpu, cubes);
+    assert_int_equal(c.sram, cubes);
+    assert_int_equal(c.ucie, 4 * cubes);
+    /* Every port has the same number of connections as sip0.cube0's E port. */
+    assert_true(c.conns_e0 >= 1);
+    assert_int_equal(c.ucie_conn, 4 * cubes * (size_t)c.conns_e0);
+    /* Routers: the same grid in every cube, rows x cols minus the 2 x 2
+     * HBM hole (rows, cols from the highest indices seen). */
+    size_t per_cube = (size_t)((c.max_row + 1) * (c.max_col + 1) - 4);
+    assert_int_equal(c.router, cubes * per_cube);
+    for (int s = 0; s < p->sips && s < 16; s++)
+        for (int cu = 0; cu < p->cubes_per_sip && cu < 16; cu++)
+            assert_int_equal(c.routers_in[s][cu], per_cube);
+    assert_int_equal(c.pcie_ep, ios);
+    assert_int_equal(c.io_noc, ios);
+    assert_int_equal(c.io_cpu, ios);
+    assert_true(c.io_ucie >= ios);
+    assert_true(c.io_conn >= c.io_ucie);
+}
+
+/* ---- (a) loading, naming, counts, edges ---- */
+
+/* Every topology shipped under topologies/ loads; system-form ones pass
+ * the census (names per §2.5, counts from their parameters). */
+static void test_every_shipped_topology_loads_with_counts_from_its_parameters(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    DIR *dir = opendir("topologies");
+    assert_non_null(dir);
+    int loaded = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "topologies/%s", de->d_name);
+        kb_topo *t = load_ok(reg, path, NULL, 0);
+        assert_true(kb_topo_node_count(t) > 0);
+        if (kb_topo_params_of(t)->sips > 0)
+            check_counts(t);
+        kb_topo_free(t);
+        loaded++;
+    }
+    closedir(dir);
+    assert_true(loaded >= 8); /* default, chain, 3 small, 3 six-SIP files */
+    kb_registry_free(reg);
+}
+
+/* The default's parameters are the spec's default system (§1.2); the
+ * census then fixes its counts: 2 x 16 x 8 = 256 PEs and controllers. */
+static void test_default_parameters_are_the_spec_default_system(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    assert_string_equal(kb_topo_name(t), "default");
+    assert_string_equal(kb_topo_path(t), "topologies/default.yaml");
+    assert_int_equal(p->sips, 2);
+    assert_string_equal(p->sip_topology, "ring_1d");
+    assert_int_equal(p->sip_grid_w, 0);
+    assert_int_equal(p->cube_w, 4);
+    assert_int_equal(p->cube_h, 4);
+    assert_int_equal(p->pes_per_cube, 8);
+    assert_int_equal(p->io_per_sip, 1);
+    assert_int_equal(p->hbm_channels_per_pe, 8);
+    assert_float_equal(p->hbm_channel_bw_gbs, 32.0, 0);
+    /* 48 GiB over 8 slices: 6 GiB per PE. */
+    assert_int_equal(p->hbm_slice_bytes, 48 * GiB / 8);
+    assert_int_equal(p->flit_bytes, 256);
+    check_counts(t);
+    census c = take_census(t);
+    /* Default geometry: a 6 x 6 grid minus the 2 x 2 HBM hole = 32 per cube;
+     * 4 connections per UCIe port. */
+    assert_int_equal(c.max_row + 1, 6);
+    assert_int_equal(c.max_col + 1, 6);
+    assert_int_equal(c.router, (size_t)p->sips * (size_t)p->cubes_per_sip * 32);
+    assert_int_equal(c.conns_e0, 4);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* Spec §2.5 spellings, each with its location fields. */
+static void test_node_names_and_locations_follow_the_spec(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    const kb_node *n = node(t, "sip1.cube15.r5c5");
+    assert_int_equal(n->sip, 1);
+    assert_int_equal(n->cube, 15);
+    assert_int_equal(n->pe, -1);
+    assert_true(n->has_pos);
+    n = node(t, "sip0.cube3.pe7.pe_dma");
+    assert_int_equal(n->sip, 0);
+    assert_int_equal(n->cube, 3);
+    assert_int_equal(n->pe, 7);
+    assert_int_equal(n->io, -1);
+    n = node(t, "sip0.cube0.hbm_ctrl.pe7");
+    assert_int_equal(n->pe, 7);
+    n = node(t, "sip0.cube0.ucie-E.conn3");
+    assert_int_equal(n->cube, 0);
+    n = node(t, "sip0.io0.pcie_ep");
+    assert_int_equal(n->sip, 0);
+    assert_int_equal(n->io, 0);
+    assert_int_equal(n->cube, -1);
+    node(t, "sip0.io0.io_cpu");
+    node(t, "sip0.io0.io_noc");
+    node(t, "sip0.io0.io_ucie-P0");
+    node(t, "sip0.io0.io_ucie-P1.conn3");
+    node(t, "sip1.cube7.m_cpu");
+    node(t, "sip1.cube7.sram");
+    for (size_t i = 0; i < NPARTS; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "sip1.cube2.pe4.%s", pe_parts[i]);
+        node(t, id);
+    }
+    n = node(t, "fabric.switch0");
+    assert_int_equal(n->sip, -1);
+    /* The HBM hole and things past the default's counts do not exist. */
+    assert_true(kb_topo_find(t, "sip0.cube0.r2c2") < 0);
+    assert_true(kb_topo_find(t, "sip0.cube0.r3c3") < 0);
+    assert_true(kb_topo_find(t, "sip0.cube16.r0c0") < 0);
+    assert_true(kb_topo_find(t, "sip2.cube0.r0c0") < 0);
+    assert_true(kb_topo_find(t, "sip0.cube0.pe8.pe_dma") < 0);
+    assert_true(kb_topo_find(t, "sip0.cube0.ucie-E.conn4") < 0);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* Node lookup, id order (the routing tie-break) and its inverse agree. */
+static void test_find_rank_and_by_rank_are_consistent_with_id_order(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    size_t nn = kb_topo_node_count(t);
+    for (uint32_t i = 0; i < nn; i++) {
+        assert_int_equal(kb_topo_find(t, kb_topo_node(t, i)->id), i);
+        assert_int_equal(kb_topo_by_rank(t, kb_topo_rank(t, i)), i);
+    }
+    for (uint32_t r = 1; r < nn; r++)
+        assert_true(strcmp(kb_topo_node(t, kb_topo_by_rank(t, r - 1))->id,
+                           kb_topo_node(t, kb_topo_by_rank(t, r))->id) < 0);
+    assert_int_equal(kb_topo_find(t, "sip0.cube0.nope"), -1);
+    assert_int_equal(kb_topo_find(t, ""), -1);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* Kinds, implementations and attribute values come from default.yaml. */
+static void test_node_kinds_and_implementations_match_the_file(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    static const struct {
+        const char *id, *kind, *impl;
+    } want[] = {
+        {"sip0.cube0.r0c0", "noc_router", "builtin.forwarding"},
+        {"sip0.cube0.pe0.pe_dma", "pe_dma", "builtin.pe_dma"},
+        {"sip0.cube0.pe0.pe_tcm", "pe_tcm", "builtin.pe_tcm"},
+        {"sip0.cube0.hbm_ctrl.pe0", "hbm_ctrl", "builtin.hbm_ctrl"},
+        {"sip0.cube0.m_cpu", "m_cpu", "builtin.m_cpu"},
+        {"sip0.cube0.sram", "sram", "builtin.sram"},
+        {"sip0.cube0.ucie-N", "ucie", "builtin.ucie"},
+        {"sip0.cube0.ucie-N.conn0", "ucie_conn", "builtin.forwarding"},
+        {"sip0.io0.pcie_ep", "pcie_ep", "builtin.pcie_ep"},
+        {"sip0.io0.io_noc", "io_noc", "builtin.forwarding"},
+        {"sip0.io0.io_cpu", "io_cpu", "builtin.io_cpu"},
+        {"sip0.io0.io_ucie-P0", "ucie", "builtin.ucie"},
+        {"fabric.switch0", "switch", "builtin.switch"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const kb_node *n = node(t, want[i].id);
+        assert_string_equal(n->spec->kind, want[i].kind);
+        assert_string_equal(n->spec->impl->name, want[i].impl);
+    }
+    const kb_node *r = node(t, "sip1.cube9.r4c1");
+    assert_string_equal(r->spec->role, "cube.components.router");
+    assert_float_equal(kb_spec_attr(r->spec, "overhead_ns"), 2.0, 0);
+    const kb_node *dma = node(t, "sip1.cube9.pe3.pe_dma");
+    assert_string_equal(dma->spec->role, "cube.pe_template.components.pe_dma");
+    assert_float_equal(kb_spec_attr(dma->spec, "rd_engines"), 1.0, 0);
+    assert_float_equal(kb_spec_attr(node(t, "sip0.io0.io_cpu")->spec, "overhead_ns"), 10.0, 0);
+    /* All routers of all cubes share one spec. */
+    assert_ptr_equal(node(t, "sip0.cube0.r0c0")->spec, r->spec);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* The out-edges of node i are edges[first_out .. first_out + nout), all
+ * with src i; and every edge except the one-way PE pipeline edges has an
+ * edge back. */
+static void test_edges_are_grouped_by_source_and_links_have_both_directions(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    size_t total = 0;
+    for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
+        const kb_node *n = kb_topo_node(t, i);
+        assert_int_equal(n->first_out, total);
+        for (uint32_t k = 0; k < n->nout; k++) {
+            const kb_edge *e = kb_topo_edge(t, n->first_out + k);
+            assert_int_equal(e->src, i);
+            assert_int_equal(kb_topo_edge_between(t, e->src, e->dst) >= 0, 1);
+            if (e->kind != KB_EK_PE_INTERNAL && kb_topo_edge_between(t, e->dst, e->src) < 0)
+                fail_msg("%s edge %s -> %s has no edge back", kb_edge_kind_name(e->kind), n->id,
+                         kb_topo_node(t, e->dst)->id);
+        }
+        total += n->nout;
+    }
+    assert_int_equal(total, kb_topo_edge_count(t));
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* The router <-> hbm_ctrl edge carries the controller's effective
+ * bandwidth: hbm_channels_per_pe x hbm_channel_bw_gbs x efficiency
+ * (ADR-0004; 8 x 32 x 1.0 = 256 GB/s in the default), in both directions,
+ * and each controller hangs off exactly its own PE's router (per-PE
+ * exclusivity, spec §2.9). */
+static void check_hbm_edges(const kb_topo *t, double efficiency)
+{
+    const kb_topo_params *p = kb_topo_params_of(t);
+    double want = p->hbm_channels_per_pe * p->hbm_channel_bw_gbs * efficiency;
+    int seen = 0;
+    for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
+        const kb_node *h = kb_topo_node(t, i);
+        if (strcmp(h->spec->kind, "hbm_ctrl") != 0)
+            continue;
+        seen++;
+        assert_float_equal(kb_spec_attr(h->spec, "efficiency"), efficiency, 1e-12);
+        assert_int_equal(h->nout, 1);
+        const kb_edge *out = kb_topo_edge(t, h->first_out);
+        assert_int_equal(out->kind, KB_EK_HBM_TO_ROUTER);
+        assert_float_equal(out->bw_gbs, want, 1e-9);
+        int64_t in = kb_topo_edge_between(t, out->dst, i);
+        assert_true(in >= 0);
+        assert_int_equal(kb_topo_edge(t, (uint32_t)in)->kind, KB_EK_ROUTER_TO_HBM);
+        assert_float_equal(kb_topo_edge(t, (uint32_t)in)->bw_gbs, want, 1e-9);
+        /* The router is the one PE h->pe's DMA attaches to. */
+        char id[96];
+        snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_dma", h->sip, h->cube, h->pe);
+        const kb_node *dma = node(t, id);
+        int64_t pr = -1;
+        for (uint32_t k = 0; k < dma->nout; k++)
+            if (kb_topo_edge(t, dma->first_out + k)->kind == KB_EK_PE_TO_ROUTER)
+                pr = kb_topo_edge(t, dma->first_out + k)->dst;
+        assert_int_equal(pr, out->dst);
+        /* No other node has an edge into this controller. */
+        for (uint32_t k = 0; k < kb_topo_edge_count(t); k++) {
+            const kb_edge *e = kb_topo_edge(t, k);
+            if (e->dst == i && e->src != out->dst)
+                fail_msg("%s reaches %s directly", kb_topo_node(t, e->src)->id, h->id);
+        }
+    }
+    assert_int_equal(seen, p->sips * p->cubes_per_sip * p->pes_per_cube);
+}
+
+static void test_hbm_edge_bandwidth_is_channels_times_channel_bw_times_efficiency(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    check_hbm_edges(t, 1.0);
+    kb_topo_free(t);
+    /* efficiency 0.8: 8 x 32 x 0.8 = 204.8 GB/s. */
+    const char *ov[] = {"cube.components.hbm_ctrl.attrs.efficiency=0.8"};
+    t = load_ok(reg, "topologies/small_2x2.yaml", ov, 1);
+    check_hbm_edges(t, 0.8);
+    const kb_node *h = node(t, "sip0.cube1.hbm_ctrl.pe3");
+    assert_float_equal(kb_topo_edge(t, h->first_out)->bw_gbs, 204.8, 1e-9);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* Link parameters of default.yaml land on the edges: mesh links at
+ * router_link_bw_gbs (256) as long as the router distance; UCIe seams at
+ * 512 GB/s, 1 mm; switch <-> pcie_ep at 64 GB/s, 100 mm; PE DMA <-> router
+ * at 256 GB/s. Directed seam count per SIP: 2 x ((w-1) x h + w x (h-1)). */
+static void test_edge_bandwidths_and_lengths_come_from_the_links_section(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    size_t seams = 0, pcie = 0, mesh = 0;
+    for (uint32_t k = 0; k < kb_topo_edge_count(t); k++) {
+        const kb_edge *e = kb_topo_edge(t, k);
+        const kb_node *a = kb_topo_node(t, e->src), *b = kb_topo_node(t, e->dst);
+        switch (e->kind) {
+        case KB_EK_ROUTER_MESH:
+            mesh++;
+            assert_float_equal(e->bw_gbs, 256.0, 0);
+            assert_float_equal(e->mm, fabs(a->x_mm - b->x_mm) + fabs(a->y_mm - b->y_mm), 1e-9);
+            assert_true(a->sip == b->sip && a->cube == b->cube);
+            break;
+        case KB_EK_UCIE_MESH:
+            seams++;
+            assert_float_equal(e->bw_gbs, 512.0, 0);
+            assert_float_equal(e->mm, 1.0, 0);
+            break;
+        case KB_EK_PCIE:
+            pcie++;
+            assert_float_equal(e->bw_gbs, 64.0, 0);
+            assert_float_equal(e->mm, 100.0, 0);
+            break;
+        case KB_EK_PE_TO_ROUTER:
+        case KB_EK_ROUTER_TO_PE:
+            assert_float_equal(e->bw_gbs, 256.0, 0);
+            break;
+        default:
+            break;
+        }
+    }
+    size_t w = (size_t)p->cube_w, h = (size_t)p->cube_h;
+    assert_int_equal(seams, (size_t)p->sips * 2 * ((w - 1) * h + w * (h - 1)));
+    assert_int_equal(pcie, 2 * (size_t)p->sips * (size_t)p->io_per_sip);
+    assert_true(mesh > 0);
+    /* Timing helpers: 2.5 mm at 0.01 ns/mm = 25 ps; 256 B at 256 GB/s
+     * (256 B/ns) = 1 ns = 1000 ps. */
+    int64_t e01 = kb_topo_edge_between(t, find(t, "sip0.cube0.r0c0"), find(t, "sip0.cube0.r0c1"));
+    assert_true(e01 >= 0);
+    assert_int_equal(kb_topo_edge_prop_ps(t, kb_topo_edge(t, (uint32_t)e01)), 25);
+    assert_int_equal(kb_edge_serialize_ps(kb_topo_edge(t, (uint32_t)e01), 256), 1000);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+static void test_summary_names_the_topology_and_its_counts(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    char *s = kb_topo_summary(t);
+    assert_non_null(s);
+    assert_true(strlen(s) > 0);
+    assert_has(s, "topology small_2x2 (topologies/small_2x2.yaml)");
+    char want[64];
+    snprintf(want, sizeof want, "nodes: %zu, directed edges: %zu", kb_topo_node_count(t),
+             kb_topo_edge_count(t));
+    assert_has(s, want);
+    snprintf(want, sizeof want, "hbm_ctrl=%d", kb_topo_params_of(t)->cubes_per_sip * kb_topo_params_of(t)->pes_per_cube);
+    assert_has(s, want);
+    free(s);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* The graph form: chain.yaml is 8 transit nodes n0..n7 in a line, linked
+ * both ways (2 x 7 = 14 directed edges) at 256 GB/s and 1 mm. */
+static void test_graph_form_chain_builds_a_line_of_nodes(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/chain.yaml", NULL, 0);
+    assert_string_equal(kb_topo_params_of(t)->sip_topology, "none");
+    assert_int_equal(kb_topo_params_of(t)->sips, 0);
+    assert_int_equal(kb_topo_node_count(t), 8);
+    assert_int_equal(kb_topo_edge_count(t), 2 * (8 - 1));
+    for (int i = 0; i < 8; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "n%d", i);
+        assert_string_equal(node(t, id)->spec->kind, "transit");
+    }
+    const kb_edge *e = kb_topo_edge(t, (uint32_t)kb_topo_edge_between(t, find(t, "n3"), find(t, "n4")));
+    assert_int_equal(e->kind, KB_EK_LINK);
+    assert_float_equal(e->bw_gbs, 256.0, 0);
+    assert_float_equal(e->mm, 1.0, 0);
+    kb_topo_free(t);
+    /* Overriding the count: --set graph.line.count=3. */
+    const char *ov[] = {"graph.line.count=3"};
+    t = load_ok(reg, "topologies/chain.yaml", ov, 1);
+    assert_int_equal(kb_topo_node_count(t), 3);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* kb_topo_load_string: the name comes from the document or, failing
+ * that, from the given file name without its extension. */
+static void test_load_string_takes_name_from_document_or_file_name(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *err = NULL;
+    kb_topo *t = kb_topo_load_string("graph:\n  nodes: [{id: a}, {id: b}]\n  links: [{src: a, dst: b}]\n",
+                                     "dir/inline.yaml", NULL, 0, reg, &err);
+    if (!t)
+        fail_msg("%s", err);
+    assert_string_equal(kb_topo_name(t), "inline");
+    assert_int_equal(kb_topo_node_count(t), 2);
+    assert_int_equal(kb_topo_edge_count(t), 2);
+    kb_topo_free(t);
+    t = kb_topo_load_string("name: named\ngraph:\n  line: {count: 2}\n", "x.yaml", NULL, 0, reg, &err);
+    if (!t)
+        fail_msg("%s", err);
+    assert_string_equal(kb_topo_name(t), "named");
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* ---- (b) overrides ---- */
+
+/* sip.cube_mesh={w: 2, h: 2} makes 4 cubes per SIP; every count follows. */
+static void test_cube_mesh_override_changes_cubes_per_sip(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *base = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    const char *ov[] = {"sip.cube_mesh={w: 2, h: 2}"};
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", ov, 1);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    assert_int_equal(p->cube_w, 2);
+    assert_int_equal(p->cube_h, 2);
+    assert_int_equal(p->cubes_per_sip, 4);
+    assert_int_equal(p->sips, kb_topo_params_of(base)->sips);
+    check_counts(t);
+    assert_true(kb_topo_find(t, "sip0.cube3.r0c0") >= 0);
+    assert_true(kb_topo_find(t, "sip0.cube4.r0c0") < 0);
+    assert_true(kb_topo_node_count(t) < kb_topo_node_count(base));
+    kb_topo_free(t);
+    kb_topo_free(base);
+    kb_registry_free(reg);
+}
+
+/* Several overrides at once: 3 SIPs; 2 PEs (corners NW and SE, 1 each)
+ * with the memory map to match (2 slices, 8 x 2 = 16 pseudo-channels). */
+static void test_several_overrides_apply_together(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    const char *ov[] = {"system.sips.count=3", "cube.pe_layout={corners: [NW, SE], pe_per_corner: 1}",
+                        "cube.memory_map.hbm_slices_per_cube=2", "cube.memory_map.hbm_pseudo_channels=16"};
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", ov, 4);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    assert_int_equal(p->sips, 3);
+    assert_int_equal(p->pes_per_cube, 2);
+    /* 48 GiB over 2 slices. */
+    assert_int_equal(p->hbm_slice_bytes, 48 * GiB / 2);
+    check_counts(t);
+    node(t, "sip2.cube3.pe1.pe_dma");
+    assert_true(kb_topo_find(t, "sip0.cube0.pe2.pe_dma") < 0);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* An override is validated like the file, and its errors name it. */
+static void test_override_errors_name_the_override(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    const char *bad_bw[] = {"cube.links.router_link_bw_gbs=-1"};
+    char *err = load_error(reg, "topologies/default.yaml", bad_bw, 1);
+    assert_string_equal(err, "--set cube.links.router_link_bw_gbs=-1: cube.links.router_link_bw_gbs: "
+                             "-1 is out of range (must be > 0)");
+    free(err);
+    const char *typo[] = {"cube.links.router_link_bw=128"};
+    err = load_error(reg, "topologies/default.yaml", typo, 1);
+    assert_prefix(err, "--set cube.links.router_link_bw=128: cube.links.router_link_bw: unknown key");
+    free(err);
+    const char *past[] = {"sip.io_chiplets.3.id=x"};
+    err = load_error(reg, "topologies/default.yaml", past, 1);
+    assert_string_equal(err, "--set sip.io_chiplets.3.id=x: '3' is not an index of sip.io_chiplets (a list of 1)");
+    free(err);
+    const char *mesh[] = {"sip.cube_mesh={w: 2, h: 0}"};
+    err = load_error(reg, "topologies/default.yaml", mesh, 1);
+    assert_prefix(err, "--set sip.cube_mesh={w: 2, h: 0}: sip.cube_mesh.h: 0 is out of range");
+    free(err);
+    kb_registry_free(reg);
+}
+
+/* ---- (c) malformed topology files ---- */
+
+typedef struct bad_case {
+    const char *file;   /* under tests/topologies/bad/ */
+    const char *where;  /* "line:col" in that file */
+    const char *path;   /* key path named after the position, or NULL */
+    const char *phrase; /* distinctive text of the message */
+    const char *phrase2;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"unknown_key.yaml", "4:11", "system.sips.cuont", "unknown key (known keys here: count, topology, w, h)", NULL},
+    {"wrong_type.yaml", "5:25", "cube.links.router_link_bw_gbs", "expected a number, got 'fast'", NULL},
+    {"missing_sip_count.yaml", "4:5", "system.sips.count", "missing: how many SIPs the tray holds", NULL},
+    {"negative_bandwidth.yaml", "5:23", "sip.links.ucie_seam_bw_gbs", "-512 is out of range (must be > 0)", NULL},
+    {"efficiency_out_of_range.yaml", "6:28", "cube.components.hbm_ctrl.attrs.efficiency",
+     "1.5 is out of range (> 0 .. 1)", NULL},
+    {"sip_grid_mismatch.yaml", "4:9", "system.sips", "sip layout 2x2 != sips.count (6)", NULL},
+    {"ring_with_grid.yaml", "4:43", "system.sips.w", "w/h give a SIP grid, which ring_1d does not use", NULL},
+    {"unknown_impl.yaml", "5:21", "cube.components.router.impl",
+     "unknown implementation 'builtin.rooter' (known: builtin.forwarding, ", "builtin.hbm_ctrl"},
+    {"impl_wrong_kind.yaml", "5:21", "cube.components.router.impl",
+     "builtin.hbm_ctrl cannot serve as a noc_router (it implements: hbm_ctrl)", NULL},
+    {"unknown_attr.yaml", "6:16", "cube.components.m_cpu.attrs.overhed_ns",
+     "unknown key (known keys here: overhead_ns)", "builtin.m_cpu has no such attribute"},
+    {"burst_not_pow2.yaml", "6:29", "cube.components.hbm_ctrl.attrs.burst_bytes", "384 must be a power of two", NULL},
+    {"slices_mismatch.yaml", "5:26", "cube.memory_map.hbm_slices_per_cube",
+     "4 HBM slices per cube, but the cube has 8 PEs", NULL},
+    {"pseudo_channels_mismatch.yaml", "5:26", "cube.memory_map.hbm_pseudo_channels",
+     "32 pseudo-channels per cube, but hbm_channels_per_pe x hbm_slices_per_cube = 8 x 8 = 64", NULL},
+    {"io_port_faces_cube.yaml", "7:38", "sip.io_chiplets[0].cube_ports[0].cube_side",
+     "side E of cube [0, 0] faces cube [1, 0]; an IO port needs a free shoreline side", NULL},
+    {"io_port_outside_mesh.yaml", "7:19", "sip.io_chiplets[0].cube_ports[0].cube",
+     "cube [4, 0] is outside the 4x4 cube mesh", NULL},
+    {"yaml_syntax.yaml", "5:4", NULL, "YAML syntax error: did not find expected ',' or '}'", NULL},
+    {"duplicate_key.yaml", "5:1", NULL, "duplicate key 'name' (first at line 2)", NULL},
+    {"graph_and_sip.yaml", "2:1", NULL,
+     "a topology has either a `graph:` section or `sip:`/`cube:` sections, not both", NULL},
+    {"cube_too_narrow.yaml", "6:5", "cube.geometry",
+     "cube is 5 mm wide but the PEs of a west and an east corner span 4 mm each", NULL},
+    {"no_io_chiplets.yaml", "4:16", "sip.io_chiplets", "a SIP needs at least one IO chiplet", NULL},
+    {"io_chiplet_without_ports.yaml", "5:7", "sip.io_chiplets[0].cube_ports",
+     "missing: an IO chiplet needs at least one cube port", NULL},
+    {"one_to_one_mapping.yaml", "4:35", "cube.memory_map.hbm_mapping_mode",
+     "one_to_one HBM mapping is not modelled", NULL},
+    {"component_kind_mismatch.yaml", "5:19", "cube.components.sram.kind", "this component is a sram, not a switch",
+     NULL},
+    {"unknown_corner.yaml", "4:30", "cube.pe_layout.corners[1]", "unknown corner 'NX' (NW, NE, SW, SE)", NULL},
+    {"duplicate_io_phy.yaml", "8:11", "sip.io_chiplets[0].cube_ports[1]", "phy P0 is used twice in IO chiplet io0",
+     NULL},
+    {"graph_link_unknown_node.yaml", "8:22", "graph.links[0].dst", "no node named 'c'", NULL},
+    {"graph_line_without_count.yaml", "5:5", "graph.line.count", "missing: how many nodes the line has", NULL},
+    {"missing_base.yaml", "2:7", "base", BAD "no_such_topology.yaml: cannot open topology file", NULL},
+    {"base_cycle.yaml", "2:7", "base", "cycle of base files: " BAD "base_cycle.yaml -> " BAD "base_cycle.yaml", NULL},
+    {"unknown_key_in_list.yaml", "7:41", "sip.io_chiplets[0].cube_ports[0].phyy",
+     "unknown key (known keys here: cube, cube_side, phy, bw_gbs, distance_mm)", NULL},
+};
+
+/* Each malformed file is rejected with "FILE:LINE:COL: KEY.PATH: message"
+ * (no path segment where the error is not about one key). All cases run;
+ * the failure lists every mismatch. */
+static void test_malformed_files_are_rejected_with_position_path_and_reason(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char report[8192] = "";
+    size_t n = sizeof bad_cases / sizeof bad_cases[0];
+    assert_true(n >= 12);
+    for (size_t i = 0; i < n; i++) {
+        const bad_case *c = &bad_cases[i];
+        char path[256], prefix[512];
+        snprintf(path, sizeof path, BAD "%s", c->file);
+        if (c->path)
+            snprintf(prefix, sizeof prefix, "%s:%s: %s: ", path, c->where, c->path);
+        else
+            snprintf(prefix, sizeof prefix, "%s:%s: ", path, c->where);
+        char *err = NULL;
+        kb_topo *t = kb_topo_load(path, NULL, 0, reg, &err);
+        const char *why = NULL;
+        if (t)
+            why = "loaded";
+        else if (!err)
+            why = "no error message";
+        else if (strncmp(err, prefix, strlen(prefix)) != 0)
+            why = "wrong position or key path";
+        else if (!strstr(err, c->phrase) || (c->phrase2 && !strstr(err, c->phrase2)))
+            why = "wrong message";
+        if (why) {
+            size_t len = strlen(report);
+            snprintf(report + len, sizeof report - len, "\n  %s: %s\n    got:  %s\n    want: %s... %s", c->file,
+                     why, err ? err : "(none)", prefix, c->phrase);
+        }
+        free(err);
+        kb_topo_free(t);
+    }
+    kb_registry_free(reg);
+    if (report[0])
+        fail_msg("malformed topologies not rejected as expected:%s", report);
+}
+
+/* Where the offending values were written in the including file over a
+ * base, the error must point into that file (where the user wrote them),
+ * not into the base, whose own values were fine: 5x4 cubes and a torus of
+ * 6 SIPs without w/h are both written in the bad files (line 4). */
+static void test_error_about_a_merged_map_points_into_the_overriding_file(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *err = load_error(reg, BAD "too_many_cubes.yaml", NULL, 0);
+    assert_has(err, "sip.cube_mesh: 5x4 = 20 cubes per SIP; the address map has room for 16");
+    char *err2 = load_error(reg, BAD "non_square_sips.yaml", NULL, 0);
+    assert_has(err2, "system.sips: non-square sips.count (6) requires explicit sips.w/h");
+    kb_registry_free(reg);
+    bool ok1 = strncmp(err, BAD "too_many_cubes.yaml:4:", strlen(BAD "too_many_cubes.yaml:4:")) == 0;
+    bool ok2 = strncmp(err2, BAD "non_square_sips.yaml:4:", strlen(BAD "non_square_sips.yaml:4:")) == 0;
+    if (!ok1 || !ok2) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s%s%s", ok1 ? "" : err, !ok1 && !ok2 ? " | " : "", ok2 ? "" : err2);
+        free(err);
+        free(err2);
+        fail_msg("error points into the base, not the file that wrote the values: %s", msg);
+    }
+    free(err);
+    free(err2);
+}
+
+/* A PHY named "P0.conn0" would give its port the node name of connection 0
+ * of PHY P0; the loader refuses a PHY name that is not one id segment. */
+static void test_colliding_node_names_are_rejected(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *err = load_error(reg, BAD "phy_name_collision.yaml", NULL, 0);
+    assert_prefix(err, BAD "phy_name_collision.yaml:8:46: sip.io_chiplets[0].cube_ports[1].phy: ");
+    assert_has(err, "phy 'P0.conn0': a PHY name must be non-empty and contain no '.'");
+    free(err);
+    kb_registry_free(reg);
+}
+
+/* A graph-form file in two pieces is refused, naming a pair that cannot
+ * reach each other. */
+static void test_disconnected_graph_is_rejected_naming_the_pair(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *err = load_error(reg, BAD "graph_disconnected.yaml", NULL, 0);
+    assert_string_equal(err, BAD "graph_disconnected.yaml: topology is disconnected: a cannot reach c (all view)");
+    free(err);
+    /* A one-way link counts only in its direction. */
+    err = load_error(reg, BAD "graph_oneway.yaml", NULL, 0);
+    assert_has(err, "topology is disconnected: b cannot reach a");
+    free(err);
+    kb_registry_free(reg);
+}
+
+/* Connectivity validation (validate.c) cannot be reached from a system-form
+ * file: the builder always links every PE, controller, SRAM, M_CPU and
+ * UCIe port to the router grid (which the HBM hole never splits: >= 3
+ * columns), every cube to its neighbours, and every IO chiplet (>= 1 cube
+ * port, required) to a cube and to the switch. So every valid system-form
+ * file must pass it: here a minimal self-contained file with one IO port on
+ * the far corner cube, reached through the whole cube mesh. The graph form
+ * is checked for being one connected piece (test_disconnected_graph_...). */
+static void test_minimal_system_file_with_a_corner_io_port_passes_connectivity(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *err = NULL;
+    kb_topo *t = kb_topo_load_string("system: { sips: { count: 1 } }\n"
+                                     "sip:\n"
+                                     "  cube_mesh: { w: 3, h: 2 }\n"
+                                     "  io_chiplets:\n"
+                                     "    - cube_ports: [ { cube: [2, 1], cube_side: S } ]\n",
+                                     "minimal.yaml", NULL, 0, reg, &err);
+    if (!t)
+        fail_msg("%s", err);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    assert_int_equal(p->cubes_per_sip, 6);
+    assert_int_equal(p->io_per_sip, 1);
+    check_counts(t);
+    /* Defaults: io chiplet id io0, PHY P0, the cube at x 2, y 1 is cube 1 x 3 + 2 = 5. */
+    const kb_node *port = node(t, "sip0.io0.io_ucie-P0");
+    int64_t e = kb_topo_edge_between(t, find(t, "sip0.io0.io_ucie-P0"), find(t, "sip0.cube5.ucie-S"));
+    assert_true(e >= 0);
+    assert_int_equal(kb_topo_edge(t, (uint32_t)e)->kind, KB_EK_IO_TO_CUBE);
+    assert_int_equal(port->io, 0);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* ---- (d) physical addresses -> nodes ---- */
+
+static kb_target resolve_ok(const kb_topo *t, kb_pa pa)
+{
+    kb_target tg;
+    char *err = NULL;
+    if (!kb_resolve_pa(t, pa, &tg, &err))
+        fail_msg("PA 0x%llx does not resolve: %s", (unsigned long long)pa, err);
+    return tg;
+}
+
+static char *resolve_error(const kb_topo *t, kb_pa pa)
+{
+    kb_target tg;
+    char *err = NULL;
+    if (kb_resolve_pa(t, pa, &tg, &err))
+        fail_msg("PA 0x%llx resolved to %s but should be rejected", (unsigned long long)pa,
+                 kb_topo_node(t, tg.node)->id);
+    assert_non_null(err);
+    return err;
+}
+
+/* HBM: the controller is hbm_offset / slice_bytes. PE 5's slice starts at
+ * 5 x slice_bytes (6 GiB in the default), so 5 x slice + 0x100 is in
+ * hbm_ctrl.pe5 of (sip 0, cube 3). */
+static void test_hbm_pa_resolves_to_the_slice_owners_controller(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_true(kb_pa_pe_hbm(0, 3, 5, 0x100, p->hbm_slice_bytes, &pa, err, sizeof err));
+    kb_target tg = resolve_ok(t, pa);
+    assert_string_equal(kb_topo_node(t, tg.node)->id, "sip0.cube3.hbm_ctrl.pe5");
+    assert_int_equal(tg.offset, 5 * p->hbm_slice_bytes + 0x100);
+    assert_int_equal(tg.f.kind, KB_PA_HBM);
+    /* The first and last byte of the cube's HBM: PE 0 and the last PE. */
+    assert_true(kb_pa_hbm(1, 15, 0, &pa, err, sizeof err));
+    assert_string_equal(kb_topo_node(t, resolve_ok(t, pa).node)->id, "sip1.cube15.hbm_ctrl.pe0");
+    uint64_t cap = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)GiB);
+    assert_true(kb_pa_hbm(1, 15, cap - 1, &pa, err, sizeof err));
+    char want[64];
+    snprintf(want, sizeof want, "sip1.cube15.hbm_ctrl.pe%d", p->pes_per_cube - 1);
+    assert_string_equal(kb_topo_node(t, resolve_ok(t, pa).node)->id, want);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+static void test_sram_tcm_and_mcpu_pas_resolve_to_their_nodes(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_true(kb_pa_cube_sram(1, 7, 0x80, &pa, err, sizeof err));
+    kb_target tg = resolve_ok(t, pa);
+    assert_string_equal(kb_topo_node(t, tg.node)->id, "sip1.cube7.sram");
+    assert_int_equal(tg.offset, 0x80);
+    assert_true(kb_pa_pe_tcm(0, 2, 6, 0x40, &pa, err, sizeof err));
+    tg = resolve_ok(t, pa);
+    assert_string_equal(kb_topo_node(t, tg.node)->id, "sip0.cube2.pe6.pe_tcm");
+    assert_int_equal(tg.offset, 0x40);
+    assert_true(kb_pa_mcpu(0, 9, KB_MCPU_SU_MCPU_SRAM, 0, &pa, err, sizeof err));
+    assert_string_equal(kb_topo_node(t, resolve_ok(t, pa).node)->id, "sip0.cube9.m_cpu");
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* hbm_total_gb_per_cube is 48 GiB in the default: offset 48 GiB (inside the
+ * 128 GiB address window) is beyond the implemented capacity. */
+static void test_hbm_pa_beyond_the_cube_capacity_is_rejected(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/default.yaml", NULL, 0);
+    uint64_t cap = (uint64_t)llround(kb_topo_params_of(t)->hbm_total_gb_per_cube * (double)GiB);
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_true(kb_pa_hbm(0, 0, cap, &pa, err, sizeof err));
+    char *e = resolve_error(t, pa);
+    assert_has(e, "is beyond the 48 GiB of HBM per cube");
+    free(e);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* small_2x2 has cubes 0..3 in 1 SIP: cube 5 and SIP 1 are valid addresses
+ * of nodes the topology does not have. */
+static void test_pa_on_a_cube_the_topology_lacks_is_rejected(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_true(kb_pa_hbm(0, (unsigned)p->cubes_per_sip + 1, 0x100, &pa, err, sizeof err));
+    char *e = resolve_error(t, pa);
+    assert_has(e, "node sip0.cube5.hbm_ctrl.pe0 not found in topology small_2x2");
+    free(e);
+    assert_true(kb_pa_cube_sram((unsigned)p->sips, 0, 0, &pa, err, sizeof err));
+    e = resolve_error(t, pa);
+    assert_has(e, "node sip1.cube0.sram not found in topology");
+    free(e);
+    /* A PE the cube lacks (8 PEs: pe_id 8 is a valid address). */
+    assert_true(kb_pa_pe_tcm(0, 0, (unsigned)p->pes_per_cube, 0, &pa, err, sizeof err));
+    e = resolve_error(t, pa);
+    assert_has(e, "pe8.pe_tcm not found in topology");
+    free(e);
+    /* IO chiplet addresses are not routed to nodes. */
+    assert_true(kb_pa_iocpu(0, 0, KB_IOCPU_SU_IO_SRAM, 0, &pa, err, sizeof err));
+    e = resolve_error(t, pa);
+    assert_has(e, "not routable");
+    free(e);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+/* With 3 PEs and 10 GiB of HBM, the slice is floor(10 GiB / 3) bytes, and
+ * 3 slices end 1 byte short of the capacity. Every offset below the
+ * capacity must still land on one of the cube's 3 controllers; the last
+ * byte belongs to the last PE (pe2), not to a non-existent pe3. */
+static void test_last_hbm_byte_resolves_when_capacity_is_not_divisible_by_slices(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    const char *ov[] = {"cube.pe_layout={corners: [NW, NE, SW], pe_per_corner: 1}",
+                        "cube.memory_map={hbm_slices_per_cube: 3, hbm_pseudo_channels: 24, "
+                        "hbm_total_gb_per_cube: 10}"};
+    kb_topo *t = load_ok(reg, "topologies/small_1cube_8pe.yaml", ov, 2);
+    const kb_topo_params *p = kb_topo_params_of(t);
+    assert_int_equal(p->pes_per_cube, 3);
+    assert_int_equal(p->hbm_slice_bytes, 10 * GiB / 3);
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_true(kb_pa_hbm(0, 0, 10 * GiB - 1, &pa, err, sizeof err));
+    kb_target tg;
+    char *e = NULL;
+    if (!kb_resolve_pa(t, pa, &tg, &e)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", e);
+        free(e);
+        kb_topo_free(t);
+        kb_registry_free(reg);
+        fail_msg("last HBM byte below capacity does not resolve: %s", msg);
+    }
+    assert_string_equal(kb_topo_node(t, tg.node)->id, "sip0.cube0.hbm_ctrl.pe2");
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_shipped_topology_loads_with_counts_from_its_parameters),
+        cmocka_unit_test(test_default_parameters_are_the_spec_default_system),
+        cmocka_unit_test(test_node_names_and_locations_follow_the_spec),
+        cmocka_unit_test(test_find_rank_and_by_rank_are_consistent_with_id_order),
+        cmocka_unit_test(test_node_kinds_and_implementations_match_the_file),
+        cmocka_unit_test(test_edges_are_grouped_by_source_and_links_have_both_directions),
+        cmocka_unit_test(test_hbm_edge_bandwidth_is_channels_times_channel_bw_times_efficiency),
+        cmocka_unit_test(test_edge_bandwidths_and_lengths_come_from_the_links_section),
+        cmocka_unit_test(test_summary_names_the_topology_and_its_counts),
+        cmocka_unit_test(test_graph_form_chain_builds_a_line_of_nodes),
+        cmocka_unit_test(test_load_string_takes_name_from_document_or_file_name),
+        cmocka_unit_test(test_cube_mesh_override_changes_cubes_per_sip),
+        cmocka_unit_test(test_several_overrides_apply_together),
+        cmocka_unit_test(test_override_errors_name_the_override),
+        cmocka_unit_test(test_malformed_files_are_rejected_with_position_path_and_reason),
+        cmocka_unit_test(test_error_about_a_merged_map_points_into_the_overriding_file),
+        cmocka_unit_test(test_colliding_node_names_are_rejected),
+        cmocka_unit_test(test_disconnected_graph_is_rejected_naming_the_pair),
+        cmocka_unit_test(test_minimal_system_file_with_a_corner_io_port_passes_connectivity),
+        cmocka_unit_test(test_hbm_pa_resolves_to_the_slice_owners_controller),
+        cmocka_unit_test(test_sram_tcm_and_mcpu_pas_resolve_to_their_nodes),
+        cmocka_unit_test(test_hbm_pa_beyond_the_cube_capacity_is_rejected),
+        cmocka_unit_test(test_pa_on_a_cube_the_topology_lacks_is_rejected),
+        cmocka_unit_test(test_last_hbm_byte_resolves_when_capacity_is_not_divisible_by_slices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
