@@ -1,5 +1,8 @@
 #include "lua/host.h"
 
+#include "lua/laddr.h"
+#include "lua/ltopo.h"
+
 #include "core/util.h"
 
 #include <inttypes.h>
@@ -42,6 +45,10 @@ static int open_state(lua_State *L)
     luaL_openlibs(L);
     luaL_requiref(L, "sim", luaopen_sim, 1);
     lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.topology_c", luaopen_kb_topology, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.addr", kb_lua_open_addr, 0);
+    lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");
         lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_dir, lua_dir);
@@ -52,6 +59,8 @@ static int open_state(lua_State *L)
         lua_getglobal(L, "require");
         lua_pushliteral(L, "kernbench");
         lua_call(L, 1, 1);
+        lua_pushstring(L, lua_dir);
+        lua_setfield(L, -2, "lua_dir");
         lua_setglobal(L, "kb");
     }
     return 0;

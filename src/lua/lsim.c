@@ -79,6 +79,9 @@ void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, cons
 
 static int l_new(lua_State *L)
 {
+    if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
+        return luaL_typeerror(L, 1, "table of options ({topology = t})");
+    lua_settop(L, 1);
     lsim *S = lua_newuserdatauv(L, sizeof *S, LSIM_NUV);
     memset(S, 0, sizeof *S);
     S->serial = kb_host_next_sim_serial(L);
@@ -89,6 +92,8 @@ static int l_new(lua_State *L)
     S->host = kb_host_of(L);
     if (S->host)
         kb_sim_set_interrupt(S->sim, &S->host->interrupt);
+    if (lua_istable(L, 1))
+        lfabric_attach(L, S, lua_gettop(L), 1);
     return 1;
 }
 
@@ -99,6 +104,7 @@ static void close_sim(lua_State *L, lsim *S)
     kb_sim_stats st;
     kb_sim_get_stats(S->sim, &st);
     kb_host_sim_closed(L, S->serial, &st, S->resumes);
+    lfabric_close(L, S);
     kb_sim_free(S->sim);
     S->sim = NULL;
 }
@@ -325,6 +331,10 @@ static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
 int luaopen_sim(lua_State *L)
 {
     lsim_new_meta(L, LSIM_MT, sim_methods, sim_meta);
+    luaL_getmetatable(L, LSIM_MT);
+    lua_getfield(L, -1, "__index");
+    luaL_setfuncs(L, lfabric_methods, 0);
+    lua_pop(L, 2);
     luaL_newmetatable(L, LERROR_MT);
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");

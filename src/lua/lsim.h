@@ -32,6 +32,8 @@
 #define LERROR_MT "kernbench.error"
 
 struct lproc;
+struct lop;
+struct kb_fabric;
 
 typedef struct lsim {
     kb_sim *sim;           /* NULL once closed */
@@ -42,10 +44,13 @@ typedef struct lsim {
     int serial;            /* creation number within this Lua state */
     int objects;           /* stores and resources made, for default names */
     struct kb_host *host;  /* NULL when the state has none */
+    struct kb_fabric *fab; /* set when built on a topology (lfabric.c) */
+    struct lop *ops;       /* fabric operations in flight */
+    lua_State *opL;        /* the state that last submitted an operation */
 } lsim;
 
 /* User values of a sim userdata. */
-enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_NUV = LSIM_UV_ERROR };
+enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_TOPO, LSIM_NUV = LSIM_UV_TOPO };
 
 /* Kinds of awaitable userdata; all start with an levent header. */
 typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
@@ -103,6 +108,8 @@ void lsim_open_event(lua_State *L);
 levent *lsim_check_awaitable(lua_State *L, int idx);
 levent *lsim_test_awaitable(lua_State *L, int idx);
 int lsim_event_new(lua_State *L);
+/* Pushes a new event userdata for ev (one reference taken over). */
+levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent_kind kind);
 int lsim_timeout(lua_State *L);
 int lsim_all_of(lua_State *L);
 int lsim_any_of(lua_State *L);
@@ -118,5 +125,10 @@ void lsim_release_event(levent *e); /* drops the kb_event reference if the sim l
 void lsim_open_store(lua_State *L);
 int lsim_store_new(lua_State *L);
 int lsim_resource_new(lua_State *L);
+
+/* lfabric.c */
+extern const luaL_Reg lfabric_methods[];
+void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx);
+void lfabric_close(lua_State *L, lsim *S);
 
 #endif

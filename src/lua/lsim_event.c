@@ -30,7 +30,7 @@ void lsim_release_event(levent *e)
     e->ev = NULL;
 }
 
-static levent *push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent_kind kind)
+levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent_kind kind)
 {
     levent *e = lua_newuserdatauv(L, sizeof *e, LEV_NUV);
     e->ev = ev;
@@ -264,7 +264,7 @@ int lsim_event_new(lua_State *L)
     kb_event *ev = kb_event_new(S->sim);
     if (name)
         kb_event_set_name(ev, name);
-    push_event(L, 1, S, ev, LEV_PLAIN);
+    lsim_push_event(L, 1, S, ev, LEV_PLAIN);
     return 1;
 }
 
@@ -273,7 +273,7 @@ int lsim_timeout(lua_State *L)
     lsim *S = lsim_check(L, 1);
     kb_time d = lsim_check_duration(L, 2, "s:timeout(ns)");
     lua_settop(L, 3);
-    push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
+    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     return 1;
@@ -304,7 +304,7 @@ static int make_condition(lua_State *L, bool any)
     }
     kb_event *ev = any ? kb_event_any_of(S->sim, evs, (size_t)n)
                        : kb_event_all_of(S->sim, evs, (size_t)n);
-    push_event(L, 1, S, ev, any ? LEV_ANY : LEV_ALL);
+    lsim_push_event(L, 1, S, ev, any ? LEV_ANY : LEV_ALL);
     lua_pushvalue(L, kids);
     lua_setiuservalue(L, -2, LEV_UV_EXTRA);
     return 1;

@@ -1,0 +1,82 @@
+/* The builtin.* implementations: names, attributes with their defaults and
+ * ranges, and behaviour. Defaults are the spec's values for the default
+ * topology (topology-fabric-latency.md §4.15); docs/topology.md lists them. */
+#include "comp/comp.h"
+
+#include <math.h>
+
+#define ATTR_NS(name, dflt, doc) {name, KB_ATTR_NUMBER, dflt, 0, INFINITY, false, false, "ns", doc}
+#define OVERHEAD(dflt) ATTR_NS("overhead_ns", dflt, "time charged once per transaction")
+#define COUNT(x) (sizeof(x) / sizeof((x)[0]))
+
+static const kb_attr_def forwarding_attrs[] = {OVERHEAD(0.0)};
+static const kb_attr_def router_attrs[] = {OVERHEAD(2.0)};
+static const kb_attr_def switch_attrs[] = {OVERHEAD(5.0)};
+static const kb_attr_def ucie_attrs[] = {OVERHEAD(8.0)};
+static const kb_attr_def pcie_ep_attrs[] = {OVERHEAD(5.0)};
+static const kb_attr_def io_cpu_attrs[] = {OVERHEAD(10.0)};
+static const kb_attr_def m_cpu_attrs[] = {OVERHEAD(5.0)};
+static const kb_attr_def sram_attrs[] = {
+    OVERHEAD(2.0),
+    {"size_mb", KB_ATTR_NUMBER, 32.0, 0, INFINITY, true, false, "MiB", "capacity (not used for timing)"},
+};
+static const kb_attr_def hbm_ctrl_attrs[] = {
+    {"burst_bytes", KB_ATTR_INT, 256, 1, 1 << 20, false, true, "bytes",
+     "bytes one pseudo-channel commits per chunk_time; selects the channel bits"},
+    ATTR_NS("switch_penalty_ns", 0.0, "extra time when a channel turns between read and write"),
+    {"efficiency", KB_ATTR_NUMBER, 1.0, 0, 1, true, false, NULL,
+     "fraction of peak HBM bandwidth achieved (scales the router edge and the channels)"},
+    OVERHEAD(0.0),
+};
+static const kb_attr_def pe_dma_attrs[] = {
+    ATTR_NS("overhead_ns", 2.0, "DMA setup time, paid before the first flit leaves"),
+    {"rd_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "read transfers in flight"},
+    {"wr_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "write transfers in flight"},
+};
+static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
+static const kb_attr_def pe_tcm_attrs[] = {
+    OVERHEAD(0.0),
+    {"size_mb", KB_ATTR_NUMBER, 2.0, 0, INFINITY, true, false, "MiB", "scratchpad capacity"},
+    {"read_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "read bandwidth"},
+    {"write_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "write bandwidth"},
+};
+static const kb_attr_def pe_mmu_attrs[] = {
+    OVERHEAD(0.0),
+    {"page_size", KB_ATTR_INT, 2 << 20, 4096, 1 << 30, false, true, "bytes", "translation page size"},
+    ATTR_NS("tlb_overhead_ns", 0.0, "time per translation"),
+};
+
+#define IMPL(nm, kinds, attrs, ops, doc) {nm, kinds, attrs, COUNT(attrs), &ops, doc}
+
+static const kb_impl builtins[] = {
+    IMPL("builtin.forwarding", NULL, forwarding_attrs, kb_transit_ops,
+         "flit-aware transit node: one serial worker, overhead on the first flit"),
+    IMPL("builtin.noc", NULL, router_attrs, kb_transit_ops, "cube NoC router (transit node)"),
+    IMPL("builtin.switch", NULL, switch_attrs, kb_transit_ops, "tray switch (transit node)"),
+    IMPL("builtin.ucie", NULL, ucie_attrs, kb_transit_ops, "UCIe protocol endpoint (transit node)"),
+    IMPL("builtin.pcie_ep", "pcie_ep", pcie_ep_attrs, kb_store_forward_ops,
+         "PCIe endpoint: reassembles, overhead per transaction"),
+    IMPL("builtin.io_cpu", "io_cpu", io_cpu_attrs, kb_store_forward_ops,
+         "IO chiplet command processor (store and forward)"),
+    IMPL("builtin.m_cpu", "m_cpu", m_cpu_attrs, kb_store_forward_ops,
+         "cube command processor (store and forward)"),
+    IMPL("builtin.sram", "sram", sram_attrs, kb_sram_ops, "cube shared SRAM (terminal)"),
+    IMPL("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
+         "per-PE HBM controller with address-interleaved pseudo-channels"),
+    IMPL("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine"),
+    IMPL("builtin.pe_cpu", "pe_cpu", pe_part_attrs, kb_pe_part_ops, "PE control processor"),
+    IMPL("builtin.pe_scheduler", "pe_scheduler", pe_part_attrs, kb_pe_part_ops, "PE command scheduler"),
+    IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_part_attrs, kb_pe_part_ops,
+         "TCM <-> register file mover"),
+    IMPL("builtin.pe_gemm", "pe_gemm", pe_part_attrs, kb_pe_part_ops, "matrix engine"),
+    IMPL("builtin.pe_math", "pe_math", pe_part_attrs, kb_pe_part_ops, "vector/math engine"),
+    IMPL("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad"),
+    IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_part_ops, "PE address translation"),
+    IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),
+};
+
+void kb_comp_register_builtins(kb_registry *reg)
+{
+    for (size_t i = 0; i < COUNT(builtins); i++)
+        kb_registry_add(reg, &builtins[i]);
+}

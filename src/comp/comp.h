@@ -1,0 +1,41 @@
+/* Builtin component implementations and the entry points the host and the
+ * PEs use to start operations on the fabric.
+ *
+ * Each builtin is a kb_impl (name, attributes with defaults, behaviour)
+ * registered by kb_comp_register_builtins. Behaviours live one per file:
+ * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint,
+ * IO_CPU, M_CPU), hbm_ctrl.c, sram.c, pe_dma.c, pe_parts.c. */
+#ifndef KB_COMP_COMP_H
+#define KB_COMP_COMP_H
+
+#include "fabric/fabric.h"
+#include "topo/registry.h"
+
+/* Adds every builtin.* implementation to reg. */
+void kb_comp_register_builtins(kb_registry *reg);
+
+/* Behaviours (kb_impl.ops of the builtins). */
+extern const kb_comp_ops kb_transit_ops;
+extern const kb_comp_ops kb_store_forward_ops;
+extern const kb_comp_ops kb_hbm_ctrl_ops;
+extern const kb_comp_ops kb_sram_ops;
+extern const kb_comp_ops kb_pe_dma_ops;
+extern const kb_comp_ops kb_pe_part_ops;
+
+/* What a target (HBM controller, SRAM) does once a request is served at
+ * the current time: a write completes (host) or is acknowledged with an
+ * empty response (PE DMA); a read returns its bytes on the reverse path. */
+void kb_target_finish(kb_txn *t);
+/* Completes t at time `at` (now or later). */
+void kb_complete_at(kb_txn *t, kb_time at);
+
+/* Starts a PE DMA transfer of `nbytes` between the PE whose pe_dma node is
+ * `pe_dma` and the target node `dst` (an HBM controller or the SRAM), at
+ * target-local offset `addr`. msg is KB_MSG_DMA_WRITE or KB_MSG_DMA_READ.
+ * The transfer waits for a free read or write channel, pays the DMA setup
+ * overhead, and completes (done) when the acknowledgement or the data is
+ * back at the PE. False with *err if there is no route. */
+bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
+                      uint64_t nbytes, kb_txn_done_fn done, void *arg, kb_hoplog *log, char **err);
+
+#endif

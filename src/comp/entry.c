@@ -1,0 +1,152 @@
+/* Address resolution and the operations the host can start. */
+#include "comp/entry.h"
+
+#include "core/sim.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
+{
+    char msg[KB_PA_ERRLEN];
+    if (!kb_pa_decode(pa, &out->f, msg, sizeof msg)) {
+        *err = kb_xstrdup(msg);
+        return false;
+    }
+    const kb_topo_params *p = kb_topo_params_of(t);
+    const kb_pa_fields *f = &out->f;
+    char id[96];
+    switch (f->kind) {
+    case KB_PA_HBM: {
+        uint64_t cap = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)(1ull << 30));
+        if (p->hbm_slice_bytes == 0 || f->offset >= cap) {
+            *err = kb_asprintf("PA 0x%llx: hbm_offset 0x%llx is beyond the %g GiB of HBM per cube "
+                               "in this topology", (unsigned long long)pa,
+                               (unsigned long long)f->offset, p->hbm_total_gb_per_cube);
+            return false;
+        }
+        /* When the capacity does not divide evenly, the few left-over bytes belong to the
+         * last slice (docs/decisions.md). */
+        uint64_t slice = f->offset / p->hbm_slice_bytes;
+        if (slice >= (uint64_t)p->pes_per_cube)
+            slice = (uint64_t)p->pes_per_cube - 1;
+        snprintf(id, sizeof id, "sip%u.cube%u.hbm_ctrl.pe%llu", f->sip, f->die,
+                 (unsigned long long)slice);
+        break;
+    }
+    case KB_PA_PE_LOCAL:
+        snprintf(id, sizeof id, "sip%u.cube%u.pe%u.pe_tcm", f->sip, f->die, f->pe);
+        break;
+    case KB_PA_CUBE_SRAM:
+        snprintf(id, sizeof id, "sip%u.cube%u.sram", f->sip, f->die);
+        break;
+    case KB_PA_MCPU_LOCAL:
+        snprintf(id, sizeof id, "sip%u.cube%u.m_cpu", f->sip, f->die);
+        break;
+    default:
+        *err = kb_asprintf("PA 0x%llx: %s addresses are not routable yet", (unsigned long long)pa,
+                           kb_pa_kind_name(f->kind));
+        return false;
+    }
+    int64_t node = kb_topo_find(t, id);
+    if (node < 0) {
+        *err = kb_asprintf("PA 0x%llx: node %s not found in topology %s", (unsigned long long)pa, id,
+                           kb_topo_name(t));
+        return false;
+    }
+    out->node = (uint32_t)node;
+    out->offset = f->offset;
+    return true;
+}
+
+static bool data_target(const kb_topo *t, kb_pa pa, kb_target *tg, const char *what, char **err)
+{
+    if (!kb_resolve_pa(t, pa, tg, err))
+        return false;
+    if (tg->f.kind != KB_PA_HBM && tg->f.kind != KB_PA_CUBE_SRAM) {
+        *err = kb_asprintf("%s to a %s address (%s) is not modelled: targets are HBM and cube SRAM",
+                           what, kb_pa_kind_name(tg->f.kind), kb_topo_node(t, tg->node)->id);
+        return false;
+    }
+    return true;
+}
+
+static void log_start(kb_txn *t, kb_hoplog *log)
+{
+    t->log = log;
+}
+
+bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_txn_done_fn done,
+                    void *arg, kb_hoplog *log, const kb_path **path, char **err)
+{
+    const kb_topo *t = kb_fabric_topo(f);
+    const char *what = msg == KB_MSG_MEM_WRITE ? "MemoryWrite" : "MemoryRead";
+    kb_target tg;
+    if (!data_target(t, pa, &tg, what, err))
+        return false;
+    /* The SIP's first IO chiplet (find_pcie_ep(sip, "io0")). */
+    int64_t ep = -1;
+    for (size_t i = 0; i < kb_topo_node_count(t) && ep < 0; i++) {
+        const kb_node *n = kb_topo_node(t, (uint32_t)i);
+        if (n->io == 0 && n->sip == (int)tg.f.sip && kb_impl_serves(n->spec->impl, "pcie_ep") &&
+            strcmp(n->spec->kind, "pcie_ep") == 0)
+            ep = (int64_t)i;
+    }
+    if (ep < 0) {
+        *err = kb_asprintf("%s: SIP %u has no PCIe endpoint in topology %s", what, tg.f.sip,
+                           kb_topo_name(t));
+        return false;
+    }
+    const kb_path *p = kb_route(t, KB_VIEW_MEMORY, (uint32_t)ep, tg.node, err);
+    if (!p)
+        return false;
+    kb_txn *tx = kb_txn_new(f, msg, p, msg == KB_MSG_MEM_WRITE ? nbytes : 0);
+    tx->req_bytes = nbytes;
+    tx->addr = tg.offset;
+    tx->done = done;
+    tx->done_arg = arg;
+    log_start(tx, log);
+    if (path)
+        *path = p;
+    kb_fabric_inject(f, tx);
+    return true;
+}
+
+bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, uint64_t nbytes,
+               kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err)
+{
+    const kb_topo *t = kb_fabric_topo(f);
+    kb_target tg;
+    if (!data_target(t, pa, &tg, write ? "PE DMA write" : "PE DMA read", err))
+        return false;
+    char id[96];
+    snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_dma", sip, cube, pe);
+    int64_t src = kb_topo_find(t, id);
+    if (src < 0) {
+        *err = kb_asprintf("PE DMA: no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe,
+                           kb_topo_name(t));
+        return false;
+    }
+    if (path && !(*path = kb_route_pe(t, (uint32_t)src, tg.node, err)))
+        return false;
+    return kb_pe_dma_submit(f, (uint32_t)src, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, tg.node,
+                            tg.offset, nbytes, done, arg, log, err);
+}
+
+bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes,
+                 kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err)
+{
+    const kb_path *p = kb_route(kb_fabric_topo(f), view, src, dst, err);
+    if (!p)
+        return false;
+    kb_txn *tx = kb_txn_new(f, KB_MSG_TRANSFER, p, nbytes);
+    tx->done = done;
+    tx->done_arg = arg;
+    log_start(tx, log);
+    if (path)
+        *path = p;
+    kb_fabric_inject(f, tx);
+    return true;
+}

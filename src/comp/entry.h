@@ -1,0 +1,39 @@
+/* Entry points: how the host (and tests) start operations on a fabric.
+ *
+ * Physical addresses are turned into topology nodes only here, through the
+ * Rev-2 codec (src/mem/addr.h) and the resolver rules of ADR-0051 D1. */
+#ifndef KB_COMP_ENTRY_H
+#define KB_COMP_ENTRY_H
+
+#include "comp/comp.h"
+#include "mem/addr.h"
+
+/* Where a physical address lives: its node and the node-local offset. */
+typedef struct kb_target {
+    uint32_t node;
+    uint64_t offset;   /* HBM: the cube's hbm_offset; others: the sub-offset */
+    kb_pa_fields f;
+} kb_target;
+
+/* Decodes pa and finds its node (HBM -> hbm_ctrl.pe{offset / slice},
+ * PE_LOCAL -> pe{P}.pe_tcm, CUBE_SRAM -> sram, MCPU_LOCAL -> m_cpu); checks
+ * the HBM offset against the implemented capacity. */
+bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err);
+
+/* Host MemoryWrite / MemoryRead of nbytes at pa, entering at the SIP's
+ * first IO chiplet's PCIe endpoint and bypassing IO_CPU and M_CPU. A write
+ * completes when its last burst is committed; a read when its data is back
+ * at the PCIe endpoint. msg is KB_MSG_MEM_WRITE or KB_MSG_MEM_READ. */
+bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_txn_done_fn done,
+                    void *arg, kb_hoplog *log, const kb_path **path, char **err);
+
+/* A PE DMA transfer from PE (sip, cube, pe) to/from pa (HBM or cube SRAM). */
+bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, uint64_t nbytes,
+               kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err);
+
+/* nbytes from node src to node dst over the view's shortest path,
+ * completing when the last flit has been handled at dst. */
+bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes,
+                 kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err);
+
+#endif

@@ -1,0 +1,121 @@
+/* HBM controller of one PE partition (builtin.hbm_ctrl, ADR-0034):
+ * num_pcs pseudo-channels, each committing one burst per chunk_time;
+ * the channel of a burst is (address >> log2(burst_bytes)) & (num_pcs-1).
+ * Reads and writes share a channel; a direction change costs
+ * switch_penalty_ns. The worker is flit-aware and serial, pays the
+ * overhead on a transaction's first flit, and never waits for a commit:
+ * the transaction is finalised when its last burst is committed. */
+#include "comp/comp.h"
+
+#include "core/sim.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct hbm {
+    kb_time *pc_avail;
+    signed char *pc_dir; /* -1 none, 0 read, 1 write */
+    unsigned pc_mask;
+    int pc_shift;
+    uint64_t burst;
+    kb_time chunk_ps, switch_ps;
+} hbm;
+
+static void hbm_init(kb_comp *c)
+{
+    const kb_topo_params *p = kb_topo_params_of(kb_fabric_topo(c->fab));
+    const kb_comp_spec *s = c->n->spec;
+    hbm *h = kb_xcalloc(1, sizeof *h);
+    unsigned pcs = (unsigned)(p->hbm_channels_per_pe > 0 ? p->hbm_channels_per_pe : 1);
+    h->pc_avail = kb_xcalloc(pcs, sizeof *h->pc_avail);
+    h->pc_dir = kb_xmalloc(pcs);
+    for (unsigned i = 0; i < pcs; i++)
+        h->pc_dir[i] = -1;
+    h->pc_mask = pcs - 1;
+    h->burst = (uint64_t)kb_spec_attr(s, "burst_bytes");
+    while ((UINT64_C(1) << h->pc_shift) < h->burst)
+        h->pc_shift++;
+    /* Per-channel bandwidth: the effective controller bandwidth over its
+     * channels (ADR-0034 D4), so efficiency scales the channels too. */
+    double pc_bw = p->hbm_channel_bw_gbs * kb_spec_attr(s, "efficiency");
+    h->chunk_ps = llround((double)h->burst * 1000.0 / pc_bw);
+    h->switch_ps = llround(kb_spec_attr(s, "switch_penalty_ns") * 1000.0);
+    c->state = h;
+}
+
+static void hbm_fini(kb_comp *c)
+{
+    hbm *h = c->state;
+    if (!h)
+        return;
+    free(h->pc_avail);
+    free(h->pc_dir);
+    free(h);
+}
+
+/* Commits one burst at `addr` no earlier than `at`; returns its finish. */
+static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
+{
+    unsigned pc = (unsigned)(addr >> h->pc_shift) & h->pc_mask;
+    kb_time start = at > h->pc_avail[pc] ? at : h->pc_avail[pc];
+    if (h->pc_dir[pc] >= 0 && h->pc_dir[pc] != dir)
+        start += h->switch_ps;
+    kb_time finish = start + h->chunk_ps;
+    h->pc_avail[pc] = finish;
+    h->pc_dir[pc] = (signed char)dir;
+    c->busy_ps += h->chunk_ps;
+    return finish;
+}
+
+static bool is_write(const kb_txn *t)
+{
+    return t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE || t->msg == KB_MSG_TRANSFER;
+}
+
+static void finalize(kb_txn *t) { kb_target_finish(t); }
+
+static void hbm_flit(kb_comp *c, kb_flit *f)
+{
+    hbm *h = c->state;
+    kb_txn *t = f->txn;
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    kb_time start = c->busy_until > now ? c->busy_until : now;
+    if (f->idx == 0) {
+        start += c->overhead_ps;
+        t->t_mark = start;
+    }
+    c->busy_until = start;
+    if (!kb_flit_at_end(f)) { /* passing through */
+        kb_fabric_send_flit(f, start);
+        return;
+    }
+    bool last = f->idx + 1 == t->nflits;
+    if (t->nbytes == 0) {
+        /* A command (a read): commit every burst of the requested bytes. */
+        for (uint64_t off = 0; off < t->req_bytes; off += h->burst) {
+            kb_time fin = commit(c, h, t->addr + off, 0, start);
+            if (fin > t->t_mark)
+                t->t_mark = fin;
+        }
+    } else {
+        uint64_t base = t->addr + (uint64_t)f->idx * (uint64_t)kb_topo_params_of(kb_fabric_topo(c->fab))->flit_bytes;
+        uint64_t n = f->bytes ? f->bytes : 1;
+        for (uint64_t off = 0; off < n; off += h->burst) {
+            kb_time fin = commit(c, h, base + off, is_write(t) ? 1 : 0, start);
+            if (fin > t->t_mark)
+                t->t_mark = fin;
+        }
+    }
+    kb_fabric_free_flit(c->fab, f);
+    if (!last)
+        return;
+    /* Finalise without blocking the worker (ADR-0034 D6). */
+    if (t->t_mark > now)
+        kb_fabric_at(t, t->t_mark, finalize);
+    else
+        kb_target_finish(t);
+}
+
+const kb_comp_ops kb_hbm_ctrl_ops = {
+    .flit_aware = true, .init = hbm_init, .fini = hbm_fini, .on_flit = hbm_flit};

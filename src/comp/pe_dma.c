@@ -1,0 +1,114 @@
+/* PE DMA engine (builtin.pe_dma): a read and a write channel
+ * (rd_engines / wr_engines transfers in flight each). A transfer holds its
+ * channel for the whole round trip, from setup until its acknowledgement
+ * or data is back (fix f6d262e359 of the original); queued transfers start
+ * in submission order. The setup overhead (overhead_ns) is paid before the
+ * first flit leaves. */
+#include "comp/comp.h"
+
+#include "core/sim.h"
+#include "core/util.h"
+
+#include <stdlib.h>
+
+typedef struct channel {
+    int cap, busy;
+    kb_txn *head, *tail;
+} channel;
+
+typedef struct dma {
+    channel ch[2]; /* 0 read, 1 write */
+} dma;
+
+static void dma_init(kb_comp *c)
+{
+    dma *d = kb_xcalloc(1, sizeof *d);
+    d->ch[0].cap = (int)kb_spec_attr(c->n->spec, "rd_engines");
+    d->ch[1].cap = (int)kb_spec_attr(c->n->spec, "wr_engines");
+    c->state = d;
+}
+
+static void dma_fini(kb_comp *c) { free(c->state); }
+
+static channel *channel_of(dma *d, kb_msg request)
+{
+    return &d->ch[request == KB_MSG_DMA_WRITE ? 1 : 0];
+}
+
+static void start(kb_comp *c, channel *ch, kb_txn *t)
+{
+    ch->busy++;
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    c->busy_ps += c->overhead_ps;
+    kb_fabric_forward(t, now + c->overhead_ps);
+}
+
+/* A transaction ending at a PE DMA: the response to one of its transfers. */
+static void dma_txn(kb_comp *c, kb_txn *t)
+{
+    if (t->step + 1 < t->path->n) {
+        kb_fabric_forward(t, kb_sim_now(kb_fabric_sim(c->fab)));
+        return;
+    }
+    if (t->msg != KB_MSG_RESPONSE || t->owner != c) {
+        kb_comp_fail(c, "received a %s it did not ask for", kb_msg_name(t->msg));
+        kb_txn_free(t);
+        return;
+    }
+    channel *ch = channel_of(c->state, t->request);
+    ch->busy--;
+    kb_txn_complete(t);
+    if (ch->head && ch->busy < ch->cap) {
+        kb_txn *next = ch->head;
+        ch->head = next->next;
+        if (!ch->head)
+            ch->tail = NULL;
+        next->next = NULL;
+        start(c, ch, next);
+    }
+}
+
+bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
+                      uint64_t nbytes, kb_txn_done_fn done, void *arg, kb_hoplog *log, char **err)
+{
+    kb_comp *c = kb_fabric_comp(f, pe_dma);
+    if (c->ops != &kb_pe_dma_ops) {
+        *err = kb_asprintf("%s is not a PE DMA engine (%s)", c->n->id, c->n->spec->impl->name);
+        return false;
+    }
+    const kb_path *path = kb_route_pe(kb_fabric_topo(f), pe_dma, dst, err);
+    if (!path)
+        return false;
+    kb_txn *t = kb_txn_new(f, msg, path, msg == KB_MSG_DMA_WRITE ? nbytes : 0);
+    t->req_bytes = nbytes;
+    t->addr = addr;
+    t->done = done;
+    t->done_arg = arg;
+    t->owner = c;
+    t->log = log;
+    if (log) {
+        t->log_base = (uint32_t)log->n;
+        if (log->n == log->cap) {
+            log->cap = log->cap ? 2 * log->cap : 16;
+            log->hops = kb_xrealloc(log->hops, log->cap * sizeof *log->hops);
+        }
+        kb_time now = kb_sim_now(kb_fabric_sim(f));
+        log->hops[log->n++] = (kb_hop){pe_dma, now, now};
+    }
+    c->txns++;
+    dma *d = c->state;
+    channel *ch = channel_of(d, msg);
+    if (ch->busy < ch->cap) {
+        start(c, ch, t);
+    } else {
+        if (ch->tail)
+            ch->tail->next = t;
+        else
+            ch->head = t;
+        ch->tail = t;
+    }
+    return true;
+}
+
+const kb_comp_ops kb_pe_dma_ops = {
+    .flit_aware = false, .init = dma_init, .fini = dma_fini, .on_txn = dma_txn};

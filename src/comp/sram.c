@@ -1,0 +1,42 @@
+/* Cube SRAM (builtin.sram, ADR-0041): a terminal scratchpad. Transactions
+ * are reassembled, then served one at a time by a serial worker that pays
+ * the overhead; the bandwidth is the wire's (sram_to_router link), so no
+ * extra drain is charged (docs/decisions.md, C5). */
+#include "comp/comp.h"
+
+#include "core/sim.h"
+
+static void sram_txn(kb_comp *c, kb_txn *t)
+{
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    kb_time start = (c->busy_until > now ? c->busy_until : now) + c->overhead_ps;
+    c->busy_until = start;
+    c->busy_ps += c->overhead_ps;
+    if (t->step + 1 < t->path->n) {
+        kb_fabric_forward(t, start);
+        return;
+    }
+    if (start > now)
+        kb_fabric_at(t, start, kb_target_finish);
+    else
+        kb_target_finish(t);
+}
+
+void kb_target_finish(kb_txn *t)
+{
+    kb_time now = kb_sim_now(kb_fabric_sim(t->fab));
+    switch (t->msg) {
+    case KB_MSG_DMA_WRITE:
+        kb_fabric_respond(t, 0, now);
+        break;
+    case KB_MSG_MEM_READ:
+    case KB_MSG_DMA_READ:
+        kb_fabric_respond(t, t->req_bytes, now);
+        break;
+    default:
+        kb_txn_complete(t);
+        break;
+    }
+}
+
+const kb_comp_ops kb_sram_ops = {.flit_aware = false, .on_txn = sram_txn};

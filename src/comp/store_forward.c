@@ -1,0 +1,21 @@
+/* Store-and-forward components (builtin.pcie_ep, builtin.io_cpu,
+ * builtin.m_cpu; ADR-0038, ADR-0035/0036): not flit-aware, so a
+ * transaction is reassembled here; each one pays the overhead in parallel
+ * with the others (per-message process in the original) and leaves as a
+ * new train of flits, or completes if this is the end of its path.
+ * Kernel launch fan-out and aggregation (IO_CPU, M_CPU) build on this. */
+#include "comp/comp.h"
+
+#include "core/sim.h"
+
+static void sf_txn(kb_comp *c, kb_txn *t)
+{
+    kb_time ready = kb_sim_now(kb_fabric_sim(c->fab)) + c->overhead_ps;
+    c->busy_ps += c->overhead_ps;
+    if (t->step + 1 < t->path->n)
+        kb_fabric_forward(t, ready);
+    else
+        kb_complete_at(t, ready);
+}
+
+const kb_comp_ops kb_store_forward_ops = {.flit_aware = false, .on_txn = sf_txn};

@@ -1,0 +1,37 @@
+/* Transit components (builtin.forwarding / switch / noc / ucie, ADR-0037):
+ * one serial in-order worker; the overhead is paid once per transaction,
+ * on its first flit (header decode); later flits pipeline behind it. */
+#include "comp/comp.h"
+
+#include "core/sim.h"
+
+void kb_complete_at(kb_txn *t, kb_time at)
+{
+    if (at > kb_sim_now(kb_fabric_sim(t->fab)))
+        kb_fabric_at(t, at, kb_txn_complete);
+    else
+        kb_txn_complete(t);
+}
+
+static void transit_flit(kb_comp *c, kb_flit *f)
+{
+    kb_txn *t = f->txn;
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    kb_time start = c->busy_until > now ? c->busy_until : now;
+    if (f->idx == 0) {
+        start += c->overhead_ps;
+        c->busy_ps += c->overhead_ps;
+    }
+    c->busy_until = start;
+    if (!kb_flit_at_end(f)) {
+        kb_fabric_send_flit(f, start);
+        return;
+    }
+    /* Terminal: the operation ends when its last flit has been handled. */
+    bool last = f->idx + 1 == t->nflits;
+    kb_fabric_free_flit(c->fab, f);
+    if (last)
+        kb_complete_at(t, start);
+}
+
+const kb_comp_ops kb_transit_ops = {.flit_aware = true, .on_flit = transit_flit};

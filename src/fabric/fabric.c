@@ -1,0 +1,338 @@
+/* Fabric engine: component instances, wires, flit delivery. */
+#include "fabric/fabric.h"
+
+#include "core/sim.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kb_fabric {
+    kb_sim *sim;
+    const kb_topo *topo;
+    kb_comp *comps;
+    kb_wire *wires;
+    kb_pool txn_pool, flit_pool;
+    uint64_t next_txn_id;
+    size_t live_txns;
+    int flit_bytes;
+};
+
+const char *kb_msg_name(kb_msg m)
+{
+    static const char *const names[] = {"Transfer", "MemoryWrite", "MemoryRead",
+                                        "PeDmaWrite", "PeDmaRead", "Response"};
+    return m <= KB_MSG_RESPONSE ? names[m] : "?";
+}
+
+void kb_hoplog_free(kb_hoplog *log)
+{
+    if (log)
+        free(log->hops);
+}
+
+kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
+{
+    kb_fabric *f = kb_xcalloc(1, sizeof *f);
+    f->sim = sim;
+    f->topo = t;
+    f->flit_bytes = kb_topo_params_of(t)->flit_bytes;
+    kb_pool_init(&f->txn_pool, sizeof(kb_txn), 256);
+    kb_pool_init(&f->flit_pool, sizeof(kb_flit), 4096);
+    size_t nn = kb_topo_node_count(t), ne = kb_topo_edge_count(t);
+    f->comps = kb_xcalloc(nn ? nn : 1, sizeof *f->comps);
+    f->wires = kb_xcalloc(ne ? ne : 1, sizeof *f->wires);
+    for (size_t i = 0; i < ne; i++)
+        f->wires[i].prop_ps = kb_topo_edge_prop_ps(t, kb_topo_edge(t, (uint32_t)i));
+    for (size_t i = 0; i < nn; i++) {
+        kb_comp *c = &f->comps[i];
+        c->fab = f;
+        c->node = (uint32_t)i;
+        c->n = kb_topo_node(t, (uint32_t)i);
+        c->ops = c->n->spec->impl->ops;
+        if (!c->ops) {
+            *err = kb_asprintf("%s: implementation %s has no behaviour in this build", c->n->id,
+                               c->n->spec->impl->name);
+            for (size_t k = 0; k < i; k++)
+                if (f->comps[k].ops->fini)
+                    f->comps[k].ops->fini(&f->comps[k]);
+            kb_fabric_free(f);
+            return NULL;
+        }
+        if (kb_impl_attr_index(c->n->spec->impl, "overhead_ns") >= 0)
+            c->overhead_ps = llround(kb_spec_attr(c->n->spec, "overhead_ns") * 1000.0);
+        if (c->ops->init)
+            c->ops->init(c);
+    }
+    return f;
+}
+
+void kb_fabric_free(kb_fabric *f)
+{
+    if (!f)
+        return;
+    size_t nn = kb_topo_node_count(f->topo);
+    for (size_t i = 0; i < nn; i++)
+        if (f->comps[i].ops && f->comps[i].ops->fini)
+            f->comps[i].ops->fini(&f->comps[i]);
+    kb_pool_destroy(&f->txn_pool);
+    kb_pool_destroy(&f->flit_pool);
+    free(f->comps);
+    free(f->wires);
+    free(f);
+}
+
+kb_sim *kb_fabric_sim(const kb_fabric *f) { return f->sim; }
+const kb_topo *kb_fabric_topo(const kb_fabric *f) { return f->topo; }
+kb_comp *kb_fabric_comp(kb_fabric *f, uint32_t node) { return &f->comps[node]; }
+const kb_wire *kb_fabric_wire(const kb_fabric *f, uint32_t edge) { return &f->wires[edge]; }
+size_t kb_fabric_live_txns(const kb_fabric *f) { return f->live_txns; }
+
+void kb_comp_fail(kb_comp *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = kb_vasprintf(fmt, ap);
+    va_end(ap);
+    char t[KB_TIME_STRLEN];
+    kb_sim_fail(c->fab->sim, "%s (%s) at %s: %s", c->n->id, c->n->spec->impl->name,
+                kb_time_format(kb_sim_now(c->fab->sim), t), msg);
+    free(msg);
+}
+
+/* ---- transactions ---- */
+
+static uint32_t flits_for(const kb_fabric *f, uint64_t nbytes)
+{
+    if (nbytes == 0)
+        return 1;
+    return (uint32_t)((nbytes + (uint64_t)f->flit_bytes - 1) / (uint64_t)f->flit_bytes);
+}
+
+kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes)
+{
+    kb_txn *t = kb_pool_alloc(&f->txn_pool);
+    t->id = ++f->next_txn_id;
+    t->fab = f;
+    t->msg = msg;
+    t->request = msg;
+    t->path = path;
+    t->nbytes = nbytes;
+    t->req_bytes = nbytes;
+    t->nflits = flits_for(f, nbytes);
+    t->t_start = kb_sim_now(f->sim);
+    f->live_txns++;
+    return t;
+}
+
+void kb_txn_free(kb_txn *t)
+{
+    kb_fabric *f = t->fab;
+    f->live_txns--;
+    kb_pool_free(&f->txn_pool, t);
+}
+
+void kb_txn_complete(kb_txn *t)
+{
+    if (t->done)
+        t->done(t, t->done_arg);
+    kb_txn_free(t);
+}
+
+/* ---- hop log ---- */
+
+static void log_first(kb_txn *t, uint32_t hop, kb_time now)
+{
+    kb_hoplog *log = t->log;
+    if (log->n != t->log_base + hop) /* legs overlapping in one log: keep the first */
+        return;
+    if (log->n == log->cap) {
+        log->cap = log->cap ? 2 * log->cap : 16;
+        log->hops = kb_xrealloc(log->hops, log->cap * sizeof *log->hops);
+    }
+    log->hops[log->n++] = (kb_hop){t->path->nodes[hop], now, now};
+}
+
+static void log_last(kb_txn *t, uint32_t hop, kb_time now)
+{
+    size_t i = t->log_base + hop;
+    if (i < t->log->n && t->log->hops[i].node == t->path->nodes[hop])
+        t->log->hops[i].last_in = now;
+}
+
+/* ---- delivery ---- */
+
+static void deliver_txn(kb_fabric *f, kb_txn *t, uint32_t hop)
+{
+    kb_comp *c = &f->comps[t->path->nodes[hop]];
+    t->step = hop;
+    c->txns++;
+    c->ops->on_txn(c, t);
+}
+
+static void flit_arrive(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_flit *fl = arg;
+    kb_txn *t = fl->txn;
+    kb_fabric *f = t->fab;
+    kb_time now = kb_sim_now(f->sim);
+    bool last = fl->idx + 1 == t->nflits;
+    if (t->log) {
+        if (fl->idx == 0)
+            log_first(t, fl->hop, now);
+        if (last)
+            log_last(t, fl->hop, now);
+    }
+    kb_comp *c = &f->comps[t->path->nodes[fl->hop]];
+    if (c->ops->flit_aware) {
+        c->flits++;
+        if (fl->idx == 0)
+            c->txns++;
+        c->ops->on_flit(c, fl);
+        return;
+    }
+    /* Reassembly: flits arrive in order, so the last one completes the train. */
+    uint32_t hop = fl->hop;
+    kb_pool_free(&f->flit_pool, fl);
+    c->flits++;
+    if (last)
+        deliver_txn(f, t, hop);
+}
+
+void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl) { kb_pool_free(&f->flit_pool, fl); }
+
+void kb_fabric_send_flit(kb_flit *fl, kb_time ready)
+{
+    kb_txn *t = fl->txn;
+    kb_fabric *f = t->fab;
+    uint32_t ei = t->path->edges[fl->hop];
+    kb_wire *w = &f->wires[ei];
+    kb_time depart = ready > w->avail ? ready : w->avail;
+    int64_t ser = kb_edge_serialize_ps(kb_topo_edge(f->topo, ei), fl->bytes);
+    w->avail = depart + ser;
+    w->bytes += fl->bytes;
+    w->flits++;
+    w->busy_ps += ser;
+    fl->hop++;
+    kb_sim_at(f->sim, depart + ser + w->prop_ps, KB_PRIO_NORMAL, flit_arrive, fl);
+}
+
+static kb_flit *make_flit(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop)
+{
+    kb_flit *fl = kb_pool_alloc(&f->flit_pool);
+    fl->txn = t;
+    fl->idx = idx;
+    fl->hop = hop;
+    uint64_t off = (uint64_t)idx * (uint64_t)f->flit_bytes;
+    uint64_t rest = t->nbytes > off ? t->nbytes - off : 0;
+    fl->bytes = (uint32_t)(rest < (uint64_t)f->flit_bytes ? rest : (uint64_t)f->flit_bytes);
+    return fl;
+}
+
+static void send_train(kb_txn *t, kb_time ready)
+{
+    kb_fabric *f = t->fab;
+    for (uint32_t i = 0; i < t->nflits; i++)
+        kb_fabric_send_flit(make_flit(f, t, i, t->step), ready);
+}
+
+static void forward_now(kb_sim *sim, void *arg)
+{
+    kb_txn *t = arg;
+    send_train(t, kb_sim_now(sim));
+}
+
+void kb_fabric_forward(kb_txn *t, kb_time ready)
+{
+    kb_fabric *f = t->fab;
+    if (t->step + 1 >= t->path->n) {
+        kb_sim_fail(f->sim, "transaction #%llu: forward past the end of its path",
+                    (unsigned long long)t->id);
+        return;
+    }
+    /* Several parallel transactions of one component may become ready out
+     * of order; sending at `ready` keeps each wire's submissions in time order. */
+    if (ready > kb_sim_now(f->sim))
+        kb_sim_at(f->sim, ready, KB_PRIO_NORMAL, forward_now, t);
+    else
+        send_train(t, ready);
+}
+
+void kb_fabric_inject(kb_fabric *f, kb_txn *t)
+{
+    t->step = 0;
+    kb_comp *c = &f->comps[t->path->nodes[0]];
+    if (t->log) {
+        t->log_base = (uint32_t)t->log->n;
+        log_first(t, 0, kb_sim_now(f->sim));
+    }
+    if (!c->ops->flit_aware) {
+        deliver_txn(f, t, 0);
+        return;
+    }
+    uint32_t n = t->nflits;
+    c->txns++;
+    for (uint32_t i = 0; i < n; i++) {
+        c->flits++;
+        c->ops->on_flit(c, make_flit(f, t, i, 0));
+    }
+}
+
+static void run_then(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_txn *t = arg;
+    void (*fn)(kb_txn *) = t->then;
+    t->then = NULL;
+    fn(t);
+}
+
+void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t))
+{
+    t->then = fn;
+    kb_sim_at(t->fab->sim, at, KB_PRIO_NORMAL, run_then, t);
+}
+
+static void respond_now(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_txn *r = arg;
+    send_train(r, kb_sim_now(r->fab->sim));
+}
+
+void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready)
+{
+    kb_fabric *f = req->fab;
+    char *err = NULL;
+    const kb_path *rev = kb_path_reverse(f->topo, req->path, &err);
+    if (!rev) {
+        kb_sim_fail(f->sim, "transaction #%llu: %s", (unsigned long long)req->id, err);
+        free(err);
+        return;
+    }
+    kb_txn *r = kb_txn_new(f, KB_MSG_RESPONSE, rev, nbytes);
+    r->request = req->msg;
+    r->req_bytes = req->req_bytes;
+    r->addr = req->addr;
+    r->t_start = req->t_start;
+    r->done = req->done;
+    r->done_arg = req->done_arg;
+    r->log = req->log;
+    r->payload = req->payload;
+    r->owner = req->owner;
+    if (r->log)
+        r->log_base = (uint32_t)r->log->n - 1; /* hop 0 is where the request ended */
+    kb_txn_free(req);
+    if (rev->n < 2) {
+        kb_txn_complete(r);
+        return;
+    }
+    if (ready > kb_sim_now(f->sim))
+        kb_sim_at(f->sim, ready, KB_PRIO_NORMAL, respond_now, r);
+    else
+        send_train(r, ready);
+}

@@ -1,0 +1,166 @@
+/* The fabric: transactions moving as flits over per-edge wires between
+ * component instances, on one simulation.
+ *
+ * A kb_fabric binds a compiled topology (shared, read-only) to a kb_sim:
+ * it owns one component instance per node and one wire per directed edge.
+ *
+ * Timing model (topology-fabric-latency.md §4.2-4.5, choices in
+ * docs/decisions.md):
+ *  - A transaction carries a path and a payload size; a payload is split
+ *    into flits of flit_bytes (the last may be shorter); a control message
+ *    (0 bytes) travels as one empty flit.
+ *  - Wire (one per directed edge, FIFO): a flit departs at
+ *    max(ready, available_at), occupies the wire for bytes / bandwidth and
+ *    arrives one propagation delay (length x ns_per_mm) after it has been
+ *    fully sent. The two directions of a link are independent.
+ *  - Flit-aware components see every flit; the others see a transaction
+ *    once all its flits have arrived (reassembly at a leg boundary) and
+ *    send it on as a new train of flits.
+ *
+ * Hot path: one scheduled event per flit per hop, no allocation in the
+ * steady state (flits and transactions come from pools). */
+#ifndef KB_FABRIC_FABRIC_H
+#define KB_FABRIC_FABRIC_H
+
+#include "core/pool.h"
+#include "core/types.h"
+#include "topo/route.h"
+#include "topo/topo.h"
+
+typedef struct kb_fabric kb_fabric;
+typedef struct kb_txn kb_txn;
+typedef struct kb_comp kb_comp;
+
+/* What a transaction asks of its destination. */
+typedef enum kb_msg {
+    KB_MSG_TRANSFER,  /* move bytes to the last node (chains, tests) */
+    KB_MSG_MEM_WRITE, /* host MemoryWrite (bypasses IO_CPU and M_CPU) */
+    KB_MSG_MEM_READ,  /* host MemoryRead: data returns on the reverse path */
+    KB_MSG_DMA_WRITE, /* PE DMA write: data to the target, ack back */
+    KB_MSG_DMA_READ,  /* PE DMA read: command to the target, data back */
+    KB_MSG_RESPONSE   /* the return leg of a read or an acknowledgement */
+} kb_msg;
+
+const char *kb_msg_name(kb_msg m);
+
+/* Optional per-hop record of one operation: when its first and last flit
+ * reached each node of each leg. */
+typedef struct kb_hop {
+    uint32_t node;
+    kb_time first_in, last_in;
+} kb_hop;
+
+typedef struct kb_hoplog {
+    kb_hop *hops;
+    size_t n, cap;
+} kb_hoplog;
+
+void kb_hoplog_free(kb_hoplog *log);
+
+typedef void (*kb_txn_done_fn)(kb_txn *t, void *arg);
+
+struct kb_txn {
+    uint64_t id;
+    kb_fabric *fab;
+    kb_msg msg;
+    kb_msg request;        /* for responses: the message answered */
+    const kb_path *path;
+    uint64_t nbytes;       /* payload carried on this leg (0 = control message) */
+    uint64_t req_bytes;    /* bytes the operation moves (a read's size) */
+    uint64_t addr;         /* target-local byte offset of the first byte */
+    uint32_t nflits;       /* flits of this leg */
+    uint32_t step;         /* path position of a whole (reassembled) transaction */
+    kb_time t_start;       /* when the operation was issued */
+    kb_txn_done_fn done;   /* fired once when the operation completes */
+    void *done_arg;
+    kb_hoplog *log;        /* optional; shared by every leg of the operation */
+    uint32_t log_base;     /* log index of this leg's hop 0 */
+    void *payload;         /* reserved for real data (memory store) */
+    void (*then)(kb_txn *t); /* pending kb_fabric_at callback */
+    kb_time t_mark;        /* scratch of the component at the end of the path */
+    kb_comp *owner;        /* component that issued the operation, if any */
+    kb_txn *next;          /* queue link for the owner */
+};
+
+/* One flit in flight: it travels with its transaction along the path. */
+typedef struct kb_flit {
+    kb_txn *txn;
+    uint32_t idx;   /* 0 .. txn->nflits-1 */
+    uint32_t hop;   /* path position it is at or travelling to */
+    uint32_t bytes;
+} kb_flit;
+
+/* Per-edge wire state and counters. */
+typedef struct kb_wire {
+    kb_time avail;      /* when the wire can start sending the next flit */
+    int64_t prop_ps;
+    uint64_t bytes, flits;
+    kb_time busy_ps;    /* total serialisation time */
+} kb_wire;
+
+/* ---- components ---- */
+
+/* Behaviour of an implementation (kb_impl.ops points at one of these). */
+typedef struct kb_comp_ops {
+    bool flit_aware;
+    void (*init)(kb_comp *c);        /* optional: allocate c->state */
+    void (*fini)(kb_comp *c);        /* optional */
+    void (*on_flit)(kb_comp *c, kb_flit *f); /* flit-aware components */
+    void (*on_txn)(kb_comp *c, kb_txn *t);   /* others: a whole transaction arrived */
+} kb_comp_ops;
+
+struct kb_comp {
+    kb_fabric *fab;
+    uint32_t node;
+    const kb_node *n;
+    const kb_comp_ops *ops;
+    kb_time overhead_ps;  /* attrs.overhead_ns, if the impl has it */
+    kb_time busy_until;   /* serial worker */
+    uint64_t txns, flits; /* counters */
+    kb_time busy_ps;
+    void *state;
+};
+
+/* Creates the fabric of `t` on `sim` (the topology must outlive it). NULL
+ * with *err if a node's implementation has no behaviour. */
+kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err);
+void kb_fabric_free(kb_fabric *f);
+
+kb_sim *kb_fabric_sim(const kb_fabric *f);
+const kb_topo *kb_fabric_topo(const kb_fabric *f);
+kb_comp *kb_fabric_comp(kb_fabric *f, uint32_t node);
+const kb_wire *kb_fabric_wire(const kb_fabric *f, uint32_t edge);
+/* Transactions created but not yet completed. */
+size_t kb_fabric_live_txns(const kb_fabric *f);
+
+/* A new transaction (zeroed, id assigned, t_start = now). */
+kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes);
+/* Completes the operation: calls done(t, arg) now, then frees t. */
+void kb_txn_complete(kb_txn *t);
+/* Frees a transaction without completing it. */
+void kb_txn_free(kb_txn *t);
+
+/* Starts t at path[0] now, as if it had arrived there. */
+void kb_fabric_inject(kb_fabric *f, kb_txn *t);
+/* Sends a whole transaction from its current node (path[t->step]) to the
+ * next one, as a train of flits, starting at `ready` (>= now). */
+void kb_fabric_forward(kb_txn *t, kb_time ready);
+/* Sends one flit from its node to the next at `ready` (>= now). A component
+ * must send on each edge in non-decreasing `ready` order, which a serial
+ * worker guarantees. */
+void kb_fabric_send_flit(kb_flit *f, kb_time ready);
+void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl);
+/* Runs fn(t) at time `at` (>= now): for components that finish a
+ * transaction later, without blocking their worker. */
+void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t));
+/* A response to `req` (which must be at the last node of its path) on the
+ * reverse path, carrying `nbytes`, sent at `ready`; req is consumed. */
+void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready);
+
+/* Whether the flit or transaction is at the last node of its path. */
+static inline bool kb_flit_at_end(const kb_flit *f) { return f->hop + 1 == f->txn->path->n; }
+
+/* Fails the simulation with a message naming the component. */
+void kb_comp_fail(kb_comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,130 @@
+--- Fabric operations from Lua: memory reads and writes, PE DMA, transfers,
+-- per-hop timestamps, errors, and determinism of whole traffic mixes.
+local lu = require "luaunit"
+
+TestFabric = {}
+
+local function mixed_traffic(topo)
+  -- Host writes and reads, PE DMA in both directions and to the SRAM, all
+  -- overlapping; returns every result flattened into one string.
+  local s = sim.new{ topology = topo }
+  local p = topo:params()
+  local evs = {}
+  for c = 0, p.cubes_per_sip - 1 do
+    evs[#evs + 1] = s:memory_write{ sip = 0, cube = c, pe = c % p.pes_per_cube, offset = 256 * c, nbytes = 8192 + c }
+    evs[#evs + 1] = s:memory_read{ sip = 0, cube = c, pe = 0, offset = 0, nbytes = 4096, hops = true }
+  end
+  for pe = 0, p.pes_per_cube - 1 do
+    evs[#evs + 1] = s:pe_dma{ sip = 0, cube = 0, pe = pe, dst = { sip = 0, cube = p.cubes_per_sip - 1, pe = pe },
+                              nbytes = 16384, hops = true }
+    evs[#evs + 1] = s:pe_dma{ sip = 0, cube = 0, pe = pe, write = false, dst = { sip = 0, cube = 0, pe = 0 },
+                              nbytes = 2048 }
+    evs[#evs + 1] = s:pe_dma{ sip = 0, cube = 0, pe = pe, dst_sram = { sip = 0, cube = 0, offset = 0 },
+                              nbytes = 1024 }
+  end
+  s:run()
+  local out = {}
+  for i, e in ipairs(evs) do
+    local r = e:value()
+    out[#out + 1] = string.format("%d %s %.3f %.3f %d", i, r.kind, r.start_ns, r.end_ns, #r.path)
+    for _, h in ipairs(r.hops or {}) do
+      out[#out + 1] = string.format("  %s %.3f %.3f", h.node, h.first_ns, h.last_ns)
+    end
+  end
+  return table.concat(out, "\n"), s:stats().events
+end
+
+function TestFabric:test_same_traffic_gives_identical_results_and_event_counts()
+  local a, ea = mixed_traffic(kb.topology.load("small_2x2"))
+  local b, eb = mixed_traffic(kb.topology.load("small_2x2"))
+  lu.assertEquals(a, b)
+  lu.assertEquals(ea, eb)
+  lu.assertTrue(#a > 1000)
+end
+
+function TestFabric:test_two_simulations_share_one_topology()
+  local t = kb.topology.load("small_1cube_8pe")
+  local a = mixed_traffic(t)
+  local b = mixed_traffic(t)
+  lu.assertEquals(a, b)
+end
+
+function TestFabric:test_write_latency_and_hops_are_reported()
+  local t = kb.topology.load("small_1cube_1pe")
+  local s = sim.new{ topology = t }
+  local ev = s:memory_write{ sip = 0, cube = 0, pe = 0, offset = 0, nbytes = 32768, hops = true }
+  lu.assertFalse(ev:triggered())
+  s:run()
+  local r = ev:value()
+  lu.assertEquals(r.kind, "MemoryWrite")
+  lu.assertEquals(r.nbytes, 32768)
+  lu.assertEquals(r.path[1], "sip0.io0.pcie_ep")
+  lu.assertEquals(r.path[#r.path], "sip0.cube0.hbm_ctrl.pe0")
+  lu.assertEquals(#r.hops, #r.path)
+  -- First-flit times never decrease along the path.
+  for i = 2, #r.hops do lu.assertTrue(r.hops[i].first_ns >= r.hops[i - 1].first_ns) end
+  -- 32 KiB through a 128 GB/s connection takes at least 256 ns.
+  lu.assertTrue(r.latency_ns >= 256)
+  lu.assertAlmostEquals(r.latency_ns, r.end_ns - r.start_ns, 1e-9)
+end
+
+function TestFabric:test_operations_can_be_awaited_inside_processes()
+  local t = kb.topology.load("small_1cube_8pe")
+  local s = sim.new{ topology = t }
+  local seen = {}
+  for pe = 0, 3 do
+    s:spawn(function()
+      local r = s:pe_dma{ sip = 0, cube = 0, pe = pe, dst = { sip = 0, cube = 0, pe = pe }, nbytes = 4096 }:wait()
+      seen[#seen + 1] = r.latency_ns
+      -- A second transfer after the first completed starts at that time.
+      local r2 = s:pe_dma{ sip = 0, cube = 0, pe = pe, dst = { sip = 0, cube = 0, pe = pe }, nbytes = 4096 }:wait()
+      lu.assertAlmostEquals(r2.start_ns, r.end_ns, 1e-9)
+    end)
+  end
+  s:run()
+  lu.assertEquals(#seen, 4)
+  -- Local transfers of different PEs do not interfere.
+  for i = 2, 4 do lu.assertAlmostEquals(seen[i], seen[1], 1e-9) end
+end
+
+function TestFabric:test_bad_targets_are_errors_that_say_why()
+  local t = kb.topology.load("small_1cube_8pe")
+  local s = sim.new{ topology = t }
+  local ok, err = pcall(s.memory_write, s, { sip = 0, cube = 3, pe = 0, nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "not found in topology")
+  ok, err = pcall(s.pe_dma, s, { sip = 0, cube = 0, pe = 9, dst = { pe = 0 }, nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "pe9")
+  ok, err = pcall(s.memory_read, s, { sip = 0, cube = 0, pe = 0, nbytes = 0 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "nbytes must be > 0")
+  ok, err = pcall(s.memory_write, s, { pa = kb.addr.pe_tcm(0, 0, 1, 0), nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "not modelled")
+  local plain = sim.new()
+  ok, err = pcall(plain.memory_write, plain, { nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "has no topology")
+end
+
+function TestFabric:test_transfer_on_a_chain()
+  local t = kb.topology.load("chain")
+  local s = sim.new{ topology = t }
+  local ev = s:transfer{ src = "n0", dst = "n7", nbytes = 256 }
+  s:run()
+  -- One flit, 7 links of 1 ns propagation + 1 ns serialisation, 2 ns
+  -- header decode at each of the 8 nodes: 7 x 2 + 8 x 2 = 30 ns.
+  lu.assertAlmostEquals(ev:value().latency_ns, 30, 1e-9)
+end
+
+function TestFabric:test_cli_overrides_reach_the_default_topology()
+  local saved = kb.topology.default_overrides
+  kb.topology.default_overrides = { "system.sips.count=1" }
+  local t = kb.topology.load()
+  kb.topology.default_overrides = saved
+  lu.assertEquals(t:params().sips, 1)
+  local t2 = kb.topology.load("default", { ["sip.cube_mesh"] = "{w: 2, h: 1}" })
+  lu.assertEquals(t2:params().cubes_per_sip, 2)
+end
+
