@@ -3,7 +3,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-BENCH      ?= benches/demo.lua
+BENCH      ?=
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
@@ -34,8 +34,11 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the fabric probe on the default topology (until a kernel
+# bench exists); `make run BENCH=benches/demo.lua` runs a bench instead.
 run: build
-	./$(BUILD)/bin/kernbench $(BENCH)
+	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bin/kernbench $(BENCH); \
+	else ./$(BUILD)/bin/kernbench probe; fi
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -53,6 +56,8 @@ install: build
 perf: build
 	./$(BUILD)/bin/perf_event_queue
 	./$(BUILD)/bin/kernbench benches/perf/lua_processes.lua
+	./$(BUILD)/bin/kernbench benches/perf/chain.lua
+	KB_OUT_DIR=$(BUILD) ./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

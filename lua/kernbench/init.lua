@@ -7,6 +7,8 @@ local sim = require "sim"
 local kb = {
   version = sim.version,
   sim = sim,
+  topology = require "kernbench.topology",
+  addr = require "kernbench.addr",
 }
 
 local units = {

@@ -14,13 +14,22 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
 static const char USAGE[] =
     "usage: kernbench [options] [script.lua [args...]]\n"
+    "       kernbench [options] probe [--case NAME] [--json] [--topology T] [--set K=V]\n"
     "\n"
     "Runs a Lua script against the kernbench simulator, or starts an interactive\n"
     "Lua REPL when no script or -e is given. The globals `sim` (event core) and\n"
     "`kb` (kernbench library) are preloaded; the script's arguments are in `arg`\n"
     "and `...`, as with the lua interpreter.\n"
     "\n"
+    "subcommands:\n"
+    "  probe          fabric traffic-pattern checks on a topology (see\n"
+    "                 'kernbench probe --help')\n"
+    "\n"
     "options:\n"
+    "  -t, --topology T  the topology kb.topology.load() loads by default: a\n"
+    "                 file, or the name of a shipped one (default: default)\n"
+    "  --set KEY=VALUE   override one topology field, e.g.\n"
+    "                 --set cube.links.router_link_bw_gbs=128 (repeatable)\n"
     "  -e CODE        run the Lua code CODE (repeatable, before the script)\n"
     "  -i             enter the REPL after running the script or -e code\n"
     "  --stats        print events, simulated time, wall time and events/s of\n"
@@ -41,6 +50,9 @@ static const char USAGE[] =
 typedef struct options {
     const char **code; /* -e chunks, in order */
     int ncode;
+    const char *topology;
+    const char **sets; /* --set assignments, in order */
+    int nsets;
     bool interactive;
     bool stats;
     int script; /* index in argv of the script, 0 if none */
@@ -59,7 +71,8 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse(int argc, char **argv, options *o)
 {
     o->code = calloc((size_t)argc, sizeof *o->code);
-    if (!o->code)
+    o->sets = calloc((size_t)argc, sizeof *o->sets);
+    if (!o->code || !o->sets)
         return EXIT_ERROR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -84,6 +97,18 @@ static int parse(int argc, char **argv, options *o)
             o->interactive = true;
         else if (strcmp(a, "--stats") == 0)
             o->stats = true;
+        else if (strcmp(a, "-t") == 0 || strcmp(a, "--topology") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("option '%s' needs a topology file or name", a);
+            o->topology = argv[++i];
+        } else if (strncmp(a, "--topology=", 11) == 0)
+            o->topology = a + 11;
+        else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
+            const char *kv = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!kv || !strchr(kv, '='))
+                return usage_error("option '%s' needs KEY.PATH=VALUE", "--set");
+            o->sets[o->nsets++] = kv;
+        }
         else if (strncmp(a, "-e", 2) == 0) {
             const char *code = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!code)
@@ -131,12 +156,68 @@ static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int sc
     return kb_exec_report(L, status);
 }
 
+/* Hands --topology and --set to kb.topology's defaults. */
+static int set_topology_defaults(lua_State *L, const options *o)
+{
+    lua_getglobal(L, "kb");
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return LUA_OK;
+    }
+    lua_getfield(L, -1, "topology");
+    if (!lua_istable(L, -1)) {
+        /* A replaced Lua library without kb.topology: fine unless the user asked for one. */
+        lua_pop(L, 2);
+        if (o->topology || o->nsets > 0) {
+            fprintf(stderr, "kernbench: --topology/--set given but this Lua library has no "
+                            "kb.topology module\n");
+            return LUA_ERRRUN;
+        }
+        return LUA_OK;
+    }
+    if (o->topology) {
+        lua_pushstring(L, o->topology);
+        lua_setfield(L, -2, "default_path");
+    }
+    lua_createtable(L, o->nsets, 0);
+    for (int i = 0; i < o->nsets; i++) {
+        lua_pushstring(L, o->sets[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "default_overrides");
+    lua_pop(L, 2);
+    return LUA_OK;
+}
+
+/* `kernbench probe ...`: the Lua module's main(args) returns the exit status. */
+static int run_subcommand(lua_State *L, kb_host *host, const char *module, int argc, char **argv,
+                          int first, int *exit_status)
+{
+    static const char code[] = "local m, args = ... return require(m).main(args)";
+    int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(subcommand)");
+    if (status == LUA_OK) {
+        lua_pushstring(L, module);
+        lua_createtable(L, argc - first, 0);
+        for (int i = first; i < argc; i++) {
+            lua_pushstring(L, argv[i]);
+            lua_rawseti(L, -2, i - first + 1);
+        }
+        status = kb_exec_call(L, host, 2, 1);
+        if (status == LUA_OK) {
+            *exit_status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_OK;
+            lua_pop(L, 1);
+        }
+    }
+    return kb_exec_report(L, status);
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
     int code = parse(argc, argv, &o);
     if (code >= 0) {
         free(o.code);
+        free(o.sets);
         return code;
     }
 
@@ -145,6 +226,7 @@ int main(int argc, char **argv)
     if (!lua_dir) {
         fprintf(stderr, "kernbench: %s\n", err);
         free(o.code);
+        free(o.sets);
         return EXIT_ERROR;
     }
     kb_host host = {.print_stats = o.stats};
@@ -153,14 +235,19 @@ int main(int argc, char **argv)
     if (!L) {
         fprintf(stderr, "kernbench: %s\n", err);
         free(o.code);
+        free(o.sets);
         return EXIT_ERROR;
     }
 
     make_arg_table(L, argc, argv, o.script);
-    int status = LUA_OK;
+    int status = set_topology_defaults(L, &o);
+    int exit_status = EXIT_OK;
+    bool probe = o.script && strcmp(argv[o.script], "probe") == 0;
     for (int i = 0; i < o.ncode && status == LUA_OK; i++)
         status = run_code(L, &host, o.code[i]);
-    if (status == LUA_OK && o.script)
+    if (status == LUA_OK && probe)
+        status = run_subcommand(L, &host, "kernbench.probe", argc, argv, o.script + 1, &exit_status);
+    else if (status == LUA_OK && o.script)
         status = run_script(L, &host, argc, argv, o.script);
     if (status == LUA_OK && (o.interactive || (!o.script && o.ncode == 0)))
         kb_repl(L, &host);
@@ -168,5 +255,6 @@ int main(int argc, char **argv)
     fflush(stdout);
     kb_host_close(L); /* closes the simulations still open (and reports them) */
     free(o.code);
-    return status == LUA_OK ? EXIT_OK : EXIT_ERROR;
+    free(o.sets);
+    return status == LUA_OK ? exit_status : EXIT_ERROR;
 }

@@ -1,0 +1,648 @@
+--- kernbench probe: single-flow reference transfers and latency invariants
+-- (ADR-0010 D5, ADR-0049; spec topology-fabric-latency.md §5.3 and §6.4).
+--
+--   kernbench [-t T] [--set K=V] probe [--case NAME] [--json] [--topology T] [--set K=V]
+--
+-- Cases, 32 KiB each, every one on a fresh simulation of the same topology:
+--   H2D    host MemoryWrite to sip0.cube{C}.pe0 offset 0, for hop k = 1..4 the
+--          cube at mesh row k-1, column 0 (cube (k-1)*cube_w): h2d-1hop..h2d-4hop
+--   D2H    host MemoryRead of the same targets: d2h-1hop..d2h-4hop
+--   PE DMA writes from sip0.cube0.pe0 to: its own slice (pe-local-hbm), pe1's
+--          slice (pe-same-half-hbm), pe4's (pe-cross-half-hbm), cube 1's pe0
+--          (pe-cross-cube-hbm-best) and the last cube's pe0 (pe-cross-cube-hbm-worst)
+-- Cases the topology cannot hold are skipped (and said so).
+--
+-- Per case: Actual (simulated latency), Ovhd (the overhead_ns the model
+-- charges on the legs; see leg_overhead), Wire (sum of edge prop_ns over the
+-- legs), Drain (nbytes / min edge bandwidth of the data leg), Eff.BW =
+-- nbytes / Actual, BN.BW = that minimum, Util% = Eff.BW / BN.BW * 100, and the
+-- path formula Ovhd + Wire + Drain, a lower bound of Actual.
+--
+-- Library use: M.run(opts) -> result table (opts: topology = name, file or
+-- loaded topology; sets = {"k=v", ...}; case = name), M.report(result) and
+-- M.to_json(result) -> strings, M.main(args) -> exit status (0 ok, 1 an
+-- invariant failed, 2 usage error).
+local M = {}
+
+M.NBYTES = 32768
+M.SWEEP_SIZES = { 4096, 16384, 65536, 262144, 1048576 }
+M.SWEEP_LABELS = { "4KB", "16KB", "64KB", "256KB", "1MB" }
+local EPS_NS = 1e-6 -- float slack of "formula <= actual" (times are exact to the ps)
+
+-- The case catalogue, in report order. H2D/D2H: hop k. PE DMA: target.
+local CATALOGUE = {}
+for k = 1, 4 do
+  CATALOGUE[#CATALOGUE + 1] = { name = ("h2d-%dhop"):format(k), category = "H2D", hop = k }
+end
+for k = 1, 4 do
+  CATALOGUE[#CATALOGUE + 1] = { name = ("d2h-%dhop"):format(k), category = "D2H", hop = k }
+end
+for _, c in ipairs {
+  { name = "pe-local-hbm", pe = 0, cube = "own" },
+  { name = "pe-same-half-hbm", pe = 1, cube = "own" },
+  { name = "pe-cross-half-hbm", pe = 4, cube = "own" },
+  { name = "pe-cross-cube-hbm-best", pe = 0, cube = "adjacent" },
+  { name = "pe-cross-cube-hbm-worst", pe = 0, cube = "last" },
+} do
+  c.category = "PE DMA"
+  CATALOGUE[#CATALOGUE + 1] = c
+end
+
+--- The names of every case, in order.
+function M.case_names()
+  local names = {}
+  for i, c in ipairs(CATALOGUE) do names[i] = c.name end
+  return names
+end
+
+local function find_case(name)
+  for _, c in ipairs(CATALOGUE) do
+    if c.name == name then return c end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Planning: which cases this topology holds, and their targets.
+
+-- Returns {op=, sip=, cube=, pe=, target=} or nil and the reason it is skipped.
+local function plan(c, p)
+  if (p.sips or 0) < 1 or (p.cubes_per_sip or 0) < 1 or (p.pes_per_cube or 0) < 1 then
+    return nil, "the topology has no SIP with cubes and PEs"
+  end
+  if (p.hbm_slice_bytes or 0) <= 0 then return nil, "the topology has no HBM" end
+  if c.category == "H2D" or c.category == "D2H" then
+    local rows = math.min(4, p.cube_h or 0)
+    if c.hop > rows then
+      return nil, ("the cube mesh has %d row(s); hop %d needs row %d"):format(p.cube_h or 0, c.hop,
+        c.hop - 1)
+    end
+    local cube = (c.hop - 1) * p.cube_w
+    if cube >= p.cubes_per_sip then
+      return nil, ("cube %d is beyond the %d cubes of a SIP"):format(cube, p.cubes_per_sip)
+    end
+    return { op = c.category == "H2D" and "memory_write" or "memory_read", sip = 0, cube = cube,
+             pe = 0, target = { sip = 0, cube = cube, pe = 0, offset = 0 } }
+  end
+  local cube = 0
+  if c.cube == "adjacent" then
+    if p.cubes_per_sip < 2 then return nil, "the SIP has a single cube" end
+    cube = 1
+  elseif c.cube == "last" then
+    if p.cubes_per_sip < 2 then return nil, "the SIP has a single cube" end
+    if p.cubes_per_sip - 1 == 1 then
+      return nil, "the last cube is the adjacent one (see pe-cross-cube-hbm-best)"
+    end
+    cube = p.cubes_per_sip - 1
+  end
+  if c.pe >= p.pes_per_cube then
+    return nil, ("a cube has %d PE(s); this case targets pe%d"):format(p.pes_per_cube, c.pe)
+  end
+  if c.name == "pe-cross-half-hbm" and p.pes_per_cube <= 4 then
+    return nil, ("a cube has %d PEs, no second half"):format(p.pes_per_cube)
+  end
+  return { op = "pe_dma", sip = 0, cube = 0, pe = 0,
+           target = { sip = 0, cube = cube, pe = c.pe, offset = 0 } }
+end
+
+-- ---------------------------------------------------------------------------
+-- Topology helpers (cached per topology: node attributes and edges).
+
+local function topo_cache(t)
+  local cache = { over = {}, kind = {}, out = {} }
+  function cache.node(id)
+    if cache.kind[id] == nil then
+      local n = t:node(id)
+      cache.kind[id] = n.kind
+      cache.over[id] = (n.attrs and tonumber(n.attrs.overhead_ns)) or 0
+    end
+  end
+  function cache.overhead(id) cache.node(id) return cache.over[id] end
+  function cache.kind_of(id) cache.node(id) return cache.kind[id] end
+  function cache.edge(a, b)
+    local m = cache.out[a]
+    if not m then
+      m = {}
+      for _, e in ipairs(t:edges(a)) do
+        if m[e.dst] == nil then m[e.dst] = e end
+      end
+      cache.out[a] = m
+    end
+    local e = m[b]
+    if not e then error(("kernbench probe: no edge %s -> %s in topology %s"):format(a, b, t.name), 0) end
+    return e
+  end
+  return cache
+end
+
+local function reversed(list)
+  local r = {}
+  for i = #list, 1, -1 do r[#r + 1] = list[i] end
+  return r
+end
+
+-- The overhead the model charges on a leg: every node of a request leg
+-- (the PE DMA setup and the PCIe endpoint included); on a response leg every
+-- node but the first (the target answers at once, its overhead was paid on
+-- the request) and but a PE DMA terminal (the transfer completes when the
+-- response reaches it, with no second setup).
+local function leg_overhead(cache, leg)
+  local sum = 0
+  for i, id in ipairs(leg.nodes) do
+    local skip = leg.response and (i == 1 or (i == #leg.nodes and cache.kind_of(id) == "pe_dma"))
+    if not skip then sum = sum + cache.overhead(id) end
+  end
+  return sum
+end
+
+-- ---------------------------------------------------------------------------
+-- Running one case.
+
+local function run_case(t, cache, c, pl, nbytes)
+  local s = sim.new { topology = t }
+  local ev
+  if pl.op == "pe_dma" then
+    ev = s:pe_dma { sip = pl.sip, cube = pl.cube, pe = pl.pe, dst = pl.target, nbytes = nbytes,
+                    write = true, hops = true }
+  else
+    local args = { nbytes = nbytes, hops = true }
+    for k, v in pairs(pl.target) do args[k] = v end
+    ev = s[pl.op](s, args)
+  end
+  s:run()
+  local v = ev:value()
+  s:close()
+
+  local path = v.path
+  local legs
+  if c.category == "H2D" then
+    legs = { { label = "data", nodes = path, data = true } }
+  elseif c.category == "D2H" then
+    legs = { { label = "command", nodes = path },
+             { label = "data (reverse)", nodes = reversed(path), data = true, response = true } }
+  else
+    legs = { { label = "data", nodes = path, data = true },
+             { label = "ack (reverse)", nodes = reversed(path), response = true } }
+  end
+  -- The hop log: the request leg's nodes, then each response leg's nodes but
+  -- its first (which is the request's last entry).
+  local hops = v.hops or {}
+  local base = 0
+  for li, leg in ipairs(legs) do
+    if li > 1 then base = base - 1 end
+    leg.first, leg.last = {}, {}
+    for i, id in ipairs(leg.nodes) do
+      local h = hops[base + i]
+      if h and h.node == id and not (leg.response and i == 1) then
+        leg.first[i] = h.first_ns - v.start_ns
+        leg.last[i] = h.last_ns - v.start_ns
+      end
+    end
+    base = base + #leg.nodes
+  end
+
+  local ovhd, wire, bn, bn_leg, bn_hop = 0, 0, nil, nil, nil
+  for li, leg in ipairs(legs) do
+    ovhd = ovhd + leg_overhead(cache, leg)
+    leg.edges = {}
+    for i = 2, #leg.nodes do
+      local e = cache.edge(leg.nodes[i - 1], leg.nodes[i])
+      leg.edges[i] = e
+      wire = wire + (e.prop_ns or 0)
+      if leg.data and e.bw_gbs and e.bw_gbs > 0 and (bn == nil or e.bw_gbs < bn) then
+        bn, bn_leg, bn_hop = e.bw_gbs, li, i
+      end
+    end
+  end
+  if bn_leg then legs[bn_leg].bn_hop = bn_hop end
+  local drain = bn and nbytes / bn or 0
+  local actual = v.latency_ns
+  local eff = actual > 0 and nbytes / actual or 0
+  return {
+    name = c.name, category = c.category, kind = v.kind, nbytes = nbytes,
+    target = pl.target, actual_ns = actual, overhead_ns = ovhd, drain_ns = drain, wire_ns = wire,
+    formula_ns = ovhd + wire + drain, eff_bw_gbs = eff, bottleneck_bw_gbs = bn,
+    util_pct = (bn and bn > 0) and eff / bn * 100 or 0, path = path, legs = legs,
+  }
+end
+
+local function sweep(cases)
+  local rows = {}
+  for _, r in ipairs(cases) do
+    for i, n in ipairs(M.SWEEP_SIZES) do
+      local bn = r.bottleneck_bw_gbs
+      local drain = (bn and bn > 0) and n / bn or 0
+      local total = r.overhead_ns + r.wire_ns + drain
+      local eff = total > 0 and n / total or 0
+      rows[#rows + 1] = {
+        case = r.name, size = M.SWEEP_LABELS[i], nbytes = n, overhead_ns = r.overhead_ns,
+        wire_ns = r.wire_ns, drain_ns = drain, total_ns = total, eff_bw_gbs = eff,
+        bottleneck_bw_gbs = bn, util_pct = (bn and bn > 0) and eff / bn * 100 or 0,
+      }
+    end
+  end
+  return rows
+end
+
+-- ---------------------------------------------------------------------------
+-- Invariants.
+
+local function fmt_num(x) return ("%.2f"):format(x) end
+
+local function check_invariants(by_name, cases)
+  local inv, skipped = {}, {}
+  local function add(name, pass, detail) inv[#inv + 1] = { name = name, pass = pass, detail = detail } end
+  local function skip(name, why) skipped[#skipped + 1] = { name = name, reason = why } end
+
+  local function series(prefix)
+    local out = {}
+    for k = 1, 4 do
+      local r = by_name[("%s-%dhop"):format(prefix, k)]
+      if r then out[#out + 1] = r end
+    end
+    return out
+  end
+  for _, cat in ipairs { { "h2d", "H2D" }, { "d2h", "D2H" } } do
+    local name = cat[2] .. " latency strictly increasing with hops"
+    local s = series(cat[1])
+    if #s < 2 then
+      skip(name, ("%d data point(s)"):format(#s))
+    else
+      local ok, parts = true, {}
+      for i, r in ipairs(s) do
+        parts[#parts + 1] = r.name .. "=" .. fmt_num(r.actual_ns)
+        if i > 1 and not (s[i - 1].actual_ns < r.actual_ns) then ok = false end
+      end
+      add(name, ok, table.concat(parts, (ok and " < " or ", ")))
+    end
+  end
+  do
+    local name = "D2H >= H2D per hop"
+    local ok, parts = true, {}
+    for k = 1, 4 do
+      local h, d = by_name[("h2d-%dhop"):format(k)], by_name[("d2h-%dhop"):format(k)]
+      if h and d then
+        local good = d.actual_ns >= h.actual_ns
+        ok = ok and good
+        parts[#parts + 1] = ("hop %d: %s %s %s"):format(k, fmt_num(d.actual_ns), good and ">=" or "<",
+          fmt_num(h.actual_ns))
+      end
+    end
+    if #parts == 0 then skip(name, "no hop with both an H2D and a D2H data point")
+    else add(name, ok, table.concat(parts, ", ")) end
+  end
+  do
+    local name = "PE DMA cross-cube best < worst"
+    local b, w = by_name["pe-cross-cube-hbm-best"], by_name["pe-cross-cube-hbm-worst"]
+    if b and w then
+      add(name, b.actual_ns < w.actual_ns, ("%s < %s"):format(fmt_num(b.actual_ns), fmt_num(w.actual_ns)))
+    else
+      skip(name, ("%d data point(s)"):format((b and 1 or 0) + (w and 1 or 0)))
+    end
+  end
+  for _, r in ipairs(cases) do
+    local ok = r.formula_ns <= r.actual_ns + EPS_NS
+    add("path formula <= actual: " .. r.name, ok,
+      ("%s %s %s (ovhd %s + wire %s + drain %s)"):format(fmt_num(r.formula_ns), ok and "<=" or ">",
+        fmt_num(r.actual_ns), fmt_num(r.overhead_ns), fmt_num(r.wire_ns), fmt_num(r.drain_ns)))
+  end
+  return inv, skipped
+end
+
+-- Informational lines (not invariants).
+local function infos(by_name)
+  local out = {}
+  local l = by_name["pe-local-hbm"]
+  if l then
+    for _, n in ipairs { "pe-same-half-hbm", "pe-cross-half-hbm", "pe-cross-cube-hbm-best",
+                         "pe-cross-cube-hbm-worst" } do
+      local r = by_name[n]
+      if r then
+        out[#out + 1] = ("PE DMA bottleneck BW: pe-local-hbm %gGB/s vs %s %gGB/s"):format(
+          l.bottleneck_bw_gbs or 0, n, r.bottleneck_bw_gbs or 0)
+      end
+    end
+  end
+  return out
+end
+
+-- ---------------------------------------------------------------------------
+-- Loading the topology: --topology / --set of the probe on top of the
+-- command line's global ones.
+
+local function load_topology(opts)
+  local T = kb.topology
+  local topo = opts.topology
+  if type(topo) == "userdata" or (type(topo) == "table" and topo.params) then return topo end
+  local sets = opts.sets or {}
+  if topo == nil and #sets == 0 then return T.load() end
+  local list = {}
+  local dflt = T.default_overrides or {}
+  for _, s in ipairs(dflt) do list[#list + 1] = s end
+  local keys = {}
+  for k in pairs(dflt) do if type(k) == "string" then keys[#keys + 1] = k end end
+  table.sort(keys)
+  for _, k in ipairs(keys) do list[#list + 1] = k .. "=" .. tostring(dflt[k]) end
+  for _, s in ipairs(sets) do list[#list + 1] = s end
+  return T.load(topo or T.default_path or "default", list)
+end
+
+--- Runs the probe. opts: topology (name, file or loaded topology; default:
+-- the command line's), sets (list of "key.path=value"), case (a name; nil or
+-- "all" = every case), nbytes (default 32768).
+-- Returns {topology, nbytes, cases, skipped, sweep, invariants, skipped_checks, info}.
+function M.run(opts)
+  opts = opts or {}
+  local only = opts.case
+  if only == "all" then only = nil end
+  if only and not find_case(only) then
+    error(("kernbench probe: unknown case '%s' (cases: %s)"):format(only,
+      table.concat(M.case_names(), ", ")), 2)
+  end
+  local nbytes = opts.nbytes or M.NBYTES
+  local t = load_topology(opts)
+  local p = t:params()
+  local cache = topo_cache(t)
+  local cases, skipped, by_name = {}, {}, {}
+  for _, c in ipairs(CATALOGUE) do
+    if only == nil or c.name == only then
+      local pl, why = plan(c, p)
+      if pl then
+        local r = run_case(t, cache, c, pl, nbytes)
+        cases[#cases + 1] = r
+        by_name[r.name] = r
+      else
+        skipped[#skipped + 1] = { name = c.name, reason = why }
+      end
+    end
+  end
+  local inv, skipped_checks = check_invariants(by_name, cases)
+  return {
+    topology = t.name, nbytes = nbytes, cases = cases, skipped = skipped, sweep = sweep(cases),
+    invariants = inv, skipped_checks = skipped_checks, info = infos(by_name),
+  }
+end
+
+--- Whether every invariant of a result passed.
+function M.passed(result)
+  for _, i in ipairs(result.invariants) do
+    if not i.pass then return false end
+  end
+  return true
+end
+
+-- ---------------------------------------------------------------------------
+-- Text report.
+
+local function target_str(tg)
+  return ("sip%d.cube%d.pe%d"):format(tg.sip, tg.cube, tg.pe)
+end
+
+local function bw_str(bw) return bw and ("%g"):format(bw) or "-" end
+
+function M.report(res)
+  local out = {}
+  local function w(...) out[#out + 1] = table.concat({ ... }) end
+  w(("kernbench probe: topology %s, %d B per case, %d case(s) run, %d skipped"):format(
+    res.topology, res.nbytes, #res.cases, #res.skipped))
+  w("")
+  local hdr = "%-24s %-7s %11s %9s %9s %8s %6s %7s %9s %8s %7s"
+  w(hdr:format("Case", "Cat", "Actual(ns)", "Ovhd(ns)", "Drain(ns)", "Wire(ns)", "Ovhd%", "Drain%",
+    "Eff.BW", "BN.BW", "Util%"))
+  for _, r in ipairs(res.cases) do
+    local a = r.actual_ns
+    w(("%-24s %-7s %11.2f %9.2f %9.2f %8.3f %6.1f %7.1f %9.2f %8s %7.1f"):format(r.name, r.category,
+      a, r.overhead_ns, r.drain_ns, r.wire_ns, a > 0 and r.overhead_ns / a * 100 or 0,
+      a > 0 and r.drain_ns / a * 100 or 0, r.eff_bw_gbs, bw_str(r.bottleneck_bw_gbs), r.util_pct))
+  end
+  w("(BW in GB/s; Ovhd, Wire and Drain count every leg: D2H command + data, PE DMA data + ack)")
+  for _, s in ipairs(res.skipped) do
+    w(("skipped %s: %s"):format(s.name, s.reason))
+  end
+
+  if #res.cases > 0 then
+    w("")
+    w("Route detail (first-flit arrival at each hop, ns after the start)")
+    for _, r in ipairs(res.cases) do
+      w("")
+      w(("%s: %s to %s, actual %.2f ns, formula %.2f ns"):format(r.name, r.kind,
+        target_str(r.target), r.actual_ns, r.formula_ns))
+      for _, leg in ipairs(r.legs) do
+        w(("  %s leg, %d hops:"):format(leg.label, #leg.nodes - 1))
+        for i, id in ipairs(leg.nodes) do
+          local ts = leg.first[i] and ("+%.3f"):format(leg.first[i]) or "(start)"
+          local notes = {}
+          if leg.bn_hop == i then
+            notes[#notes + 1] = ("<BN:%sGB/s>"):format(bw_str(leg.edges[i].bw_gbs))
+          end
+          if i == #leg.nodes then
+            if leg.data then notes[#notes + 1] = ("drain:%.2fns"):format(r.drain_ns) end
+            if leg.last[i] then notes[#notes + 1] = ("last flit +%.3f"):format(leg.last[i]) end
+          end
+          w(("    %12s  %s%s"):format(ts, id, #notes > 0 and ("  " .. table.concat(notes, " ")) or ""))
+        end
+      end
+    end
+
+    w("")
+    w("Utilisation sweep (formula only: total = ovhd + wire + nbytes / BN.BW)")
+    w(("%-24s %6s %10s %11s %9s %7s"):format("Case", "Size", "Drain(ns)", "Total(ns)", "Eff.BW", "Util%"))
+    local last
+    for _, s in ipairs(res.sweep) do
+      w(("%-24s %6s %10.2f %11.2f %9.2f %7.1f"):format(s.case ~= last and s.case or "", s.size,
+        s.drain_ns, s.total_ns, s.eff_bw_gbs, s.util_pct))
+      last = s.case
+    end
+  end
+
+  w("")
+  w("Invariants")
+  for _, i in ipairs(res.invariants) do
+    if i.pass then
+      w(("[v] PASS %s (%s)"):format(i.name, i.detail))
+    else
+      w(("[x] FAIL %s (%s)"):format(i.name, i.detail))
+    end
+  end
+  for _, s in ipairs(res.skipped_checks) do
+    w(("[-] SKIP %s (%s)"):format(s.name, s.reason))
+  end
+  for _, s in ipairs(res.info) do
+    w(("[i] INFO %s"):format(s))
+  end
+  local failed = 0
+  for _, i in ipairs(res.invariants) do if not i.pass then failed = failed + 1 end end
+  w(("%d invariant(s) checked, %d failed, %d skipped"):format(#res.invariants, failed,
+    #res.skipped_checks))
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- ---------------------------------------------------------------------------
+-- JSON (keys in a fixed order).
+
+local function json_num(x)
+  if x ~= x or x == math.huge or x == -math.huge then return "null" end
+  if math.type(x) == "integer" then return ("%d"):format(x) end
+  if x == math.floor(x) and math.abs(x) < 2 ^ 53 then return ("%d"):format(math.tointeger(x)) end
+  for _, f in ipairs { "%.15g", "%.16g" } do
+    local s = f:format(x)
+    if tonumber(s) == x then return s end
+  end
+  return ("%.17g"):format(x)
+end
+
+local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n",
+              ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function json_str(s)
+  return '"' .. s:gsub('[%c"\\]', function(ch)
+    return ESC[ch] or ("\\u%04x"):format(ch:byte())
+  end) .. '"'
+end
+
+-- A value: nil -> null; {__obj = {{k, v}, ...}} -> object; other tables -> array.
+local function enc(v)
+  local ty = type(v)
+  if v == nil then return "null"
+  elseif ty == "boolean" then return tostring(v)
+  elseif ty == "number" then return json_num(v)
+  elseif ty == "string" then return json_str(v)
+  elseif ty == "table" then
+    if v.__obj then
+      local parts = {}
+      for i, kv in ipairs(v.__obj) do parts[i] = json_str(kv[1]) .. ":" .. enc(kv[2]) end
+      return "{" .. table.concat(parts, ",") .. "}"
+    end
+    local parts = {}
+    for i = 1, #v do parts[i] = enc(v[i]) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  error("kernbench probe: cannot encode a " .. ty .. " as JSON")
+end
+M.json_encode = enc
+
+local function obj(...) return { __obj = { ... } } end
+
+function M.to_json(res)
+  local cases, sweep_rows, invs, skipped, checks = {}, {}, {}, {}, {}
+  for i, r in ipairs(res.cases) do
+    cases[i] = obj({ "name", r.name }, { "category", r.category }, { "actual_ns", r.actual_ns },
+      { "overhead_ns", r.overhead_ns }, { "drain_ns", r.drain_ns }, { "wire_ns", r.wire_ns },
+      { "formula_ns", r.formula_ns }, { "eff_bw_gbs", r.eff_bw_gbs },
+      { "bottleneck_bw_gbs", r.bottleneck_bw_gbs }, { "util_pct", r.util_pct }, { "path", r.path })
+  end
+  for i, s in ipairs(res.sweep) do
+    sweep_rows[i] = obj({ "case", s.case }, { "size", s.size }, { "nbytes", s.nbytes },
+      { "overhead_ns", s.overhead_ns }, { "wire_ns", s.wire_ns }, { "drain_ns", s.drain_ns },
+      { "total_ns", s.total_ns }, { "eff_bw_gbs", s.eff_bw_gbs },
+      { "bottleneck_bw_gbs", s.bottleneck_bw_gbs }, { "util_pct", s.util_pct })
+  end
+  for i, v in ipairs(res.invariants) do
+    invs[i] = obj({ "name", v.name }, { "pass", v.pass }, { "detail", v.detail })
+  end
+  for i, s in ipairs(res.skipped) do skipped[i] = obj({ "name", s.name }, { "reason", s.reason }) end
+  for i, s in ipairs(res.skipped_checks) do checks[i] = obj({ "name", s.name }, { "reason", s.reason }) end
+  return enc(obj({ "topology", res.topology }, { "nbytes", res.nbytes }, { "cases", cases },
+    { "skipped", skipped }, { "sweep", sweep_rows }, { "invariants", invs },
+    { "skipped_checks", checks }))
+end
+
+-- ---------------------------------------------------------------------------
+-- Command line.
+
+local function usage()
+  return table.concat({
+    "usage: kernbench [-t T] [--set K=V] probe [--case NAME] [--json] [--topology T] [--set K=V]",
+    "",
+    "Runs single-flow " .. M.NBYTES .. " B reference transfers, each on a fresh simulation,",
+    "reports latency, overhead, drain, effective and bottleneck bandwidth, a",
+    "formula-only utilisation sweep, and checks the latency invariants.",
+    "",
+    "options:",
+    "  --topology T   topology file or shipped name (default: the global",
+    "                 --topology, else \"default\")",
+    "  --set K=V      override a topology field, on top of the global --set ones",
+    "                 (repeatable)",
+    "  --case NAME    run only this case (exact name; default: all)",
+    "  --json         print one JSON object instead of the report",
+    "  -h, --help     print this help and exit",
+    "",
+    "cases: " .. table.concat(M.case_names(), ", "),
+    "",
+    "exit status: 0 every invariant holds, 1 an invariant failed, 2 usage error",
+    "(unknown option or case, topology that cannot be loaded)",
+    "",
+  }, "\n")
+end
+M.usage = usage
+
+local function usage_error(msg)
+  io.stderr:write("kernbench probe: ", msg, "\n", "try 'kernbench probe --help'\n")
+  return 2
+end
+
+--- Parses args (a list of strings) into opts, or returns nil, message.
+function M.parse(args)
+  local opts = { sets = {} }
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local key, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    if key then a = key end
+    local function arg_of(flag) -- the option's value: --flag=V or --flag V
+      if inline then return inline end
+      i = i + 1
+      if args[i] == nil then error({ usage = ("option '%s' needs an argument"):format(flag) }) end
+      return args[i]
+    end
+    if a == "-h" or a == "--help" then
+      opts.help = true
+    elseif a == "--json" and not inline then
+      opts.json = true
+    elseif a == "--case" then
+      opts.case = arg_of(a)
+    elseif a == "--topology" or a == "-t" then
+      opts.topology = arg_of(a)
+    elseif a == "--set" then
+      local s = arg_of(a)
+      if not s:find("=", 1, true) then
+        error({ usage = ("option '--set' needs KEY.PATH=VALUE, got '%s'"):format(s) })
+      end
+      opts.sets[#opts.sets + 1] = s
+    elseif a:sub(1, 1) == "-" then
+      error({ usage = ("unknown option '%s'"):format(args[i]) })
+    else
+      error({ usage = ("unexpected argument '%s'"):format(a) })
+    end
+    i = i + 1
+  end
+  return opts
+end
+
+function M.main(args)
+  args = args or {}
+  local ok, opts = pcall(M.parse, args)
+  if not ok then
+    if type(opts) == "table" and opts.usage then return usage_error(opts.usage) end
+    error(opts, 0)
+  end
+  if opts.help then
+    io.write(usage())
+    return 0
+  end
+  if opts.case and opts.case ~= "all" and not find_case(opts.case) then
+    return usage_error(("unknown case '%s'; cases: %s"):format(opts.case,
+      table.concat(M.case_names(), ", ")))
+  end
+  local lok, topo = pcall(load_topology, opts)
+  if not lok then return usage_error(tostring(topo)) end
+  opts.topology = topo
+  local res = M.run(opts)
+  if opts.json then
+    io.write(M.to_json(res), "\n")
+  else
+    io.write(M.report(res))
+  end
+  return M.passed(res) and 0 or 1
+end
+
+return M

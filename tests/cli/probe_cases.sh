@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Command-line cases of `kernbench probe`, one function per case, written
+# for tests/cli/cli_test.sh: each uses its helpers (run, expect_status,
+# expect_out, expect_err, expect_empty, fail) and $tmp.
+#
+# To hook them into cli_test.sh, right after its cases=(...) list (before
+# the --list check, which CMake uses to declare one ctest entry per case):
+#   source "$(dirname "${BASH_SOURCE[0]}")/probe_cases.sh"
+#   cases+=("${probe_cases[@]}")
+# and add the arm
+#   probe_*) "$case_name" ;;
+# to its `case $case_name in` (before `*)`). The functions call the helpers
+# only when run, so they may be sourced before the helpers are defined.
+#
+# Standalone, with helpers of its own:
+#   probe_cases.sh CASE /path/to/kernbench     run one case
+#   probe_cases.sh --list                      list the cases
+
+probe_cases=(probe_runs probe_json probe_case_filter probe_unknown_case probe_help
+             probe_global_topology probe_deterministic)
+
+# python3 that can parse JSON, if this machine has one
+probe_have_python() { command -v python3 >/dev/null 2>&1 && python3 -c 'import json' >/dev/null 2>&1; }
+
+probe_runs() {
+  run probe; expect_status 0
+  expect_out "[v] PASS H2D latency strictly increasing with hops"
+  expect_out "[v] PASS D2H >= H2D per hop"
+  expect_out "[v] PASS PE DMA cross-cube best < worst"
+  expect_out "<BN:128GB/s>"
+  expect_out "Utilisation sweep"
+  ! grep -qF "[x] FAIL" "$tmp/out" || fail "an invariant failed: $(grep -F '[x]' "$tmp/out")"
+  expect_empty err
+}
+
+probe_json() {
+  run probe --json; expect_status 0; expect_empty err
+  [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "--json printed more than one line: $(head -c 300 "$tmp/out")"
+  if probe_have_python; then
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert list(d)[:3] == ["topology", "nbytes", "cases"], list(d)
+assert d["topology"] == "default" and d["nbytes"] == 32768, d["topology"]
+assert len(d["cases"]) == 13 and len(d["sweep"]) == 65, (len(d["cases"]), len(d["sweep"]))
+assert all(i["pass"] is True for i in d["invariants"]), d["invariants"]
+' <"$tmp/out" || fail "--json output is not the expected JSON object: $(head -c 300 "$tmp/out")"
+  else
+    head -c 1 "$tmp/out" | grep -qF '{' || fail "--json output does not start with '{'"
+    grep -q '}$' "$tmp/out" || fail "--json output does not end with '}'"
+    expect_out '{"topology":"default","nbytes":32768,"cases":[{"name":"h2d-1hop"'
+    expect_out '"invariants":[{"name":'
+    ! grep -qF '"pass":false' "$tmp/out" || fail "an invariant failed"
+  fi
+}
+
+probe_case_filter() {
+  run probe --case h2d-2hop; expect_status 0
+  expect_out "1 case(s) run"
+  expect_out "[-] SKIP H2D latency strictly increasing with hops (1 data point(s))"
+  ! grep -qF "h2d-1hop" "$tmp/out" || fail "--case h2d-2hop ran other cases: $(cat "$tmp/out")"
+}
+
+probe_unknown_case() {
+  run probe --case nope; expect_status 2
+  expect_err "kernbench probe: unknown case 'nope'"; expect_err "h2d-1hop"; expect_empty out
+  run probe --frobnicate; expect_status 2; expect_err "unknown option '--frobnicate'"
+}
+
+probe_help() {
+  run probe --help; expect_status 0
+  expect_out "usage: kernbench"; expect_out "--case NAME"; expect_out "pe-cross-cube-hbm-worst"
+}
+
+probe_global_topology() {
+  # the global --topology / --set reach the probe; the probe's own --set applies on top
+  run -t small_2x2 probe; expect_status 0
+  expect_out "topology small_2x2"; expect_out "skipped h2d-3hop"
+  run --set cube.links.router_link_bw_gbs=64 probe --case pe-same-half-hbm; expect_status 0
+  grep -E '^pe-same-half-hbm .* 64 ' "$tmp/out" >/dev/null || fail "global --set not applied: $(cat "$tmp/out")"
+}
+
+probe_deterministic() {
+  run probe; expect_status 0; cp "$tmp/out" "$tmp/first"
+  run probe; expect_status 0
+  cmp -s "$tmp/first" "$tmp/out" || fail "two runs differ: $(diff "$tmp/first" "$tmp/out" | head)"
+}
+
+# ---- standalone use ----
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -u
+  if [ "${1:-}" = "--list" ]; then
+    printf '%s\n' "${probe_cases[@]}"
+    exit 0
+  fi
+  case_name=${1:?usage: probe_cases.sh CASE /path/to/kernbench | --list}
+  KB=${2:?usage: probe_cases.sh CASE /path/to/kernbench}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+  run() {
+    if [ -f "$tmp/in" ]; then "$KB" "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    else "$KB" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"; fi
+    status=$?
+  }
+  expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1; stderr: $(cat "$tmp/err")"; }
+  expect_out() { grep -qF -- "$1" "$tmp/out" || fail "stdout lacks '$1'; stdout was: $(cat "$tmp/out")"; }
+  expect_err() { grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1'; stderr was: $(cat "$tmp/err")"; }
+  expect_empty() { [ ! -s "$tmp/$1" ] || fail "$1 should be empty, was: $(cat "$tmp/$1")"; }
+  case " ${probe_cases[*]} " in
+    *" $case_name "*) "$case_name" ;;
+    *) fail "unknown case" ;;
+  esac
+  exit 0
+fi
