@@ -1,5 +1,7 @@
 #include "cli/exec.h"
 
+#include "trace/trace.h"
+
 #include <lauxlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,7 +69,12 @@ int kb_exec_report(lua_State *L, int status)
 {
     if (status != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
-        fprintf(stderr, "kernbench: %s\n", msg ? msg : "(error object is not a string)");
+        if (!msg)
+            msg = "(error object is not a string)";
+        fprintf(stderr, "kernbench: %s\n", msg);
+        kb_host *h = kb_host_of(L);
+        if (h && h->trace)
+            kb_trace_error(h->trace, msg); /* the trace says how the run ended */
         fflush(stderr);
         lua_pop(L, 1);
     }

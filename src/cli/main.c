@@ -1,11 +1,13 @@
 /* kernbench: the command line. Runs a Lua script or code against the
  * simulator, or starts the REPL. Reference: docs/cli.md. */
 #include "cli/exec.h"
+#include "cli/outputs.h"
 #include "cli/paths.h"
 #include "cli/repl.h"
 #include "lua/host.h"
 
 #include <lauxlib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,20 @@ static const char USAGE[] =
     "  -i             enter the REPL after running the script or -e code\n"
     "  --stats        print events, simulated time, wall time and events/s of\n"
     "                 every simulation when it is closed (on stderr)\n"
+    "  --trace FILE   write a timeline of every simulation with a topology to\n"
+    "                 FILE (Chrome trace JSON: open in ui.perfetto.dev)\n"
+    "  --trace-flows  add flow arrows linking the hops of each transaction\n"
+    "  --trace-counters  add link and HBM pseudo-channel utilisation counters\n"
+    "  --trace-counter-ns N  width of one counter sample (default 10 ns)\n"
+    "  --trace-filter GLOB   trace only components whose id matches GLOB, e.g.\n"
+    "                 'sip0.cube0.*' (repeatable; default: all)\n"
+    "  --trace-window START_NS:END_NS  trace only events overlapping the window\n"
+    "                 (either end may be empty)\n"
+    "  --stats-json FILE  write the statistics of every simulation to FILE\n"
+    "  --op-log FILE  write one JSON line per operation (op log) to FILE\n"
+    "  --dump-config FILE  write every topology parameter used, with its source,\n"
+    "                 to FILE (YAML)\n"
+    "  -q, --quiet    no summary after a script or probe run\n"
     "  -h, --help     print this help and exit\n"
     "  -v, --version  print the version and exit\n"
     "  --             stop handling options\n"
@@ -56,6 +72,7 @@ typedef struct options {
     bool interactive;
     bool stats;
     int script; /* index in argv of the script, 0 if none */
+    kb_outputs out;
 } options;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -67,13 +84,88 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+/* "START:END" in ns, either side may be empty. */
+static bool parse_window(const char *s, kb_trace_opts *t)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon)
+        return false;
+    char *end;
+    if (colon != s) {
+        double a = strtod(s, &end);
+        if (end != colon || !(a >= 0))
+            return false;
+        t->win_start = llround(a * 1000.0);
+    }
+    if (colon[1]) {
+        double b = strtod(colon + 1, &end);
+        if (*end || !(b >= 0))
+            return false;
+        t->win_end = llround(b * 1000.0);
+    }
+    return t->win_end >= t->win_start;
+}
+
+/* Whether argv[*i] is option `name` (`--opt VALUE` or `--opt=VALUE`); its
+ * value goes to *v (NULL if missing). */
+static bool take_opt(int argc, char **argv, int *i, const char *name, const char **v)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+        return false;
+    *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    return true;
+}
+
+/* Options that name a file or take a value; -1 to go on, else an exit status. */
+static int parse_output_option(int argc, char **argv, int *i, kb_outputs *out, bool *taken)
+{
+    static const char *const names[] = {"--trace", "--stats-json", "--op-log", "--dump-config",
+                                        "--trace-filter", "--trace-window", "--trace-counter-ns"};
+    const char *v = NULL;
+    int which = -1;
+    for (int k = 0; k < 7 && which < 0; k++)
+        if (take_opt(argc, argv, i, names[k], &v))
+            which = k;
+    *taken = which >= 0;
+    if (which < 0)
+        return -1;
+    if (!v || !*v)
+        return usage_error("option '%s' needs an argument", names[which]);
+    switch (which) {
+    case 0: out->trace_path = v; break;
+    case 1: out->stats_json = v; break;
+    case 2: out->op_log = v; break;
+    case 3: out->dump_config = v; break;
+    case 4: out->filters[out->trace.nfilters++] = v; break;
+    case 5:
+        if (!parse_window(v, &out->trace))
+            return usage_error("--trace-window '%s': expected START_NS:END_NS with 0 <= START <= END", v);
+        break;
+    default: {
+        char *end;
+        double ns = strtod(v, &end);
+        if (*end || !(ns > 0) || ns > 1e12)
+            return usage_error("--trace-counter-ns '%s': expected a positive number of ns", v);
+        out->trace.counter_window_ps = llround(ns * 1000.0) > 0 ? llround(ns * 1000.0) : 1;
+    }
+    }
+    return -1;
+}
+
+
 /* Returns -1 to go on, or an exit status. */
 static int parse(int argc, char **argv, options *o)
 {
     o->code = calloc((size_t)argc, sizeof *o->code);
     o->sets = calloc((size_t)argc, sizeof *o->sets);
-    if (!o->code || !o->sets)
+    o->out.filters = calloc((size_t)argc, sizeof *o->out.filters);
+    if (!o->code || !o->sets || !o->out.filters)
         return EXIT_ERROR;
+    o->out.trace.filters = o->out.filters;
+    o->out.trace.win_end = KB_TIME_MAX;
+    o->out.trace.counter_window_ps = 10000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-' || strcmp(a, "-") == 0) {
@@ -93,7 +185,19 @@ static int parse(int argc, char **argv, options *o)
             printf("kernbench %s (%s)\n", KB_VERSION, LUA_RELEASE);
             return EXIT_OK;
         }
-        if (strcmp(a, "-i") == 0)
+        bool taken;
+        int st = parse_output_option(argc, argv, &i, &o->out, &taken);
+        if (st >= 0)
+            return st;
+        if (taken)
+            continue;
+        if (strcmp(a, "--trace-flows") == 0)
+            o->out.trace.flows = true;
+        else if (strcmp(a, "--trace-counters") == 0)
+            o->out.trace.counters = true;
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+            o->out.quiet = true;
+        else if (strcmp(a, "-i") == 0)
             o->interactive = true;
         else if (strcmp(a, "--stats") == 0)
             o->stats = true;
@@ -215,9 +319,15 @@ int main(int argc, char **argv)
 {
     options o = {0};
     int code = parse(argc, argv, &o);
+    const kb_trace_opts *to = &o.out.trace;
+    if (code < 0 && !o.out.trace_path &&
+        (to->flows || to->counters || to->nfilters || to->win_start > 0 || to->win_end != KB_TIME_MAX))
+        code = usage_error("%s", "--trace-flows, --trace-counters, --trace-filter and "
+                                 "--trace-window need --trace FILE");
     if (code >= 0) {
         free(o.code);
         free(o.sets);
+        free(o.out.filters);
         return code;
     }
 
@@ -230,12 +340,16 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     kb_host host = {.print_stats = o.stats};
-    lua_State *L = kb_host_open(&host, lua_dir, err, sizeof err);
+    lua_State *L = NULL;
+    if (kb_outputs_open(&host, &o.out, err, sizeof err))
+        L = kb_host_open(&host, lua_dir, err, sizeof err);
     free(lua_dir);
     if (!L) {
         fprintf(stderr, "kernbench: %s\n", err);
+        kb_outputs_finish(&host, &o.out, false);
         free(o.code);
         free(o.sets);
+        free(o.out.filters);
         return EXIT_ERROR;
     }
 
@@ -254,7 +368,11 @@ int main(int argc, char **argv)
 
     fflush(stdout);
     kb_host_close(L); /* closes the simulations still open (and reports them) */
+    bool written = kb_outputs_finish(&host, &o.out, o.script != 0);
     free(o.code);
     free(o.sets);
-    return status == LUA_OK ? exit_status : EXIT_ERROR;
+    free(o.out.filters);
+    if (status != LUA_OK || !written)
+        return EXIT_ERROR;
+    return exit_status;
 }

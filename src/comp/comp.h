@@ -26,6 +26,8 @@ extern const kb_comp_ops kb_pe_part_ops;
  * the current time: a write completes (host) or is acknowledged with an
  * empty response (PE DMA); a read returns its bytes on the reverse path. */
 void kb_target_finish(kb_txn *t);
+/* The memory space a target node holds, for op-log records: "hbm", "sram". */
+const char *kb_target_space(const kb_node *n);
 /* Completes t at time `at` (now or later). */
 void kb_complete_at(kb_txn *t, kb_time at);
 

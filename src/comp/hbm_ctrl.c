@@ -15,6 +15,8 @@
 
 typedef struct hbm {
     kb_time *pc_avail;
+    kb_time *pc_busy;       /* committed burst time per channel (statistics) */
+    kb_tcounter **pc_ctr;   /* per channel, when trace counters are on */
     signed char *pc_dir; /* -1 none, 0 read, 1 write */
     unsigned pc_mask;
     int pc_shift;
@@ -29,6 +31,17 @@ static void hbm_init(kb_comp *c)
     hbm *h = kb_xcalloc(1, sizeof *h);
     unsigned pcs = (unsigned)(p->hbm_channels_per_pe > 0 ? p->hbm_channels_per_pe : 1);
     h->pc_avail = kb_xcalloc(pcs, sizeof *h->pc_avail);
+    h->pc_busy = kb_xcalloc(pcs, sizeof *h->pc_busy);
+    kb_tracer *tr = kb_fabric_tracer(c->fab);
+    if (tr && kb_tracer_counters(tr) && kb_tracer_wants(tr, c->n->id)) {
+        h->pc_ctr = kb_xcalloc(pcs, sizeof *h->pc_ctr);
+        int pid = kb_fabric_process(c->fab, c->node);
+        for (unsigned i = 0; i < pcs; i++) {
+            char *name = kb_asprintf("%s.pc%u", c->n->id, i);
+            h->pc_ctr[i] = kb_tracer_counter(tr, pid, name);
+            free(name);
+        }
+    }
     h->pc_dir = kb_xmalloc(pcs);
     for (unsigned i = 0; i < pcs; i++)
         h->pc_dir[i] = -1;
@@ -50,6 +63,8 @@ static void hbm_fini(kb_comp *c)
     if (!h)
         return;
     free(h->pc_avail);
+    free(h->pc_busy);
+    free(h->pc_ctr);
     free(h->pc_dir);
     free(h);
 }
@@ -64,7 +79,9 @@ static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
     kb_time finish = start + h->chunk_ps;
     h->pc_avail[pc] = finish;
     h->pc_dir[pc] = (signed char)dir;
-    c->busy_ps += h->chunk_ps;
+    h->pc_busy[pc] += h->chunk_ps;
+    if (h->pc_ctr)
+        kb_trace_busy(kb_fabric_tracer(c->fab), h->pc_ctr[pc], finish - h->chunk_ps, finish);
     return finish;
 }
 
@@ -82,8 +99,10 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0) {
+        kb_comp_busy(c, start, start + c->overhead_ps);
         start += c->overhead_ps;
         t->t_mark = start;
+        t->t_serve = now;
     }
     c->busy_until = start;
     if (!kb_flit_at_end(f)) { /* passing through */
@@ -117,5 +136,25 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
         kb_target_finish(t);
 }
 
-const kb_comp_ops kb_hbm_ctrl_ops = {
-    .flit_aware = true, .init = hbm_init, .fini = hbm_fini, .on_flit = hbm_flit};
+/* Per-channel utilisation; the controller's utilisation is their mean. */
+static void hbm_stats(kb_comp *c, kb_val *entry, kb_time now)
+{
+    hbm *h = c->state;
+    kb_val *pcs = kb_obj_put(entry, "pcs", kb_val_arr());
+    kb_time sum = 0;
+    for (unsigned i = 0; i <= h->pc_mask; i++) {
+        kb_val *pc = kb_arr_push(pcs, kb_val_obj());
+        kb_obj_int(pc, "pc", i);
+        kb_obj_num(pc, "busy_ns", (double)h->pc_busy[i] / 1000.0);
+        kb_obj_num(pc, "util", now > 0 ? (double)h->pc_busy[i] / (double)now : 0.0);
+        sum += h->pc_busy[i];
+    }
+    double util = now > 0 ? (double)sum / ((double)now * (h->pc_mask + 1)) : 0.0;
+    kb_obj_num(entry, "pc_util", util);
+}
+
+const kb_comp_ops kb_hbm_ctrl_ops = {.flit_aware = true,
+                                     .init = hbm_init,
+                                     .fini = hbm_fini,
+                                     .on_flit = hbm_flit,
+                                     .stats = hbm_stats};

@@ -39,8 +39,25 @@ static void start(kb_comp *c, channel *ch, kb_txn *t)
 {
     ch->busy++;
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    c->busy_ps += c->overhead_ps;
+    kb_comp_busy(c, now, now + c->overhead_ps);
+    t->t_chan = now;
     kb_fabric_forward(t, now + c->overhead_ps);
+}
+
+/* The op-log record of a finished transfer (the response t is back): from
+ * channel acquisition to completion (execution-pe-tl.md §4.3). */
+static void log_transfer(kb_comp *c, kb_txn *t)
+{
+    const kb_topo *topo = kb_fabric_topo(c->fab);
+    const kb_node *target = kb_topo_node(topo, t->path->nodes[0]);
+    bool write = t->request == KB_MSG_DMA_WRITE;
+    kb_val *p = kb_val_obj();
+    kb_obj_str(p, write ? "dst_space" : "src_space", kb_target_space(target));
+    kb_obj_int(p, write ? "dst_addr" : "src_addr", (int64_t)t->addr);
+    kb_obj_str(p, write ? "dst" : "src", target->id);
+    kb_obj_int(p, "nbytes", (int64_t)t->req_bytes);
+    kb_oplog_add(kb_fabric_oplog(c->fab), t->t_chan, kb_sim_now(kb_fabric_sim(c->fab)), c->n->id,
+                 "memory", write ? "dma_write" : "dma_read", p);
 }
 
 /* A transaction ending at a PE DMA: the response to one of its transfers. */
@@ -57,6 +74,7 @@ static void dma_txn(kb_comp *c, kb_txn *t)
     }
     channel *ch = channel_of(c->state, t->request);
     ch->busy--;
+    log_transfer(c, t);
     kb_txn_complete(t);
     if (ch->head && ch->busy < ch->cap) {
         kb_txn *next = ch->head;

@@ -6,12 +6,15 @@
 
 #include "core/sim.h"
 
+#include <string.h>
+
 static void sram_txn(kb_comp *c, kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = (c->busy_until > now ? c->busy_until : now) + c->overhead_ps;
     c->busy_until = start;
-    c->busy_ps += c->overhead_ps;
+    kb_comp_busy(c, start - c->overhead_ps, start);
+    t->t_serve = now;
     if (t->step + 1 < t->path->n) {
         kb_fabric_forward(t, start);
         return;
@@ -22,9 +25,32 @@ static void sram_txn(kb_comp *c, kb_txn *t)
         kb_target_finish(t);
 }
 
+const char *kb_target_space(const kb_node *n)
+{
+    return strncmp(n->spec->kind, "hbm", 3) == 0 ? "hbm" : n->spec->kind;
+}
+
+/* Host memory operations are logged where they are served. */
+static void log_host_memory(kb_txn *t, kb_time now)
+{
+    if (t->msg != KB_MSG_MEM_WRITE && t->msg != KB_MSG_MEM_READ)
+        return;
+    const kb_topo *topo = kb_fabric_topo(t->fab);
+    kb_val *p = kb_val_obj();
+    kb_obj_str(p, "space", kb_target_space(kb_topo_node(topo, t->path->nodes[t->path->n - 1])));
+    kb_obj_int(p, "offset", (int64_t)t->addr);
+    kb_obj_int(p, "nbytes", (int64_t)t->req_bytes);
+    kb_obj_str(p, "src", kb_topo_node(topo, t->path->nodes[0])->id);
+    kb_obj_int(p, "txn", (int64_t)t->id);
+    kb_oplog_add(kb_fabric_oplog(t->fab), t->t_serve, now,
+                 kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id, "memory",
+                 t->msg == KB_MSG_MEM_WRITE ? "memory_write" : "memory_read", p);
+}
+
 void kb_target_finish(kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(t->fab));
+    log_host_memory(t, now);
     switch (t->msg) {
     case KB_MSG_DMA_WRITE:
         kb_fabric_respond(t, 0, now);

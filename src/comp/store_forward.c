@@ -10,8 +10,9 @@
 
 static void sf_txn(kb_comp *c, kb_txn *t)
 {
-    kb_time ready = kb_sim_now(kb_fabric_sim(c->fab)) + c->overhead_ps;
-    c->busy_ps += c->overhead_ps;
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    kb_time ready = now + c->overhead_ps;
+    kb_comp_busy(c, now, ready);
     if (t->step + 1 < t->path->n)
         kb_fabric_forward(t, ready);
     else

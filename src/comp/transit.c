@@ -19,8 +19,8 @@ static void transit_flit(kb_comp *c, kb_flit *f)
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0) {
+        kb_comp_busy(c, start, start + c->overhead_ps);
         start += c->overhead_ps;
-        c->busy_ps += c->overhead_ps;
     }
     c->busy_until = start;
     if (!kb_flit_at_end(f)) {

@@ -19,6 +19,14 @@ struct kb_fabric {
     uint64_t next_txn_id;
     size_t live_txns;
     int flit_bytes;
+    /* observation */
+    kb_oplog oplog;
+    kb_tracer *tr;
+    uint64_t flow_base;
+    kb_track **tracks;      /* per node */
+    kb_track *host_track;
+    kb_tcounter **wire_ctr; /* per edge, when counters are on */
+    unsigned char *wire_ctr_done;
 };
 
 const char *kb_msg_name(kb_msg m)
@@ -80,6 +88,10 @@ void kb_fabric_free(kb_fabric *f)
             f->comps[i].ops->fini(&f->comps[i]);
     kb_pool_destroy(&f->txn_pool);
     kb_pool_destroy(&f->flit_pool);
+    kb_oplog_free(&f->oplog);
+    free(f->tracks);
+    free(f->wire_ctr);
+    free(f->wire_ctr_done);
     free(f->comps);
     free(f->wires);
     free(f);
@@ -124,6 +136,11 @@ kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbyte
     t->req_bytes = nbytes;
     t->nflits = flits_for(f, nbytes);
     t->t_start = kb_sim_now(f->sim);
+    t->flow = f->flow_base | t->id;
+    if (f->tr) {
+        t->tr_first = kb_xcalloc(path->n, sizeof *t->tr_first);
+        t->tr_first[0] = t->t_start;
+    }
     f->live_txns++;
     return t;
 }
@@ -132,11 +149,97 @@ void kb_txn_free(kb_txn *t)
 {
     kb_fabric *f = t->fab;
     f->live_txns--;
+    free(t->tr_first);
     kb_pool_free(&f->txn_pool, t);
 }
 
+/* ---- trace ---- */
+
+static const char *span_name(const kb_txn *t)
+{
+    static const char *const data[] = {"Transfer data", "MemoryWrite data", "MemoryRead data",
+                                       "PeDmaWrite data", "PeDmaRead data", "Response"};
+    static const char *const ack[] = {"Transfer ack", "MemoryWrite ack", "MemoryRead ack",
+                                      "PeDmaWrite ack", "PeDmaRead ack", "Response"};
+    if (t->msg != KB_MSG_RESPONSE)
+        return kb_msg_name(t->msg);
+    return t->request <= KB_MSG_RESPONSE ? (t->nbytes ? data : ack)[t->request] : "Response";
+}
+
+/* The slice of transaction t at path position hop, from its first flit's
+ * arrival until `end`. A response's first node already has the request's
+ * slice. */
+static void trace_hop(kb_fabric *f, kb_txn *t, uint32_t hop, kb_time end, bool final)
+{
+    bool response = t->msg == KB_MSG_RESPONSE;
+    if (hop == 0 && response && !final)
+        return;
+    const kb_topo *topo = f->topo;
+    kb_targ args[4] = {
+        {"bytes", NULL, (int64_t)t->nbytes},
+        {"src", kb_topo_node(topo, t->path->nodes[0])->id, 0},
+        {"dst", kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id, 0},
+        {"txn", NULL, (int64_t)t->id},
+    };
+    kb_flow_phase ph = final ? KB_FLOW_END : (hop == 0 && !response ? KB_FLOW_START : KB_FLOW_STEP);
+    kb_trace_span(f->tr, f->tracks[t->path->nodes[hop]], span_name(t), t->tr_first[hop], end, args,
+                  4, t->flow, ph);
+}
+
+static kb_tcounter *wire_counter(kb_fabric *f, uint32_t ei)
+{
+    if (!f->wire_ctr_done[ei]) {
+        f->wire_ctr_done[ei] = 1;
+        const kb_edge *e = kb_topo_edge(f->topo, ei);
+        const char *a = kb_topo_node(f->topo, e->src)->id, *b = kb_topo_node(f->topo, e->dst)->id;
+        if (kb_tracer_wants(f->tr, a) || kb_tracer_wants(f->tr, b)) {
+            char *name = kb_asprintf("link %s -> %s", a, b);
+            f->wire_ctr[ei] = kb_tracer_counter(f->tr, kb_fabric_process(f, e->src), name);
+            free(name);
+        }
+    }
+    return f->wire_ctr[ei];
+}
+
+int kb_fabric_process(kb_fabric *f, uint32_t node)
+{
+    int sip = kb_topo_node(f->topo, node)->sip;
+    if (sip < 0)
+        return kb_tracer_process(f->tr, "fabric");
+    char name[24];
+    snprintf(name, sizeof name, "sip%d", sip);
+    return kb_tracer_process(f->tr, name);
+}
+
+void kb_fabric_set_tracer(kb_fabric *f, kb_tracer *tr, int sim)
+{
+    f->tr = tr;
+    f->flow_base = (uint64_t)sim << 40;
+    if (!tr)
+        return;
+    size_t nn = kb_topo_node_count(f->topo), ne = kb_topo_edge_count(f->topo);
+    /* Processes in a fixed order: host, then SIPs, then the tray fabric. */
+    f->host_track = kb_tracer_track(tr, kb_tracer_process(tr, "host"), "host.requests");
+    f->tracks = kb_xcalloc(nn ? nn : 1, sizeof *f->tracks);
+    for (size_t i = 0; i < nn; i++)
+        f->tracks[i] = kb_tracer_track(tr, kb_fabric_process(f, (uint32_t)i),
+                                       kb_topo_node(f->topo, (uint32_t)i)->id);
+    if (kb_tracer_counters(tr)) {
+        f->wire_ctr = kb_xcalloc(ne ? ne : 1, sizeof *f->wire_ctr);
+        f->wire_ctr_done = kb_xcalloc(ne ? ne : 1, 1);
+    }
+}
+
+kb_tracer *kb_fabric_tracer(const kb_fabric *f) { return f->tr; }
+kb_track *kb_fabric_track(kb_fabric *f, uint32_t node) { return f->tr ? f->tracks[node] : NULL; }
+kb_track *kb_fabric_host_track(kb_fabric *f) { return f->tr ? f->host_track : NULL; }
+kb_oplog *kb_fabric_oplog(kb_fabric *f) { return &f->oplog; }
+
 void kb_txn_complete(kb_txn *t)
 {
+    kb_fabric *f = t->fab;
+    if (f->tr)
+        trace_hop(f, t, t->path->n - 1, kb_sim_now(f->sim), true);
     if (t->done)
         t->done(t, t->done_arg);
     kb_txn_free(t);
@@ -181,6 +284,8 @@ static void flit_arrive(kb_sim *sim, void *arg)
     kb_fabric *f = t->fab;
     kb_time now = kb_sim_now(f->sim);
     bool last = fl->idx + 1 == t->nflits;
+    if (t->tr_first && fl->idx == 0)
+        t->tr_first[fl->hop] = now;
     if (t->log) {
         if (fl->idx == 0)
             log_first(t, fl->hop, now);
@@ -188,6 +293,7 @@ static void flit_arrive(kb_sim *sim, void *arg)
             log_last(t, fl->hop, now);
     }
     kb_comp *c = &f->comps[t->path->nodes[fl->hop]];
+    c->bytes += fl->bytes;
     if (c->ops->flit_aware) {
         c->flits++;
         if (fl->idx == 0)
@@ -213,10 +319,18 @@ void kb_fabric_send_flit(kb_flit *fl, kb_time ready)
     kb_wire *w = &f->wires[ei];
     kb_time depart = ready > w->avail ? ready : w->avail;
     int64_t ser = kb_edge_serialize_ps(kb_topo_edge(f->topo, ei), fl->bytes);
+    if (depart - ready > w->max_wait_ps)
+        w->max_wait_ps = depart - ready;
     w->avail = depart + ser;
     w->bytes += fl->bytes;
     w->flits++;
     w->busy_ps += ser;
+    if (f->tr) {
+        if (fl->idx + 1 == t->nflits)
+            trace_hop(f, t, fl->hop, ready, false);
+        if (f->wire_ctr)
+            kb_trace_busy(f->tr, wire_counter(f, ei), depart, depart + ser);
+    }
     fl->hop++;
     kb_sim_at(f->sim, depart + ser + w->prop_ps, KB_PRIO_NORMAL, flit_arrive, fl);
 }
@@ -314,7 +428,11 @@ void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready)
         free(err);
         return;
     }
+    if (f->tr)
+        trace_hop(f, req, req->path->n - 1, kb_sim_now(f->sim), false);
     kb_txn *r = kb_txn_new(f, KB_MSG_RESPONSE, rev, nbytes);
+    r->flow = req->flow;
+    r->t_chan = req->t_chan;
     r->request = req->msg;
     r->req_bytes = req->req_bytes;
     r->addr = req->addr;

@@ -26,6 +26,8 @@
 #include "core/types.h"
 #include "topo/route.h"
 #include "topo/topo.h"
+#include "trace/oplog.h"
+#include "trace/trace.h"
 
 typedef struct kb_fabric kb_fabric;
 typedef struct kb_txn kb_txn;
@@ -80,6 +82,10 @@ struct kb_txn {
     kb_time t_mark;        /* scratch of the component at the end of the path */
     kb_comp *owner;        /* component that issued the operation, if any */
     kb_txn *next;          /* queue link for the owner */
+    kb_time t_serve;       /* when the target began serving it (op log) */
+    kb_time t_chan;        /* when the issuing PE DMA channel took it (op log) */
+    uint64_t flow;         /* trace flow id: the operation's first transaction */
+    kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
 };
 
 /* One flit in flight: it travels with its transaction along the path. */
@@ -96,6 +102,7 @@ typedef struct kb_wire {
     int64_t prop_ps;
     uint64_t bytes, flits;
     kb_time busy_ps;    /* total serialisation time */
+    kb_time max_wait_ps; /* longest a flit waited for the wire (queueing) */
 } kb_wire;
 
 /* ---- components ---- */
@@ -107,6 +114,9 @@ typedef struct kb_comp_ops {
     void (*fini)(kb_comp *c);        /* optional */
     void (*on_flit)(kb_comp *c, kb_flit *f); /* flit-aware components */
     void (*on_txn)(kb_comp *c, kb_txn *t);   /* others: a whole transaction arrived */
+    /* optional: adds implementation-specific statistics to the component's
+     * entry (an object) and may replace its "util" */
+    void (*stats)(kb_comp *c, kb_val *entry, kb_time now);
 } kb_comp_ops;
 
 struct kb_comp {
@@ -117,9 +127,24 @@ struct kb_comp {
     kb_time overhead_ps;  /* attrs.overhead_ns, if the impl has it */
     kb_time busy_until;   /* serial worker */
     uint64_t txns, flits; /* counters */
-    kb_time busy_ps;
+    uint64_t bytes;       /* payload bytes received */
+    kb_time busy_ps;      /* time with work in service (see kb_comp_busy) */
+    kb_time busy_end;
     void *state;
 };
+
+/* Books [start, end) as busy time of c. Intervals must come in
+ * non-decreasing start order; overlapping ones count once, so the
+ * utilisation busy_ps / now stays within [0, 1]. */
+static inline void kb_comp_busy(kb_comp *c, kb_time start, kb_time end)
+{
+    if (start < c->busy_end)
+        start = c->busy_end;
+    if (end > start) {
+        c->busy_ps += end - start;
+        c->busy_end = end;
+    }
+}
 
 /* Creates the fabric of `t` on `sim` (the topology must outlive it). NULL
  * with *err if a node's implementation has no behaviour. */
@@ -132,6 +157,24 @@ kb_comp *kb_fabric_comp(kb_fabric *f, uint32_t node);
 const kb_wire *kb_fabric_wire(const kb_fabric *f, uint32_t edge);
 /* Transactions created but not yet completed. */
 size_t kb_fabric_live_txns(const kb_fabric *f);
+
+/* ---- observation: trace, op log, statistics ---- */
+
+/* Starts tracing into tr (owned by the caller, who frees it after the
+ * fabric); sim is the simulation's number (flow ids). Call before any
+ * traffic. */
+void kb_fabric_set_tracer(kb_fabric *f, kb_tracer *tr, int sim);
+kb_tracer *kb_fabric_tracer(const kb_fabric *f); /* NULL when tracing is off */
+/* The track of a node (NULL when filtered out or tracing is off). */
+kb_track *kb_fabric_track(kb_fabric *f, uint32_t node);
+/* The host's track (requests issued and completed). */
+kb_track *kb_fabric_host_track(kb_fabric *f);
+/* The process a node's tracks belong to: "sip<S>", or "fabric". */
+int kb_fabric_process(kb_fabric *f, uint32_t node);
+kb_oplog *kb_fabric_oplog(kb_fabric *f);
+/* Per-component and per-link statistics at time now: an object with
+ * "components" and "links" arrays, listing what carried any traffic. */
+kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);
 
 /* A new transaction (zeroed, id assigned, t_start = now). */
 kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes);

@@ -4,6 +4,7 @@
 #include "lua/ltopo.h"
 
 #include "core/util.h"
+#include "trace/val.h"
 
 #include <inttypes.h>
 #include <lauxlib.h>
@@ -37,6 +38,18 @@ void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64
             "[stats] sim #%d: events=%" PRIu64 " sim_time=%s wall_s=%.6f events_per_s=%.0f "
             "resumes=%" PRIu64 "\n",
             serial, st->events, kb_time_format(st->now, now), st->wall_s, st->events_per_s, resumes);
+}
+
+void kb_host_add_run(lua_State *L, struct kb_val *stats)
+{
+    kb_host *h = kb_host_of(L);
+    if (!h) {
+        kb_val_free(stats);
+        return;
+    }
+    if (!h->runs)
+        h->runs = kb_val_arr();
+    kb_arr_push(h->runs, stats);
 }
 
 static int open_state(lua_State *L)

@@ -14,9 +14,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct kb_trace_file;
+struct kb_val;
+
 typedef struct kb_host {
     bool print_stats; /* print a line per simulation when it is closed */
     FILE *stats_out;  /* where (stderr when NULL) */
+    struct kb_trace_file *trace; /* --trace: every simulation writes its timeline here */
+    FILE *oplog_out;             /* --op-log: JSON Lines, one record per operation */
+    FILE *config_out;            /* --dump-config: resolved topology configurations */
+    struct kb_val *runs;         /* statistics of every closed simulation with a topology */
     int sims_created;
     /* Raised by the command line's SIGINT handler; every simulation of the
      * state polls it and stops its run (see kb_sim_set_interrupt). */
@@ -40,5 +47,7 @@ int luaopen_sim(lua_State *L);
 int kb_host_next_sim_serial(lua_State *L);
 kb_host *kb_host_of(lua_State *L); /* NULL when the state has no host */
 void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
+/* Takes the statistics of a closed simulation (kept in host->runs). */
+void kb_host_add_run(lua_State *L, struct kb_val *stats);
 
 #endif

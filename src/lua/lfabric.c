@@ -75,6 +75,7 @@ static void op_done(kb_txn *t, void *arg)
     lua_State *L = S->L ? S->L : S->opL;
     const kb_topo *topo = kb_fabric_topo(S->fab);
     kb_time now = kb_sim_now(S->sim);
+    lobserve_request(S, kb_msg_name(o->msg), o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
     lua_rawgeti(L, LUA_REGISTRYINDEX, o->ref);
     levent *e = lua_touserdata(L, -1);
@@ -195,6 +196,7 @@ static lop *new_op(lua_State *L, lsim *S, kb_msg msg, uint64_t nbytes, const cha
     o->want_hops = hops;
     lua_pushvalue(L, -1);
     o->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lobserve_submit(S, name, nbytes);
     o->next = S->ops;
     if (S->ops)
         S->ops->prev = o;
@@ -335,6 +337,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
         free(err);
         lua_error(L);
     }
+    lobserve_attach(L, S);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
 }
 

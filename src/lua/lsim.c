@@ -104,7 +104,9 @@ static void close_sim(lua_State *L, lsim *S)
     kb_sim_stats st;
     kb_sim_get_stats(S->sim, &st);
     kb_host_sim_closed(L, S->serial, &st, S->resumes);
+    lobserve_close(L, S);
     lfabric_close(L, S);
+    lobserve_free(S);
     kb_sim_free(S->sim);
     S->sim = NULL;
 }
@@ -251,37 +253,6 @@ static int l_stop(lua_State *L)
     return 0;
 }
 
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_num(lua_State *L, const char *k, lua_Number v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static int l_stats(lua_State *L)
-{
-    lsim *S = lsim_check(L, 1);
-    kb_sim_stats st;
-    kb_sim_get_stats(S->sim, &st);
-    lua_createtable(L, 0, 9);
-    set_int(L, "events", (lua_Integer)st.events);
-    lsim_push_time(L, st.now);
-    lua_setfield(L, -2, "sim_ns");
-    set_num(L, "wall_s", st.wall_s);
-    set_num(L, "events_per_s", st.events_per_s);
-    set_int(L, "pending", (lua_Integer)st.pending);
-    set_int(L, "processes", (lua_Integer)st.procs);
-    set_int(L, "waiting", (lua_Integer)st.waiting);
-    set_int(L, "resumes", (lua_Integer)S->resumes);
-    set_num(L, "resumes_per_s", st.wall_s > 0 ? (double)S->resumes / st.wall_s : 0.0);
-    return 1;
-}
-
 static int l_waiting(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
@@ -300,7 +271,6 @@ static const luaL_Reg sim_methods[] = {
     {"run", l_run},
     {"step", l_step},
     {"stop", l_stop},
-    {"stats", l_stats},
     {"waiting", l_waiting},
     {"close", l_close},
     {"spawn", lsim_spawn},
@@ -334,6 +304,7 @@ int luaopen_sim(lua_State *L)
     luaL_getmetatable(L, LSIM_MT);
     lua_getfield(L, -1, "__index");
     luaL_setfuncs(L, lfabric_methods, 0);
+    luaL_setfuncs(L, lobserve_methods, 0);
     lua_pop(L, 2);
     luaL_newmetatable(L, LERROR_MT);
     lua_pushcfunction(L, error_tostring);

@@ -34,6 +34,8 @@
 struct lproc;
 struct lop;
 struct kb_fabric;
+struct kb_tracer;
+struct kb_val;
 
 typedef struct lsim {
     kb_sim *sim;           /* NULL once closed */
@@ -47,7 +49,16 @@ typedef struct lsim {
     struct kb_fabric *fab; /* set when built on a topology (lfabric.c) */
     struct lop *ops;       /* fabric operations in flight */
     lua_State *opL;        /* the state that last submitted an operation */
+    struct kb_tracer *tracer; /* when the command line asked for a trace */
+    struct lrequest *requests; /* host requests completed (statistics) */
+    size_t nrequests, cap_requests;
 } lsim;
+
+typedef struct lrequest {
+    const char *kind; /* static */
+    uint64_t nbytes;
+    kb_time start, end;
+} lrequest;
 
 /* User values of a sim userdata. */
 enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_TOPO, LSIM_NUV = LSIM_UV_TOPO };
@@ -125,6 +136,19 @@ void lsim_release_event(levent *e); /* drops the kb_event reference if the sim l
 void lsim_open_store(lua_State *L);
 int lsim_store_new(lua_State *L);
 int lsim_resource_new(lua_State *L);
+
+/* lobserve.c: statistics, op log, trace of a simulation */
+extern const luaL_Reg lobserve_methods[];
+/* Starts tracing S's fabric if the host writes a trace. */
+void lobserve_attach(lua_State *L, lsim *S);
+/* Records a completed host request for the statistics. */
+void lobserve_request(lsim *S, const char *kind, uint64_t nbytes, kb_time start, kb_time end);
+/* At close, before the fabric goes: hands the statistics and op log to the host. */
+void lobserve_close(lua_State *L, lsim *S);
+/* Marks a request's submission on the host track of the trace. */
+void lobserve_submit(lsim *S, const char *what, uint64_t nbytes);
+/* After the fabric is freed. */
+void lobserve_free(lsim *S);
 
 /* lfabric.c */
 extern const luaL_Reg lfabric_methods[];

@@ -30,11 +30,13 @@ probe_runs() {
   expect_out "<BN:128GB/s>"
   expect_out "Utilisation sweep"
   ! grep -qF "[x] FAIL" "$tmp/out" || fail "an invariant failed: $(grep -F '[x]' "$tmp/out")"
-  expect_empty err
+  # the run summary goes to stderr; --quiet drops it
+  expect_err "summary: 13 simulations"; expect_err "bottleneck link: "
+  run --quiet probe; expect_status 0; expect_empty err
 }
 
 probe_json() {
-  run probe --json; expect_status 0; expect_empty err
+  run -q probe --json; expect_status 0; expect_empty err
   [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "--json printed more than one line: $(head -c 300 "$tmp/out")"
   if probe_have_python; then
     python3 -c '

@@ -1,0 +1,74 @@
+/* Op log records. */
+#include "trace/oplog.h"
+
+#include "core/util.h"
+
+#include <stdlib.h>
+
+void kb_oplog_add(kb_oplog *log, kb_time t_start, kb_time t_end, const char *component,
+                  const char *kind, const char *name, kb_val *params)
+{
+    if (log->n == log->cap) {
+        log->cap = log->cap ? 2 * log->cap : 64;
+        log->recs = kb_xrealloc(log->recs, log->cap * sizeof *log->recs);
+    }
+    log->recs[log->n] = (kb_oprec){t_start, t_end, component, kind, name,
+                                   params ? params : kb_val_obj(), log->n};
+    log->n++;
+    log->sorted = false;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const kb_oprec *x = a, *y = b;
+    if (x->t_start != y->t_start)
+        return x->t_start < y->t_start ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+const kb_oprec *kb_oplog_records(kb_oplog *log, size_t *n)
+{
+    if (!log->sorted && log->n > 1)
+        qsort(log->recs, log->n, sizeof *log->recs, by_start); /* seq makes it stable */
+    log->sorted = true;
+    *n = log->n;
+    return log->recs;
+}
+
+void kb_json_write_ns(FILE *out, kb_time ps)
+{
+    if (ps < 0) {
+        fputc('-', out);
+        ps = -ps;
+    }
+    fprintf(out, "%lld.%03lld", (long long)(ps / 1000), (long long)(ps % 1000));
+}
+
+void kb_oplog_write_jsonl(kb_oplog *log, FILE *out, int sim)
+{
+    size_t n;
+    const kb_oprec *r = kb_oplog_records(log, &n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "{\"sim\":%d,\"t_start_ns\":", sim);
+        kb_json_write_ns(out, r[i].t_start);
+        fputs(",\"t_end_ns\":", out);
+        kb_json_write_ns(out, r[i].t_end);
+        fputs(",\"component\":", out);
+        kb_json_write_string(out, r[i].component);
+        fputs(",\"op_kind\":", out);
+        kb_json_write_string(out, r[i].kind);
+        fputs(",\"op_name\":", out);
+        kb_json_write_string(out, r[i].name);
+        fputs(",\"params\":", out);
+        kb_val_write_json(r[i].params, out);
+        fputs("}\n", out);
+    }
+}
+
+void kb_oplog_free(kb_oplog *log)
+{
+    for (size_t i = 0; i < log->n; i++)
+        kb_val_free(log->recs[i].params);
+    free(log->recs);
+    *log = (kb_oplog){0};
+}
