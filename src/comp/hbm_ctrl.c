@@ -17,6 +17,7 @@ typedef struct hbm {
     kb_time *pc_avail;
     kb_time *pc_busy;       /* committed burst time per channel (statistics) */
     kb_tcounter **pc_ctr;   /* per channel, when trace counters are on */
+    bool ctr_ready;
     signed char *pc_dir; /* -1 none, 0 read, 1 write */
     unsigned pc_mask;
     int pc_shift;
@@ -32,16 +33,6 @@ static void hbm_init(kb_comp *c)
     unsigned pcs = (unsigned)(p->hbm_channels_per_pe > 0 ? p->hbm_channels_per_pe : 1);
     h->pc_avail = kb_xcalloc(pcs, sizeof *h->pc_avail);
     h->pc_busy = kb_xcalloc(pcs, sizeof *h->pc_busy);
-    kb_tracer *tr = kb_fabric_tracer(c->fab);
-    if (tr && kb_tracer_counters(tr) && kb_tracer_wants(tr, c->n->id)) {
-        h->pc_ctr = kb_xcalloc(pcs, sizeof *h->pc_ctr);
-        int pid = kb_fabric_process(c->fab, c->node);
-        for (unsigned i = 0; i < pcs; i++) {
-            char *name = kb_asprintf("%s.pc%u", c->n->id, i);
-            h->pc_ctr[i] = kb_tracer_counter(tr, pid, name);
-            free(name);
-        }
-    }
     h->pc_dir = kb_xmalloc(pcs);
     for (unsigned i = 0; i < pcs; i++)
         h->pc_dir[i] = -1;
@@ -55,6 +46,24 @@ static void hbm_init(kb_comp *c)
     h->chunk_ps = llround((double)h->burst * 1000.0 / pc_bw);
     h->switch_ps = llround(kb_spec_attr(s, "switch_penalty_ns") * 1000.0);
     c->state = h;
+}
+
+/* Trace counters, one per channel, made when the first burst commits (the
+ * tracer is attached after the components are created). */
+static void init_counters(kb_comp *c, hbm *h)
+{
+    h->ctr_ready = true;
+    kb_tracer *tr = kb_fabric_tracer(c->fab);
+    if (!tr || !kb_tracer_counters(tr) || !kb_tracer_wants(tr, c->n->id))
+        return;
+    unsigned pcs = h->pc_mask + 1;
+    h->pc_ctr = kb_xcalloc(pcs, sizeof *h->pc_ctr);
+    int pid = kb_fabric_process(c->fab, c->node);
+    for (unsigned i = 0; i < pcs; i++) {
+        char *name = kb_asprintf("%s.pc%u", c->n->id, i);
+        h->pc_ctr[i] = kb_tracer_counter(tr, pid, name);
+        free(name);
+    }
 }
 
 static void hbm_fini(kb_comp *c)
@@ -80,6 +89,8 @@ static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
     h->pc_avail[pc] = finish;
     h->pc_dir[pc] = (signed char)dir;
     h->pc_busy[pc] += h->chunk_ps;
+    if (!h->ctr_ready)
+        init_counters(c, h);
     if (h->pc_ctr)
         kb_trace_busy(kb_fabric_tracer(c->fab), h->pc_ctr[pc], finish - h->chunk_ps, finish);
     return finish;
