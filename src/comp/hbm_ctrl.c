@@ -162,6 +162,10 @@ static void hbm_stats(kb_comp *c, kb_val *entry, kb_time now)
     }
     double util = now > 0 ? (double)sum / ((double)now * (h->pc_mask + 1)) : 0.0;
     kb_obj_num(entry, "pc_util", util);
+    /* The channels do the controller's work: its utilisation is theirs. */
+    kb_val *u = (kb_val *)kb_obj_get(entry, "util");
+    if (u && u->type == KB_V_NUM)
+        u->u.d = util;
 }
 
 const kb_comp_ops kb_hbm_ctrl_ops = {.flit_aware = true,

@@ -114,6 +114,7 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, u
         log->hops[log->n++] = (kb_hop){pe_dma, now, now};
     }
     c->txns++;
+    c->bytes += t->nbytes;
     dma *d = c->state;
     channel *ch = channel_of(d, msg);
     if (ch->busy < ch->cap) {

@@ -380,6 +380,7 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
 {
     t->step = 0;
     kb_comp *c = &f->comps[t->path->nodes[0]];
+    c->bytes += t->nbytes;
     if (t->log) {
         t->log_base = (uint32_t)t->log->n;
         log_first(t, 0, kb_sim_now(f->sim));

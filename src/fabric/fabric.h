@@ -127,7 +127,7 @@ struct kb_comp {
     kb_time overhead_ps;  /* attrs.overhead_ns, if the impl has it */
     kb_time busy_until;   /* serial worker */
     uint64_t txns, flits; /* counters */
-    uint64_t bytes;       /* payload bytes received */
+    uint64_t bytes;       /* payload bytes injected here or received */
     kb_time busy_ps;      /* time with work in service (see kb_comp_busy) */
     kb_time busy_end;
     void *state;
