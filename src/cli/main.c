@@ -339,7 +339,7 @@ int main(int argc, char **argv)
         free(o.sets);
         return EXIT_ERROR;
     }
-    kb_host host = {.print_stats = o.stats};
+    kb_host host = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
     lua_State *L = NULL;
     if (kb_outputs_open(&host, &o.out, err, sizeof err))
         L = kb_host_open(&host, lua_dir, err, sizeof err);

@@ -1,5 +1,5 @@
 /* The short human summary printed after a run: totals, the busiest
- * components, the bottleneck link and host request latencies, over every
+ * components, the bottleneck link and request latencies, over every
  * simulation that had a topology. */
 #include "cli/outputs.h"
 
@@ -37,12 +37,6 @@ static int by_util(const void *a, const void *b)
     if (x->sim != y->sim)
         return x->sim < y->sim ? -1 : 1;
     return x->v < y->v ? -1 : x->v > y->v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Collects the entries of array `key` of every run. */
@@ -92,7 +86,7 @@ void kb_print_summary(FILE *out, const kb_val *runs)
         fprintf(out, " (%.3g events/s)", events / wall);
     fputc('\n', out);
 
-    size_t nc, nl, nr = 0;
+    size_t nc, nl;
     item *comps = collect(runs, "components", &nc);
     qsort(comps, nc, sizeof *comps, by_util);
     if (nc)
@@ -114,22 +108,19 @@ void kb_print_summary(FILE *out, const kb_val *runs)
             fprintf(out, "  (sim %lld)", (long long)links[0].sim);
         fputc('\n', out);
     }
-    double *lat = NULL;
+    /* Request latencies: the extremes over every run, the count in all. */
+    double nreq = 0, lo = 0, hi = 0;
     for (size_t r = 0; r < runs->u.c.n; r++) {
-        const kb_val *req = kb_obj_get(runs->u.c.items[r], "requests");
-        for (size_t i = 0; req && i < req->u.c.n; i++) {
-            lat = realloc(lat, (nr + 1) * sizeof *lat);
-            if (!lat)
-                abort();
-            lat[nr++] = num(req->u.c.items[i], "latency_ns");
-        }
+        const kb_val *rl = kb_obj_get(runs->u.c.items[r], "request_latency");
+        double n = rl ? num(rl, "count") : 0;
+        if (n <= 0)
+            continue;
+        lo = nreq == 0 || num(rl, "min_ns") < lo ? num(rl, "min_ns") : lo;
+        hi = nreq == 0 || num(rl, "max_ns") > hi ? num(rl, "max_ns") : hi;
+        nreq += n;
     }
-    if (nr) {
-        qsort(lat, nr, sizeof *lat, cmp_double);
-        fprintf(out, "  requests: %zu, latency min %.3f / median %.3f / max %.3f ns\n", nr,
-                lat[0], lat[nr / 2], lat[nr - 1]);
-    }
-    free(lat);
+    if (nreq > 0)
+        fprintf(out, "  requests: %.0f, latency min %.3f / max %.3f ns\n", nreq, lo, hi);
     free(comps);
     free(links);
 }

@@ -24,6 +24,7 @@ typedef struct kb_host {
     FILE *oplog_out;             /* --op-log: JSON Lines, one record per operation */
     FILE *config_out;            /* --dump-config: resolved topology configurations */
     struct kb_val *runs;         /* statistics of every closed simulation with a topology */
+    bool keep_requests;          /* runs list every request (for --stats-json) */
     int sims_created;
     /* Raised by the command line's SIGINT handler; every simulation of the
      * state polls it and stops its run (see kb_sim_set_interrupt). */

@@ -64,9 +64,38 @@ static kb_val *op_counts(kb_oplog *log)
     return counts;
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+    kb_time x = *(const kb_time *)a, y = *(const kb_time *)b;
+    return (x > y) - (x < y);
+}
+
+/* Count, min, median, mean and max of the request latencies. */
+static kb_val *latency_summary(const lsim *S)
+{
+    kb_val *v = kb_val_obj();
+    kb_obj_int(v, "count", (int64_t)S->nrequests);
+    if (S->nrequests == 0)
+        return v;
+    kb_time *lat = kb_xmalloc(S->nrequests * sizeof *lat);
+    double sum = 0;
+    for (size_t i = 0; i < S->nrequests; i++) {
+        lat[i] = S->requests[i].end - S->requests[i].start;
+        sum += (double)lat[i];
+    }
+    qsort(lat, S->nrequests, sizeof *lat, cmp_time);
+    kb_obj_num(v, "min_ns", (double)lat[0] / 1000.0);
+    kb_obj_num(v, "median_ns", (double)lat[S->nrequests / 2] / 1000.0);
+    kb_obj_num(v, "mean_ns", sum / (double)S->nrequests / 1000.0);
+    kb_obj_num(v, "max_ns", (double)lat[S->nrequests - 1] / 1000.0);
+    free(lat);
+    return v;
+}
+
 /* The statistics of S now: simulation-wide figures, then (with a
- * topology) components, links, host requests and op counts. */
-static kb_val *stats_of(lsim *S)
+ * topology) components, links, request latencies (and, when `requests`,
+ * every request) and op counts. */
+static kb_val *stats_of(lsim *S, bool requests)
 {
     kb_sim_stats st;
     kb_sim_get_stats(S->sim, &st);
@@ -93,8 +122,9 @@ static kb_val *stats_of(lsim *S)
     }
     fs->u.c.n = 0;
     kb_val_free(fs);
-    kb_val *req = kb_obj_put(v, "requests", kb_val_arr());
-    for (size_t i = 0; i < S->nrequests; i++) {
+    kb_obj_put(v, "request_latency", latency_summary(S));
+    kb_val *req = requests ? kb_obj_put(v, "requests", kb_val_arr()) : NULL;
+    for (size_t i = 0; req && i < S->nrequests; i++) {
         const lrequest *r = &S->requests[i];
         kb_val *e = kb_arr_push(req, kb_val_obj());
         kb_obj_str(e, "kind", r->kind);
@@ -110,7 +140,14 @@ static kb_val *stats_of(lsim *S)
 static int l_stats(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    kb_val *v = stats_of(S);
+    bool requests = false;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "requests");
+        requests = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    kb_val *v = stats_of(S, requests);
     lval_push(L, v);
     kb_val_free(v);
     return 1;
@@ -167,8 +204,8 @@ void lobserve_close(lua_State *L, lsim *S)
         return;
     if (h && h->oplog_out)
         kb_oplog_write_jsonl(kb_fabric_oplog(S->fab), h->oplog_out, S->serial);
-    if (h)
-        kb_host_add_run(L, stats_of(S));
+    if (h) /* every request only if a file will hold them; the summary needs less */
+        kb_host_add_run(L, stats_of(S, h->keep_requests));
 }
 
 void lobserve_free(lsim *S)

@@ -19,7 +19,7 @@ function TestObserve:test_every_link_of_a_write_carries_exactly_the_bytes_sent()
   local ev = s:memory_write{ sip = 0, cube = 5, pe = 3, offset = 0, nbytes = n }
   s:run()
   local r = ev:value()
-  local st = s:stats()
+  local st = s:stats{ requests = true }
   lu.assertEquals(#st.links, #r.path - 1) -- nothing else carried traffic
   for i = 1, #r.path - 1 do
     local l = link_of(st, r.path[i], r.path[i + 1])
@@ -107,7 +107,9 @@ function TestObserve:test_request_latency_equals_the_probes()
   local s = sim.new{ topology = kb.topology.load("default") }
   s:memory_write{ sip = c.target.sip, cube = c.target.cube, pe = c.target.pe, nbytes = res.nbytes }
   s:run()
-  lu.assertEquals(s:stats().requests[1].latency_ns, c.actual_ns)
+  lu.assertEquals(s:stats{ requests = true }.requests[1].latency_ns, c.actual_ns)
+  lu.assertEquals(s:stats().request_latency.max_ns, c.actual_ns)
+  lu.assertNil(s:stats().requests)
 end
 
 function TestObserve:test_op_log_counts_match_the_script()
