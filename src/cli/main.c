@@ -315,6 +315,13 @@ static int run_subcommand(lua_State *L, kb_host *host, const char *module, int a
     return kb_exec_report(L, status);
 }
 
+static void free_options(options *o)
+{
+    free(o->code);
+    free(o->sets);
+    free(o->out.filters);
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -325,9 +332,7 @@ int main(int argc, char **argv)
         code = usage_error("%s", "--trace-flows, --trace-counters, --trace-filter and "
                                  "--trace-window need --trace FILE");
     if (code >= 0) {
-        free(o.code);
-        free(o.sets);
-        free(o.out.filters);
+        free_options(&o);
         return code;
     }
 
@@ -335,8 +340,7 @@ int main(int argc, char **argv)
     char *lua_dir = kb_find_lua_dir(argv[0], err, sizeof err);
     if (!lua_dir) {
         fprintf(stderr, "kernbench: %s\n", err);
-        free(o.code);
-        free(o.sets);
+        free_options(&o);
         return EXIT_ERROR;
     }
     kb_host host = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
@@ -347,9 +351,7 @@ int main(int argc, char **argv)
     if (!L) {
         fprintf(stderr, "kernbench: %s\n", err);
         kb_outputs_finish(&host, &o.out, false);
-        free(o.code);
-        free(o.sets);
-        free(o.out.filters);
+        free_options(&o);
         return EXIT_ERROR;
     }
 
@@ -369,9 +371,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     kb_host_close(L); /* closes the simulations still open (and reports them) */
     bool written = kb_outputs_finish(&host, &o.out, o.script != 0);
-    free(o.code);
-    free(o.sets);
-    free(o.out.filters);
+    free_options(&o);
     if (status != LUA_OK || !written)
         return EXIT_ERROR;
     return exit_status;

@@ -114,14 +114,7 @@ static kb_val *stats_of(lsim *S, bool requests)
     kb_obj_num(v, "resumes_per_s", st.wall_s > 0 ? (double)S->resumes / st.wall_s : 0.0);
     if (!S->fab)
         return v;
-    kb_val *fs = kb_fabric_stats(S->fab, st.now);
-    /* move the fabric's arrays into v */
-    for (size_t i = 0; i < fs->u.c.n; i++) {
-        kb_obj_put(v, fs->u.c.keys[i], fs->u.c.items[i]);
-        fs->u.c.items[i] = NULL;
-    }
-    fs->u.c.n = 0;
-    kb_val_free(fs);
+    kb_obj_take_all(v, kb_fabric_stats(S->fab, st.now));
     kb_obj_put(v, "request_latency", latency_summary(S));
     kb_val *req = requests ? kb_obj_put(v, "requests", kb_val_arr()) : NULL;
     for (size_t i = 0; req && i < S->nrequests; i++) {

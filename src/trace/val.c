@@ -52,6 +52,16 @@ static kb_val *append(kb_val *c, const char *key, kb_val *child)
 kb_val *kb_obj_put(kb_val *obj, const char *key, kb_val *child) { return append(obj, key, child); }
 kb_val *kb_arr_push(kb_val *arr, kb_val *child) { return append(arr, NULL, child); }
 
+void kb_obj_take_all(kb_val *obj, kb_val *src)
+{
+    for (size_t i = 0; i < src->u.c.n; i++) {
+        append(obj, src->u.c.keys[i], src->u.c.items[i]);
+        free(src->u.c.keys[i]);
+    }
+    src->u.c.n = 0;
+    kb_val_free(src);
+}
+
 kb_val *kb_obj_int(kb_val *obj, const char *key, int64_t i)
 {
     kb_val *v = node(KB_V_INT);

@@ -40,6 +40,8 @@ kb_val *kb_obj_num(kb_val *obj, const char *key, double d);
 kb_val *kb_obj_str(kb_val *obj, const char *key, const char *s);
 kb_val *kb_obj_bool(kb_val *obj, const char *key, bool b);
 kb_val *kb_obj_put(kb_val *obj, const char *key, kb_val *child); /* takes child */
+/* Moves every entry of object src to the end of obj and frees src. */
+void kb_obj_take_all(kb_val *obj, kb_val *src);
 /* Appends to an array; returns the child. */
 kb_val *kb_arr_push(kb_val *arr, kb_val *child); /* takes child */
 
