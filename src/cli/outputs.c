@@ -92,6 +92,11 @@ bool kb_outputs_finish(kb_host *h, const kb_outputs *o, bool summary)
     ok = close_out(h->oplog_out, "--op-log", o->op_log) && ok;
     ok = close_out(h->config_out, "--dump-config", o->dump_config) && ok;
     h->oplog_out = h->config_out = NULL;
+    for (size_t i = 0; i < h->nconfigs; i++)
+        free(h->configs_written[i]);
+    free(h->configs_written);
+    h->configs_written = NULL;
+    h->nconfigs = 0;
     kb_val_free(h->runs);
     h->runs = NULL;
     return ok;

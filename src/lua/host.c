@@ -40,6 +40,16 @@ void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64
             serial, st->events, kb_time_format(st->now, now), st->wall_s, st->events_per_s, resumes);
 }
 
+void kb_host_dump_config(kb_host *h, const char *yaml)
+{
+    for (size_t i = 0; i < h->nconfigs; i++)
+        if (strcmp(h->configs_written[i], yaml) == 0)
+            return;
+    h->configs_written = kb_xrealloc(h->configs_written, (h->nconfigs + 1) * sizeof(char *));
+    h->configs_written[h->nconfigs++] = kb_xstrdup(yaml);
+    fprintf(h->config_out, "%s%s", h->nconfigs > 1 ? "---\n" : "", yaml);
+}
+
 void kb_host_add_run(lua_State *L, struct kb_val *stats)
 {
     kb_host *h = kb_host_of(L);

@@ -25,6 +25,8 @@ typedef struct kb_host {
     FILE *config_out;            /* --dump-config: resolved topology configurations */
     struct kb_val *runs;         /* statistics of every closed simulation with a topology */
     bool keep_requests;          /* runs list every request (for --stats-json) */
+    char **configs_written;      /* --dump-config documents so far (each is written once) */
+    size_t nconfigs;
     int sims_created;
     /* Raised by the command line's SIGINT handler; every simulation of the
      * state polls it and stops its run (see kb_sim_set_interrupt). */
@@ -48,6 +50,9 @@ int luaopen_sim(lua_State *L);
 int kb_host_next_sim_serial(lua_State *L);
 kb_host *kb_host_of(lua_State *L); /* NULL when the state has no host */
 void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
+/* Appends a resolved configuration to --dump-config, unless the same
+ * document was written already. */
+void kb_host_dump_config(kb_host *h, const char *yaml);
 /* Takes the statistics of a closed simulation (kept in host->runs). */
 void kb_host_add_run(lua_State *L, struct kb_val *stats);
 

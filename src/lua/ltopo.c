@@ -16,6 +16,7 @@
 #include "comp/comp.h"
 #include "comp/entry.h"
 #include "core/util.h"
+#include "lua/host.h"
 #include "topo/route.h"
 
 #include <fnmatch.h>
@@ -80,6 +81,12 @@ static int l_load(lua_State *L)
     ltopo *t = lua_newuserdatauv(L, sizeof *t, 0);
     t->topo = topo;
     luaL_setmetatable(L, LTOPO_MT);
+    kb_host *h = kb_host_of(L);
+    if (h && h->config_out) {
+        char *yaml = kb_topo_config_yaml(topo);
+        kb_host_dump_config(h, yaml);
+        free(yaml);
+    }
     return 1;
 }
 
@@ -267,6 +274,14 @@ static int t_summary(lua_State *L)
     return 1;
 }
 
+static int t_config(lua_State *L)
+{
+    char *s = kb_topo_config_yaml(ltopo_check(L, 1)->topo);
+    lua_pushstring(L, s);
+    free(s);
+    return 1;
+}
+
 static int t_params(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
@@ -351,7 +366,7 @@ static int l_implementations(lua_State *L)
 static const luaL_Reg topo_methods[] = {
     {"nodes", t_nodes},     {"node", t_node},       {"edges", t_edges},
     {"path", t_path},       {"path_edges", t_path_edges},
-    {"resolve", t_resolve}, {"summary", t_summary}, {"params", t_params},
+    {"resolve", t_resolve}, {"summary", t_summary}, {"params", t_params}, {"config", t_config},
     {NULL, NULL}};
 
 int luaopen_kb_topology(lua_State *L)

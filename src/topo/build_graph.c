@@ -54,7 +54,7 @@ void kb_build_graph(kb_builder *b, kb_ynode *root)
     if (b->err)
         return;
     kb_ynode *line = kb_rd_map(b, g, "line");
-    if (line)
+    if (line && !line->absent)
         build_line(b, line);
     kb_ynode *nodes = kb_rd_seq(b, g, "nodes");
     for (size_t i = 0; nodes && i < nodes->n && !b->err; i++) {
@@ -95,6 +95,7 @@ void kb_build_graph(kb_builder *b, kb_ynode *root)
         kb_ynode *bn = kb_ymap_get(lm, "bidir");
         if (!b->err && bn)
             kb_yas_bool(bn, &bidir, &b->err);
+        kb_cfg_note(b, lm, "bidir", bn, bn ? NULL : "true");
         if (b->err)
             return;
         if (bidir)

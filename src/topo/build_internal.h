@@ -4,8 +4,19 @@
 
 #include "topo/topo.h"
 
+/* One parameter the build used: for --dump-config. */
+typedef struct kb_cfgrec {
+    char *path;   /* key path, e.g. "cube.links.router_link_bw_gbs", "sip.io_chiplets[0].id" */
+    char *value;  /* YAML text of the value */
+    char *source; /* "file:line:col", the "--set ..." override, or "default" */
+} kb_cfgrec;
+
 struct kb_topo {
     char *name, *path;
+    kb_cfgrec *cfg;
+    size_t ncfg, cap_cfg;
+    char **overrides;
+    size_t noverrides;
     kb_topo_params p;
     char *sip_topology;
     kb_node *nodes;
@@ -25,7 +36,17 @@ typedef struct kb_builder {
     const kb_registry *reg;
     char *err;
     size_t cap_nodes, cap_edges, cap_specs;
+    kb_ynode **absent; /* stand-ins for maps the file does not write */
+    size_t nabsent;
 } kb_builder;
+
+/* config.c: records what the readers resolved. n is the node read (NULL:
+ * absent, so `dflt` applies; a NULL dflt records nothing). */
+void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_ynode *n,
+                 const char *dflt);
+/* A number as the shortest text that reads back the same. */
+void kb_cfg_num_text(double v, char *buf, size_t n);
+void kb_cfg_free(kb_topo *t);
 
 /* Readers: each returns the value (or the default) and sets b->err on the
  * first problem; once b->err is set they do nothing. */
@@ -33,7 +54,8 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
                     bool lo_open, double hi);
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi);
 const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const char *dflt);
-/* A sub-map (NULL if absent or on error). */
+/* A sub-map: a stand-in with no keys (node->absent) when the file does not
+ * write it; NULL only on error. */
 kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key);
 kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key);
 /* Reads a component block `{ kind, impl, attrs }` under map.key. */

@@ -92,7 +92,7 @@ static int side_of(const char *s)
 static void read_pos(kb_builder *b, kb_ynode *placement, const char *key, double *x, double *y)
 {
     kb_ynode *m = kb_rd_map(b, placement, key);
-    if (!m || b->err)
+    if (!m || m->absent || b->err)
         return;
     kb_ynode *pos = kb_rd_seq(b, m, "pos_mm");
     if (!pos || b->err)
@@ -103,6 +103,7 @@ static void read_pos(kb_builder *b, kb_ynode *placement, const char *key, double
     }
     if (kb_yas_number(pos->items[0].val, x, &b->err))
         kb_yas_number(pos->items[1].val, y, &b->err);
+    kb_cfg_note(b, m, "pos_mm", pos, NULL);
 }
 
 static void read_cube(kb_builder *b, kb_ynode *cube, cube_cfg *c, kb_topo_params *p)
@@ -145,6 +146,7 @@ static void read_cube(kb_builder *b, kb_ynode *cube, cube_cfg *c, kb_topo_params
         for (int j = 0; j < 4; j++)
             g->corners[j] = j;
     }
+    kb_cfg_note(b, pl, "corners", corners, corners ? NULL : "[NW, NE, SW, SE]");
     g->pe_per_corner = kb_rd_int(b, pl, "pe_per_corner", 2, 1, 16);
     g->n_connections = kb_rd_int(b, kb_rd_map(b, cube, "ucie"), "n_connections", 4, 1,
                                  KB_LAYOUT_MAX_CONN);
@@ -278,6 +280,7 @@ static void read_io(kb_builder *b, kb_ynode *n, int index, io_cfg *io, const kb_
                              (long long)y, p->cube_w, p->cube_h);
         pc->cube_x = (int)x;
         pc->cube_y = (int)y;
+        kb_cfg_note(b, pm, "cube", xy, NULL);
         const char *side = kb_rd_string(b, pm, "cube_side", NULL);
         if (!b->err && !side)
             b->err = kb_yerr_key(pm, "cube_side", "missing: N, E, S or W");
@@ -319,7 +322,7 @@ static void read_io(kb_builder *b, kb_ynode *n, int index, io_cfg *io, const kb_
 static void read_sips(kb_builder *b, kb_ynode *system, kb_topo_params *p)
 {
     kb_ynode *sips = kb_rd_map(b, system, "sips");
-    if (!b->err && !sips) {
+    if (!b->err && (!sips || sips->absent)) {
         b->err = kb_yerr_key(system, "sips", "missing: the SIP count and layout");
         return;
     }

@@ -47,11 +47,19 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
     if (failed(b))
         return dflt;
     kb_ynode *n = kb_ymap_get(map, key);
-    if (!n)
+    if (!n) {
+        /* a default outside the range is a "not set" marker, not a value */
+        if (!((lo_open ? !(dflt > lo) : dflt < lo) || dflt > hi)) {
+            char text[40];
+            kb_cfg_num_text(dflt, text, sizeof text);
+            kb_cfg_note(b, map, key, NULL, text);
+        }
         return dflt;
+    }
     double v;
     if (!kb_yas_number(n, &v, &b->err))
         return dflt;
+    kb_cfg_note(b, map, key, n, NULL);
     if ((lo_open ? !(v > lo) : v < lo) || v > hi) {
         if (hi < INFINITY)
             b->err = kb_yerr(n, "%g is out of range (%s %g .. %g)", v, lo_open ? ">" : ">=", lo, hi);
@@ -67,11 +75,18 @@ int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, i
     if (failed(b))
         return dflt;
     kb_ynode *n = kb_ymap_get(map, key);
-    if (!n)
+    if (!n) {
+        if (dflt >= lo && dflt <= hi) { /* else a "not set" marker */
+            char text[24];
+            snprintf(text, sizeof text, "%d", dflt);
+            kb_cfg_note(b, map, key, NULL, text);
+        }
         return dflt;
+    }
     int64_t v;
     if (!kb_yas_int(n, &v, &b->err))
         return dflt;
+    kb_cfg_note(b, map, key, n, NULL);
     if (v < lo || v > hi) {
         b->err = kb_yerr(n, "%lld is out of range (%d .. %d)", (long long)v, lo, hi);
         return dflt;
@@ -87,6 +102,7 @@ const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const ch
     const char *s = dflt;
     if (n && !kb_yas_string(n, &s, &b->err))
         return dflt;
+    kb_cfg_note(b, map, key, n, n ? NULL : dflt);
     return s;
 }
 
@@ -97,6 +113,11 @@ kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key)
     kb_ynode *n = kb_ymap_get(map, key);
     if (n && !kb_yas_map(n, &b->err))
         return NULL;
+    if (!n) {
+        n = kb_ynode_absent(map, key);
+        b->absent = kb_xrealloc(b->absent, (b->nabsent + 1) * sizeof *b->absent);
+        b->absent[b->nabsent++] = n;
+    }
     return n;
 }
 
@@ -171,13 +192,15 @@ kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *pare
         return NULL;
     const char *impl_name = default_impl;
     kb_ynode *impl_node = NULL;
-    if (blk) {
+    if (blk && !blk->absent) {
         const char *k = kb_rd_string(b, blk, "kind", kind);
         if (!failed(b) && strcmp(k, kind) != 0)
             b->err = kb_yerr(kb_ymap_get(blk, "kind"), "this component is a %s, not a %s", kind, k);
         impl_node = kb_ymap_get(blk, "impl");
         if (impl_node && !kb_yas_string(impl_node, &impl_name, &b->err))
             return NULL;
+    } else if (blk) {
+        kb_cfg_note(b, blk, "kind", NULL, kind);
     }
     const kb_impl *impl = failed(b) ? NULL : kb_registry_find(b->reg, impl_name);
     if (!failed(b) && !impl) {
@@ -194,13 +217,23 @@ kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *pare
     if (failed(b))
         return NULL;
     kb_comp_spec *s = new_spec(b, role, kind, impl);
+    kb_cfg_note(b, blk, "impl", impl_node, impl_node ? NULL : impl_name);
     kb_ynode *attrs = blk ? kb_rd_map(b, blk, "attrs") : NULL;
-    if (attrs) {
-        for (size_t i = 0; i < impl->nattrs && !failed(b); i++) {
-            kb_ynode *n = kb_ymap_get(attrs, impl->attrs[i].name);
-            if (n)
-                read_attr(b, n, &impl->attrs[i], &s->vals[i]);
-        }
+    for (size_t i = 0; i < impl->nattrs && !failed(b); i++) {
+        kb_ynode *n = attrs ? kb_ymap_get(attrs, impl->attrs[i].name) : NULL;
+        if (n)
+            read_attr(b, n, &impl->attrs[i], &s->vals[i]);
+        char text[40];
+        if (impl->attrs[i].type == KB_ATTR_BOOL)
+            snprintf(text, sizeof text, "%s", s->vals[i] != 0 ? "true" : "false");
+        else if (impl->attrs[i].type == KB_ATTR_INT)
+            snprintf(text, sizeof text, "%.0f", s->vals[i]);
+        else
+            kb_cfg_num_text(s->vals[i], text, sizeof text);
+        if (attrs)
+            kb_cfg_note(b, attrs, impl->attrs[i].name, n, n ? NULL : text);
+    }
+    if (attrs && !attrs->absent) {
         if (!failed(b)) {
             char *unk = kb_ymap_unknown(attrs);
             if (unk) {
@@ -329,6 +362,9 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
         }
     kb_topo *t = kb_xcalloc(1, sizeof *t);
     t->path = kb_xstrdup(path);
+    t->overrides = kb_xcalloc(nov ? nov : 1, sizeof *t->overrides);
+    for (size_t i = 0; i < nov; i++)
+        t->overrides[t->noverrides++] = kb_xstrdup(overrides[i]);
     kb_builder b = {.t = t, .reg = reg};
     kb_ynode *root = kb_ydoc_root(doc);
     if (!kb_yas_map(root, &b.err)) {
@@ -367,6 +403,9 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
             kb_validate_graph(&b);
     }
     kb_ydoc_free(doc);
+    for (size_t i = 0; i < b.nabsent; i++)
+        kb_ynode_free(b.absent[i]);
+    free(b.absent);
     if (b.err) {
         *err = b.err;
         kb_topo_free(t);
@@ -465,6 +504,7 @@ void kb_topo_free(kb_topo *t)
     if (!t)
         return;
     kb_route_cache_free(t->routes);
+    kb_cfg_free(t);
     for (size_t i = 0; i < t->nnodes; i++)
         free(t->nodes[i].id);
     free(t->nodes);

@@ -121,6 +121,10 @@ uint32_t kb_topo_by_rank(const kb_topo *t, uint32_t r);
 int64_t kb_topo_edge_between(const kb_topo *t, uint32_t src, uint32_t dst);
 /* A multi-line human summary (counts per kind, parameters); newly allocated. */
 char *kb_topo_summary(const kb_topo *t);
+/* The resolved configuration: every parameter the build used, with its
+ * source (file:line:col, the --set override, or "default"), as a YAML
+ * topology file that rebuilds the same topology. Newly allocated. */
+char *kb_topo_config_yaml(const kb_topo *t);
 
 /* Propagation delay of an edge in ps, and the time one `nbytes` flit
  * occupies it (0 for unpaced edges), both rounded to the picosecond. */

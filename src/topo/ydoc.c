@@ -504,6 +504,17 @@ kb_ynode *kb_ymap_get(kb_ynode *map, const char *key)
     return NULL;
 }
 
+kb_ynode *kb_ynode_absent(const kb_ynode *parent, const char *key)
+{
+    kb_ynode *n = node_new(KB_Y_MAP, parent ? parent->mark : (kb_ymark){.src = ""});
+    n->absent = true;
+    n->path = parent && parent->path && parent->path[0] ? kb_asprintf("%s.%s", parent->path, key)
+                                                         : kb_xstrdup(key);
+    return n;
+}
+
+void kb_ynode_free(kb_ynode *n) { node_free(n); }
+
 void kb_ymark_format(const kb_ymark *m, char *buf, size_t n)
 {
     if (m->line > 0)

@@ -38,6 +38,7 @@ struct kb_ynode {
     char *path;      /* key path from the root, e.g. "sip.cube_ports[1].phy" */
     char *text;      /* scalars: the text */
     bool plain;      /* scalars: unquoted (so it may be a number or bool) */
+    bool absent;     /* a stand-in for a map the file does not write (kb_ynode_absent) */
     kb_yentry *items;
     size_t n, cap;
     char **asked;    /* maps: keys a reader looked up, for error messages */
@@ -96,5 +97,11 @@ char *kb_yerr_key(const kb_ynode *map, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "src:line:col" of a mark into buf. */
 void kb_ymark_format(const kb_ymark *m, char *buf, size_t n);
+
+/* An empty map standing for `key` of `parent` when the file does not write
+ * it: readers then see no keys (defaults apply) but know the key path.
+ * Not part of any document; free it with kb_ynode_free. */
+kb_ynode *kb_ynode_absent(const kb_ynode *parent, const char *key);
+void kb_ynode_free(kb_ynode *n);
 
 #endif

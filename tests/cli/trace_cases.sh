@@ -6,7 +6,7 @@
 
 trace_cases=(trace_valid_and_deterministic trace_flows_and_counters trace_filter_and_window
              trace_error_leaves_valid_file trace_options_need_trace stats_json_and_op_log
-             summary_and_quiet)
+             summary_and_quiet dump_config)
 
 traffic=tests/cli/traffic.lua
 check() { "$KB" tests/cli/trace_check.lua "$1" >"$tmp/check" 2>"$tmp/check_err" ||
@@ -101,4 +101,19 @@ summary_and_quiet() {
   expect_err "summary: 1 simulation,"; expect_err "busiest components"; expect_err "bottleneck link: "
   run -t small_2x2 --quiet $traffic; expect_status 0; expect_empty err
   run -e 'local s = sim.new() s:run()'; expect_status 0; expect_empty err
+}
+
+dump_config() {
+  run -t small_2x2 --set cube.links.router_link_bw_gbs=128 --dump-config "$tmp/c.yaml" -q $traffic
+  expect_status 0
+  grep -qF "# override: --set cube.links.router_link_bw_gbs=128" "$tmp/c.yaml" || fail "no override line"
+  grep -qE "^    router_link_bw_gbs: 128  # --set cube.links.router_link_bw_gbs=128$" "$tmp/c.yaml" ||
+    fail "override source missing: $(grep router_link "$tmp/c.yaml")"
+  grep -qE "^name: small_2x2  # .*topologies/small_2x2.yaml:[0-9]+:[0-9]+$" "$tmp/c.yaml" || fail "file source missing"
+  [ "$(grep -c '^---$' "$tmp/c.yaml")" -eq 0 ] || fail "one topology, one document"
+  # the dump loads as a topology and gives the same simulated time
+  run -t small_2x2 --set cube.links.router_link_bw_gbs=128 -q $traffic; cp "$tmp/out" "$tmp/first"
+  run -t "$tmp/c.yaml" -q $traffic; expect_status 0
+  cmp -s "$tmp/first" "$tmp/out" || fail "the dumped topology runs differently: $(cat "$tmp/first" "$tmp/out")"
+  run --dump-config /nonexistent/dir/c.yaml -e 'print(1)'; expect_status 1; expect_err "--dump-config /nonexistent/dir/c.yaml"
 }
