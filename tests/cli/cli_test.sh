@@ -130,11 +130,17 @@ demo_is_deterministic)
   cmp -s "$tmp/first" "$tmp/second" || fail "two runs differ: $(diff "$tmp/first" "$tmp/second")" ;;
 interrupt)
   # SIGINT stops a simulation run (polled by the event loop) and plain Lua
-  # code (a hook); both end with exit status 1 and a message.
-  timeout --preserve-status -s INT 1 "$KB" -e 'local s = sim.new(); s:spawn(function() while true do s:sleep(1) end end); s:run()' \
-    >"$tmp/out" 2>"$tmp/err"; status=$?
+  # code (a hook); both end with exit status 1 and a message. The signal is
+  # sent once the code runs (it prints "ready"), so a slow start cannot race it.
+  interrupt_when_ready() {
+    "$KB" -e "$1" >"$tmp/out" 2>"$tmp/err" & local pid=$!
+    for _ in $(seq 200); do grep -q ready "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+    sleep 0.1
+    kill -INT "$pid"; wait "$pid"; status=$?
+  }
+  interrupt_when_ready 'io.stdout:setvbuf("no") local s = sim.new(); s:spawn(function() print("ready") while true do s:sleep(1) end end); s:run()'
   expect_status 1; expect_err "interrupted: simulation #1 stopped at t="
-  timeout --preserve-status -s INT 1 "$KB" -e 'while true do end' >"$tmp/out" 2>"$tmp/err"; status=$?
+  interrupt_when_ready 'io.stdout:setvbuf("no") print("ready") while true do end'
   expect_status 1; expect_err "interrupted!" ;;
 install_runs_anywhere)
   build_dir=$(dirname "$(dirname "$KB")")
