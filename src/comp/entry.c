@@ -78,8 +78,9 @@ static void log_start(kb_txn *t, kb_hoplog *log)
     t->log = log;
 }
 
-bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_txn_done_fn done,
-                    void *arg, kb_hoplog *log, const kb_path **path, char **err)
+bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, const void *data,
+                    bool want_data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
+                    const kb_path **path, char **err)
 {
     const kb_topo *t = kb_fabric_topo(f);
     const char *what = msg == KB_MSG_MEM_WRITE ? "MemoryWrite" : "MemoryRead";
@@ -105,6 +106,11 @@ bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_txn_
     kb_txn *tx = kb_txn_new(f, msg, p, msg == KB_MSG_MEM_WRITE ? nbytes : 0);
     tx->req_bytes = nbytes;
     tx->addr = tg.offset;
+    if (data && msg == KB_MSG_MEM_WRITE) {
+        tx->payload = kb_xmalloc(nbytes ? nbytes : 1);
+        memcpy(tx->payload, data, nbytes);
+    }
+    tx->want_data = want_data && msg == KB_MSG_MEM_READ;
     tx->done = done;
     tx->done_arg = arg;
     log_start(tx, log);

@@ -5,6 +5,10 @@
 #include "comp/comp.h"
 
 #include "core/sim.h"
+#include "core/util.h"
+#include "mem/memstore.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -47,10 +51,27 @@ static void log_host_memory(kb_txn *t, kb_time now)
                  t->msg == KB_MSG_MEM_WRITE ? "memory_write" : "memory_read", p);
 }
 
+/* Data moves with time: a write's bytes land when it is served, a read
+ * takes what the store holds then. The store domain is the target node. */
+static void move_data(kb_txn *t)
+{
+    uint32_t node = t->path->nodes[t->path->n - 1];
+    if (t->payload && (t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE)) {
+        kb_memstore_write(kb_fabric_memstore(t->fab), node, t->addr, t->payload, t->req_bytes);
+        free(t->payload);
+        t->payload = NULL;
+    } else if (t->want_data && t->req_bytes) {
+        free(t->payload);
+        t->payload = kb_xmalloc(t->req_bytes);
+        kb_memstore_read(kb_fabric_memstore(t->fab), node, t->addr, t->payload, t->req_bytes);
+    }
+}
+
 void kb_target_finish(kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(t->fab));
     log_host_memory(t, now);
+    move_data(t);
     switch (t->msg) {
     case KB_MSG_DMA_WRITE:
         kb_fabric_respond(t, 0, now);

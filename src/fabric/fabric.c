@@ -3,6 +3,7 @@
 
 #include "core/sim.h"
 #include "core/util.h"
+#include "mem/memstore.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@ struct kb_fabric {
     int flit_bytes;
     /* observation */
     kb_oplog oplog;
+    kb_memstore *mem;
     kb_tracer *tr;
     uint64_t flow_base;
     kb_track **tracks;      /* per node */
@@ -89,6 +91,7 @@ void kb_fabric_free(kb_fabric *f)
     kb_pool_destroy(&f->txn_pool);
     kb_pool_destroy(&f->flit_pool);
     kb_oplog_free(&f->oplog);
+    kb_memstore_free(f->mem);
     free(f->tracks);
     free(f->wire_ctr);
     free(f->wire_ctr_done);
@@ -150,6 +153,7 @@ void kb_txn_free(kb_txn *t)
     kb_fabric *f = t->fab;
     f->live_txns--;
     free(t->tr_first);
+    free(t->payload);
     kb_pool_free(&f->txn_pool, t);
 }
 
@@ -234,6 +238,13 @@ kb_tracer *kb_fabric_tracer(const kb_fabric *f) { return f->tr; }
 kb_track *kb_fabric_track(kb_fabric *f, uint32_t node) { return f->tr ? f->tracks[node] : NULL; }
 kb_track *kb_fabric_host_track(kb_fabric *f) { return f->tr ? f->host_track : NULL; }
 kb_oplog *kb_fabric_oplog(kb_fabric *f) { return &f->oplog; }
+
+kb_memstore *kb_fabric_memstore(kb_fabric *f)
+{
+    if (!f->mem)
+        f->mem = kb_memstore_new();
+    return f->mem;
+}
 
 void kb_txn_complete(kb_txn *t)
 {
@@ -442,6 +453,8 @@ void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready)
     r->done_arg = req->done_arg;
     r->log = req->log;
     r->payload = req->payload;
+    req->payload = NULL;
+    r->want_data = req->want_data;
     r->owner = req->owner;
     if (r->log)
         r->log_base = (uint32_t)r->log->n - 1; /* hop 0 is where the request ended */

@@ -77,7 +77,9 @@ struct kb_txn {
     void *done_arg;
     kb_hoplog *log;        /* optional; shared by every leg of the operation */
     uint32_t log_base;     /* log index of this leg's hop 0 */
-    void *payload;         /* reserved for real data (memory store) */
+    void *payload;         /* real data of this leg (req_bytes), malloc'd, owned by the
+                              transaction until someone takes it (sets it to NULL) */
+    bool want_data;        /* a read that should return the stored bytes */
     void (*then)(kb_txn *t); /* pending kb_fabric_at callback */
     kb_time t_mark;        /* scratch of the component at the end of the path */
     kb_comp *owner;        /* component that issued the operation, if any */
@@ -172,6 +174,8 @@ kb_track *kb_fabric_host_track(kb_fabric *f);
 /* The process a node's tracks belong to: "sip<S>", or "fabric". */
 int kb_fabric_process(kb_fabric *f, uint32_t node);
 kb_oplog *kb_fabric_oplog(kb_fabric *f);
+/* The simulation's memory store (created on first use). */
+struct kb_memstore *kb_fabric_memstore(kb_fabric *f);
 /* Per-component and per-link statistics at time now: an object with
  * "components" and "links" arrays, listing what carried any traffic. */
 kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);

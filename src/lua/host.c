@@ -1,6 +1,7 @@
 #include "lua/host.h"
 
 #include "lua/laddr.h"
+#include "lua/lalloc.h"
 #include "lua/ltopo.h"
 
 #include "core/util.h"
@@ -71,6 +72,8 @@ static int open_state(lua_State *L)
     luaL_requiref(L, "kernbench.topology_c", luaopen_kb_topology, 0);
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.addr", kb_lua_open_addr, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.alloc_c", luaopen_kb_alloc, 0);
     lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");

@@ -89,6 +89,10 @@ static void op_done(kb_txn *t, void *arg)
     set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
     ltopo_push_path(L, topo, o->path);
     lua_setfield(L, -2, "path");
+    if (t->payload && t->msg == KB_MSG_RESPONSE) {
+        lua_pushlstring(L, t->payload, t->req_bytes);
+        lua_setfield(L, -2, "data");
+    }
     if (o->want_hops) {
         lua_createtable(L, (int)o->log.n, 0);
         for (size_t i = 0; i < o->log.n; i++) {
@@ -227,15 +231,31 @@ static int memory(lua_State *L, kb_msg msg)
     int tbl = lua_gettop(L);
     kb_pa pa = has_pa ? (kb_pa)opt_int(L, call, "pa", 0, true)
                       : pa_from_fields(L, S, tbl, call, false);
+    /* data: a write's bytes (a string of nbytes); for a read, true to get the
+     * bytes back in the result's `data` */
+    lua_getfield(L, tbl, "data");
+    size_t dlen = 0;
+    const char *data = NULL;
+    bool want = false;
+    if (msg == KB_MSG_MEM_WRITE && !lua_isnil(L, -1)) {
+        data = lua_tolstring(L, -1, &dlen);
+        if (!data || lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "%s: data must be a string of nbytes bytes", call);
+        if (dlen != nbytes)
+            return luaL_error(L, "%s: data holds %d bytes, nbytes is %d", call, (int)dlen, (int)nbytes);
+    } else if (msg == KB_MSG_MEM_READ) {
+        want = lua_toboolean(L, -1);
+    }
     char name[96];
     snprintf(name, sizeof name, "%s %llu B", kb_msg_name(msg), (unsigned long long)nbytes);
     lop *o = new_op(L, S, msg, nbytes, name);
     char *err = NULL;
     S->opL = L;
-    if (!kb_host_memory(S->fab, msg, pa, nbytes, op_done, o, o->want_hops ? &o->log : NULL,
-                        &o->path, &err))
+    bool ok = kb_host_memory(S->fab, msg, pa, nbytes, data, want, op_done, o,
+                             o->want_hops ? &o->log : NULL, &o->path, &err);
+    if (!ok)
         return fail_op(L, o, err);
-    return 1;
+    return 1; /* the event (on top of the data field) */
 }
 
 static int l_memory_write(lua_State *L) { return memory(L, KB_MSG_MEM_WRITE); }
@@ -289,7 +309,11 @@ static int l_transfer(lua_State *L)
 {
     const char *call = "s:transfer{}";
     lsim *S = check_fabric(L, call);
-    uint64_t nbytes = check_nbytes(L, call);
+    /* 0 bytes: a control message (one empty flit) */
+    lua_Integer n = opt_int(L, call, "nbytes", 0, true);
+    if (n < 0)
+        luaL_error(L, "%s: nbytes must be >= 0, got %I", call, n);
+    uint64_t nbytes = (uint64_t)n;
     const kb_topo *t = kb_fabric_topo(S->fab);
     int64_t ends[2];
     const char *keys[2] = {"src", "dst"};

@@ -1,0 +1,114 @@
+/* Sparse paged byte store. */
+#include "mem/memstore.h"
+
+#include "core/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slot {
+    uint64_t domain, page; /* page number within the domain */
+    unsigned char *data;   /* NULL: empty slot */
+} slot;
+
+struct kb_memstore {
+    slot *slots;
+    size_t cap, n; /* cap is a power of two */
+};
+
+static uint64_t mix(uint64_t domain, uint64_t page)
+{
+    uint64_t x = domain * 0x9e3779b97f4a7c15ull ^ (page + 0x632be59bd9b4e019ull);
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    return x;
+}
+
+kb_memstore *kb_memstore_new(void)
+{
+    kb_memstore *m = kb_xcalloc(1, sizeof *m);
+    m->cap = 64;
+    m->slots = kb_xcalloc(m->cap, sizeof *m->slots);
+    return m;
+}
+
+void kb_memstore_free(kb_memstore *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->slots[i].data);
+    free(m->slots);
+    free(m);
+}
+
+static slot *find(const kb_memstore *m, uint64_t domain, uint64_t page)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = mix(domain, page) & mask;; i = (i + 1) & mask) {
+        slot *s = &m->slots[i];
+        if (!s->data || (s->domain == domain && s->page == page))
+            return s;
+    }
+}
+
+static void grow(kb_memstore *m)
+{
+    slot *old = m->slots;
+    size_t oldcap = m->cap;
+    m->cap *= 2;
+    m->slots = kb_xcalloc(m->cap, sizeof *m->slots);
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].data)
+            *find(m, old[i].domain, old[i].page) = old[i];
+    free(old);
+}
+
+static unsigned char *page_for_write(kb_memstore *m, uint64_t domain, uint64_t page)
+{
+    slot *s = find(m, domain, page);
+    if (s->data)
+        return s->data;
+    if (2 * (m->n + 1) > m->cap) { /* keep the load factor at most 1/2 */
+        grow(m);
+        s = find(m, domain, page);
+    }
+    s->domain = domain;
+    s->page = page;
+    s->data = kb_xcalloc(1, KB_MEMSTORE_PAGE);
+    m->n++;
+    return s->data;
+}
+
+void kb_memstore_write(kb_memstore *m, uint64_t domain, uint64_t addr, const void *src, size_t n)
+{
+    const unsigned char *p = src;
+    while (n) {
+        uint64_t page = addr / KB_MEMSTORE_PAGE, off = addr % KB_MEMSTORE_PAGE;
+        size_t k = KB_MEMSTORE_PAGE - off < n ? (size_t)(KB_MEMSTORE_PAGE - off) : n;
+        memcpy(page_for_write(m, domain, page) + off, p, k);
+        p += k;
+        addr += k;
+        n -= k;
+    }
+}
+
+void kb_memstore_read(const kb_memstore *m, uint64_t domain, uint64_t addr, void *dst, size_t n)
+{
+    unsigned char *p = dst;
+    while (n) {
+        uint64_t page = addr / KB_MEMSTORE_PAGE, off = addr % KB_MEMSTORE_PAGE;
+        size_t k = KB_MEMSTORE_PAGE - off < n ? (size_t)(KB_MEMSTORE_PAGE - off) : n;
+        const slot *s = find(m, domain, page);
+        if (s->data)
+            memcpy(p, s->data + off, k);
+        else
+            memset(p, 0, k);
+        p += k;
+        addr += k;
+        n -= k;
+    }
+}
+
+size_t kb_memstore_resident(const kb_memstore *m) { return m->n * (size_t)KB_MEMSTORE_PAGE; }
