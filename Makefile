@@ -35,7 +35,7 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: the fabric probe on the default topology (until a kernel
-# bench exists); `make run BENCH=benches/demo.lua` runs a bench instead.
+# bench exists); `make run BENCH=benches/perf/demo.lua` runs a bench instead.
 run: build
 	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bin/kernbench $(BENCH); \
 	else ./$(BUILD)/bin/kernbench probe; fi

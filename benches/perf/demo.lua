@@ -10,7 +10,7 @@
 -- The consumer takes packets in order and spends a fixed time on each.
 -- These are toy parameters of this demo, not hardware parameters.
 --
---   kernbench benches/demo.lua [producers] [packets_per_producer]
+--   kernbench benches/perf/demo.lua [producers] [packets_per_producer]
 
 local producers = tonumber(arg and arg[1]) or 4
 local packets = tonumber(arg and arg[2]) or 8

@@ -122,10 +122,10 @@ stats)
   expect_err "[stats] sim #1: events=12 sim_time=20.000 ns wall_s="
   expect_err "events_per_s="; expect_err "resumes=11" ;;
 demo_is_deterministic)
-  run benches/demo.lua; expect_status 0
+  run benches/perf/demo.lua; expect_status 0
   expect_out "delivered"; expect_out "arrival order:"
   grep -v '^wall clock' "$tmp/out" >"$tmp/first"
-  run benches/demo.lua; expect_status 0
+  run benches/perf/demo.lua; expect_status 0
   grep -v '^wall clock' "$tmp/out" >"$tmp/second"
   cmp -s "$tmp/first" "$tmp/second" || fail "two runs differ: $(diff "$tmp/first" "$tmp/second")" ;;
 interrupt)
@@ -148,7 +148,7 @@ install_runs_anywhere)
   (cd / && "$tmp/prefix/bin/kernbench" -e 'print(kb.format_ns(2500), package.searchpath("kernbench", package.path))') \
     >"$tmp/out" 2>"$tmp/err"; status=$?
   expect_status 0; expect_out "2.5 us	$tmp/prefix/share/kernbench/lua/kernbench/init.lua"
-  [ -f "$tmp/prefix/share/kernbench/benches/demo.lua" ] || fail "benches not installed" ;;
+  [ -f "$tmp/prefix/share/kernbench/benches/perf/demo.lua" ] || fail "benches not installed" ;;
 library_path_override)
   mkdir -p "$tmp/lib/kernbench"
   printf 'return { version = "custom", format_ns = tostring }\n' >"$tmp/lib/kernbench/init.lua"
