@@ -17,6 +17,8 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 static const char USAGE[] =
     "usage: kernbench [options] [script.lua [args...]]\n"
     "       kernbench [options] probe [--case NAME] [--json] [--topology T] [--set K=V]\n"
+    "       kernbench [options] [run] BENCH.lua      (a file returning {name, description, run})\n"
+    "       kernbench list [DIR]\n"
     "\n"
     "Runs a Lua script against the kernbench simulator, or starts an interactive\n"
     "Lua REPL when no script or -e is given. The globals `sim` (event core) and\n"
@@ -26,6 +28,8 @@ static const char USAGE[] =
     "subcommands:\n"
     "  probe          fabric traffic-pattern checks on a topology (see\n"
     "                 'kernbench probe --help')\n"
+    "  run FILE.lua   run a bench file (same as 'kernbench FILE.lua')\n"
+    "  list [DIR]     list the benches under DIR (default: the shipped benches)\n"
     "\n"
     "options:\n"
     "  -t, --topology T  the topology kb.topology.load() loads by default: a\n"
@@ -50,6 +54,8 @@ static const char USAGE[] =
     "  --dump-config FILE  write every topology parameter used, with its source,\n"
     "                 to FILE (YAML)\n"
     "  -q, --quiet    no summary after a script or probe run\n"
+    "  --device D     for benches: all (default) or sip:N, the SIP that\n"
+    "                 torch.ahbm.current_device() starts on\n"
     "  -h, --help     print this help and exit\n"
     "  -v, --version  print the version and exit\n"
     "  --             stop handling options\n"
@@ -69,6 +75,7 @@ typedef struct options {
     const char *topology;
     const char **sets; /* --set assignments, in order */
     int nsets;
+    const char *device; /* --device all|sip:N */
     bool interactive;
     bool stats;
     int script; /* index in argv of the script, 0 if none */
@@ -191,6 +198,13 @@ static int parse(int argc, char **argv, options *o)
             return st;
         if (taken)
             continue;
+        const char *dv = NULL;
+        if (take_opt(argc, argv, &i, "--device", &dv)) {
+            if (!dv || !*dv)
+                return usage_error("option '%s' needs all or sip:N", "--device");
+            o->device = dv;
+            continue;
+        }
         if (strcmp(a, "--trace-flows") == 0)
             o->out.trace.flows = true;
         else if (strcmp(a, "--trace-counters") == 0)
@@ -244,7 +258,11 @@ static int run_code(lua_State *L, kb_host *host, const char *code)
     return kb_exec_report(L, status);
 }
 
-static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int script)
+/* Runs a script; a script that returns a bench table ({name, description,
+ * run}) is then run as a bench (kernbench.bench.after_script), whose exit
+ * status goes to *exit_status. `require_bench`: `kernbench run FILE`. */
+static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int script,
+                      bool require_bench, int *exit_status)
 {
     const char *name = argv[script];
     if (strcmp(name, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
@@ -255,7 +273,23 @@ static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int sc
         luaL_checkstack(L, nargs, "too many script arguments");
         for (int i = script + 1; i < argc; i++)
             lua_pushstring(L, argv[i]);
-        status = kb_exec_call(L, host, nargs, 0);
+        status = kb_exec_call(L, host, nargs, 1);
+    }
+    if (status == LUA_OK) {
+        static const char code[] =
+            "local v, path, strict = ... return require('kernbench.bench').after_script(v, path, strict)";
+        status = luaL_loadbuffer(L, code, sizeof code - 1, "=(bench)");
+        if (status == LUA_OK) {
+            lua_insert(L, -2); /* the script's result is the first argument */
+            lua_pushstring(L, name ? name : "stdin");
+            lua_pushboolean(L, require_bench);
+            status = kb_exec_call(L, host, 3, 1);
+        }
+        if (status == LUA_OK) {
+            if (lua_isinteger(L, -1))
+                *exit_status = (int)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        }
     }
     return kb_exec_report(L, status);
 }
@@ -289,11 +323,16 @@ static int set_topology_defaults(lua_State *L, const options *o)
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "default_overrides");
-    lua_pop(L, 2);
+    lua_pop(L, 1);
+    if (o->device) { /* for benches: kernbench.bench reads kb.device */
+        lua_pushstring(L, o->device);
+        lua_setfield(L, -2, "device");
+    }
+    lua_pop(L, 1);
     return LUA_OK;
 }
 
-/* `kernbench probe ...`: the Lua module's main(args) returns the exit status. */
+/* `kernbench probe|list ...`: the Lua module's main(args) returns the exit status. */
 static int run_subcommand(lua_State *L, kb_host *host, const char *module, int argc, char **argv,
                           int first, int *exit_status)
 {
@@ -355,16 +394,26 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
 
-    make_arg_table(L, argc, argv, o.script);
     int status = set_topology_defaults(L, &o);
     int exit_status = EXIT_OK;
-    bool probe = o.script && strcmp(argv[o.script], "probe") == 0;
+    const char *sub = o.script ? argv[o.script] : "";
+    bool probe = strcmp(sub, "probe") == 0, list = strcmp(sub, "list") == 0;
+    bool run = strcmp(sub, "run") == 0;
+    make_arg_table(L, argc, argv, run ? o.script + 1 : o.script);
+    if (run && o.script + 1 >= argc) {
+        fprintf(stderr, "kernbench: run: which bench file? (kernbench run FILE.lua)\n");
+        kb_host_close(L);
+        kb_outputs_finish(&host, &o.out, false);
+        free_options(&o);
+        return EXIT_USAGE;
+    }
     for (int i = 0; i < o.ncode && status == LUA_OK; i++)
         status = run_code(L, &host, o.code[i]);
-    if (status == LUA_OK && probe)
-        status = run_subcommand(L, &host, "kernbench.probe", argc, argv, o.script + 1, &exit_status);
+    if (status == LUA_OK && (probe || list))
+        status = run_subcommand(L, &host, probe ? "kernbench.probe" : "kernbench.list", argc, argv,
+                                o.script + 1, &exit_status);
     else if (status == LUA_OK && o.script)
-        status = run_script(L, &host, argc, argv, o.script);
+        status = run_script(L, &host, argc, argv, run ? o.script + 1 : o.script, run, &exit_status);
     if (status == LUA_OK && (o.interactive || (!o.script && o.ncode == 0)))
         kb_repl(L, &host);
 

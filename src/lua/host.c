@@ -2,6 +2,7 @@
 
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
+#include "lua/ltensor.h"
 #include "lua/ltopo.h"
 
 #include "core/util.h"
@@ -74,6 +75,8 @@ static int open_state(lua_State *L)
     luaL_requiref(L, "kernbench.addr", kb_lua_open_addr, 0);
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.alloc_c", luaopen_kb_alloc, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.tensor_c", luaopen_kb_tensor, 0);
     lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");

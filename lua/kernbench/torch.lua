@@ -1,0 +1,393 @@
+--- The torch-like runtime a bench receives: host tensors (C-backed, from
+-- kernbench.tensor_c), device tensors placed over cubes and PEs by a
+-- DPPolicy, allocation, MMU mappings, and timed MemoryWrite / MemoryRead
+-- transactions that move real bytes through the modelled fabric.
+-- Reference: docs/torch.md.
+--
+--   local torch = require("kernbench.torch").new { topology = t, device = 0 }
+--   local x = torch.randn({ 256, 1024 }, { dtype = "f16" })          -- host tensor
+--   local d = torch.empty({ 256, 1024 }, { dtype = "f16", dp = torch.DPPolicy { cube = "row_wise" } })
+--   d:copy_(x)                -- timed writes into every shard
+--   local y = d:cpu()         -- timed reads, gathered into a host tensor
+--   torch.synchronize()       -- drain outstanding work
+local placement = require "kernbench.placement"
+
+local M = {}
+
+local VA_BASE = 0x100000000       -- the original's VirtualAllocator base (ADR-0048)
+local VA_SIZE = 64 * 1024 ^ 3     -- 64 GiB of device-wide VA
+
+--- A new runtime on a new simulation of `opts.topology` (default: the
+-- command line's); `opts.device` is the SIP that torch.ahbm.current_device()
+-- starts on (nil: none, tensors go to SIP 0).
+function M.new(opts)
+  opts = opts or {}
+  local tc = require "kernbench.tensor_c"
+  local ac = require "kernbench.alloc_c"
+  local topo = opts.topology or kb.topology.load()
+  local P = topo:params()
+  local s = sim.new { topology = topo }
+  local torch = {}
+  local current_device = opts.device
+  local requests = 0
+  local pending = {}       -- events not yet waited for
+  local live = {}          -- device tensors not freed, in creation order
+  local serial = 0
+
+  -- ---- allocators: one HBM-slice allocator per (sip, cube, pe), one VA allocator ----
+  local mmu_node = topo:node(("sip0.cube0.pe0.pe_mmu"))
+  local page_size = mmu_node and mmu_node.attrs.page_size or 4096
+  local hbm_alloc = {}
+  local function slice_allocator(sip, cube, pe)
+    local key = (sip * P.cubes_per_sip + cube) * P.pes_per_cube + pe
+    local a = hbm_alloc[key]
+    if not a then
+      a = ac.new(0, P.hbm_slice_bytes, 1)
+      hbm_alloc[key] = a
+    end
+    return a
+  end
+  local va_alloc = ac.new(VA_BASE, VA_SIZE, page_size)
+
+  -- ---- MMU: a page table per PE, installed by timed map messages ----
+  local mmu = require("kernbench.mmu").new(page_size)
+
+  --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
+  -- {sip, cube, pe}): host -> PCIe EP -> IO_CPU -> M_CPU -> PE_MMU, each hop a
+  -- zero-byte control message; the mapping is installed at the PE when its
+  -- message arrives. Returns an event that succeeds when every PE has it.
+  local function mmu_message(kind, entries, targets)
+    local by_cube = {}
+    local order = {}
+    for _, tg in ipairs(targets) do
+      local key = tg.sip * P.cubes_per_sip + tg.cube
+      if not by_cube[key] then
+        by_cube[key] = { sip = tg.sip, cube = tg.cube, pes = {} }
+        order[#order + 1] = key
+      end
+      table.insert(by_cube[key].pes, tg.pe)
+    end
+    local done = s:event(kind)
+    s:spawn(function()
+      local sips = {}
+      for _, key in ipairs(order) do sips[by_cube[key].sip] = true end
+      local legs = {}
+      for sip in pairs(sips) do
+        legs[#legs + 1] = s:spawn(function()
+          local ep, iocpu = ("sip%d.io0.pcie_ep"):format(sip), ("sip%d.io0.io_cpu"):format(sip)
+          s:transfer { src = ep, dst = iocpu, nbytes = 0, view = "all" }:wait()
+          local cubes = {}
+          for _, key in ipairs(order) do
+            local c = by_cube[key]
+            if c.sip == sip then
+              cubes[#cubes + 1] = s:spawn(function()
+                local mcpu = ("sip%d.cube%d.m_cpu"):format(sip, c.cube)
+                s:transfer { src = iocpu, dst = mcpu, nbytes = 0, view = "all" }:wait()
+                local pes = {}
+                for _, pe in ipairs(c.pes) do
+                  local node = ("sip%d.cube%d.pe%d.pe_mmu"):format(sip, c.cube, pe)
+                  local ev = s:transfer { src = mcpu, dst = node, nbytes = 0, view = "all" }
+                  pes[#pes + 1] = s:spawn(function()
+                    ev:wait()
+                    for _, e in ipairs(entries) do
+                      if kind == "map" then mmu.map(sip, c.cube, pe, e.va, e.pa, e.size)
+                      else mmu.unmap(sip, c.cube, pe, e.va, e.size) end
+                    end
+                  end)
+                end
+                s:all_of(pes):wait()
+              end)
+            end
+          end
+          s:all_of(cubes):wait()
+        end)
+      end
+      s:all_of(legs):wait()
+      done:succeed(true)
+    end)
+    requests = requests + 1
+    return done
+  end
+
+  -- ---- device tensors ----
+  local Device = {}
+  Device.__index = Device
+  Device.__name = "DeviceTensor"
+
+  local function shard_pa(sh)
+    return kb.addr.pe_hbm(sh.sip, sh.cube, sh.pe, sh.hbm_offset, P.hbm_slice_bytes)
+  end
+
+  local function write_shard(sh, host)
+    local ev = s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes,
+                                data = host:block(sh.row0, sh.rows, sh.col0, sh.cols) }
+    requests = requests + 1
+    pending[#pending + 1] = ev
+    return ev
+  end
+
+  --- Places a device tensor: shards, allocations, a VA range and its mapping.
+  local function create(shape, o)
+    o = o or {}
+    local itemsize, dtype = tc.itemsize(o.dtype or "f32")
+    local dp = o.dp or placement.DPPolicy {}
+    if not placement.is_policy(dp) then error("torch: dp must be a DPPolicy{...}", 3) end
+    local sip = current_device or 0
+    if sip >= P.sips then
+      error(("torch: current device is SIP %d, the topology has %d"):format(sip, P.sips), 3)
+    end
+    local shards = placement.resolve(dp, shape, itemsize,
+                                     { num_cubes = P.cubes_per_sip, num_pes = P.pes_per_cube, sip = sip })
+    local layout = placement.layout_bytes(shape, itemsize)
+    serial = serial + 1
+    local dt = setmetatable({ shape = shape, dtype = dtype, itemsize = itemsize, dp = dp,
+                              name = o.name or ("tensor%d"):format(serial), shards = shards,
+                              layout_bytes = layout }, Device)
+    local done = {}
+    for _, sh in ipairs(shards) do
+      local off, err = slice_allocator(sh.sip, sh.cube, sh.pe):alloc(sh.nbytes, 1)
+      if not off then
+        for _, d in ipairs(done) do slice_allocator(d.sip, d.cube, d.pe):free(d.hbm_offset) end
+        error(("torch: %s on sip%d.cube%d.pe%d: %s"):format(dt.name, sh.sip, sh.cube, sh.pe, err), 3)
+      end
+      sh.hbm_offset = off
+      sh.pa = shard_pa(sh)
+      done[#done + 1] = sh
+    end
+    local va, err = va_alloc:alloc(math.max(layout, 1), page_size)
+    if not va then error(("torch: %s: virtual address space: %s"):format(dt.name, err), 3) end
+    dt.va_base = va
+    -- Replicated over cubes: each cube maps only its own copies; sharded:
+    -- every shard's mapping goes to every target PE (D-VA3).
+    local targets, seen = {}, {}
+    for _, sh in ipairs(shards) do
+      local key = sh.cube * P.pes_per_cube + sh.pe
+      if not seen[key] then
+        seen[key] = true
+        targets[#targets + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe }
+      end
+    end
+    local maps = {}
+    if dp.cube == "replicate" then
+      for _, tg in ipairs(targets) do
+        local entries = {}
+        for _, sh in ipairs(shards) do
+          if sh.cube == tg.cube and (dp.pe ~= "replicate" or sh.pe == tg.pe) then
+            entries[#entries + 1] = { va = va + sh.offset_bytes, pa = sh.pa, size = sh.nbytes }
+          end
+        end
+        maps[#maps + 1] = mmu_message("map", entries, { tg })
+      end
+    else
+      local entries = {}
+      for _, sh in ipairs(shards) do
+        entries[#entries + 1] = { va = va + sh.offset_bytes, pa = sh.pa, size = sh.nbytes }
+      end
+      maps[#maps + 1] = mmu_message("map", entries, targets)
+    end
+    dt.mapped = s:all_of(maps)
+    pending[#pending + 1] = dt.mapped
+    dt.targets = targets
+    live[#live + 1] = dt
+    return dt
+  end
+
+  function Device:numel()
+    local n = 1
+    for _, d in ipairs(self.shape) do n = n * d end
+    return n
+  end
+
+  function Device:__tostring()
+    return ("DeviceTensor(%s, shape=[%s], dtype=%s, %s, %d shard(s), va=0x%x)"):format(self.name,
+      table.concat(self.shape, ", "), self.dtype, tostring(self.dp), #self.shards, self.va_base or 0)
+  end
+
+  local function check_live(dt, what)
+    if dt.freed then error(("torch: %s of %s after it was freed"):format(what, dt.name), 3) end
+  end
+
+  --- Writes host tensor `src` (same shape and dtype) into every shard; returns
+  -- a handle (an event) that succeeds when every write has landed.
+  function Device:copy_(src)
+    check_live(self, "copy_")
+    if src.dtype ~= self.dtype then
+      error(("torch: copy_ into %s (%s) from a %s tensor: convert with :to(\"%s\") first"):format(
+        self.name, self.dtype, src.dtype, self.dtype), 2)
+    end
+    local rows, cols = placement.shape_2d(self.shape)
+    local srows, scols = placement.shape_2d(src.shape)
+    if rows * cols ~= srows * scols or cols ~= scols then
+      error(("torch: copy_ into %s of shape [%s] from shape [%s]"):format(self.name,
+        table.concat(self.shape, ", "), table.concat(src.shape, ", ")), 2)
+    end
+    local evs = {}
+    for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
+    return s:all_of(evs)
+  end
+
+  --- Reads the tensor back: one timed MemoryRead per distinct block (the
+  -- first replica of each), gathered into a new host tensor. Blocks until
+  -- the data is back (a host-read barrier).
+  function Device:cpu()
+    check_live(self, "cpu")
+    local host = tc.zeros(self.shape, { dtype = self.dtype })
+    local evs, blocks, seen = {}, {}, {}
+    for _, sh in ipairs(self.shards) do
+      local key = sh.offset_bytes .. ":" .. sh.nbytes
+      if not seen[key] then
+        seen[key] = true
+        evs[#evs + 1] = s:memory_read { pa = sh.pa, nbytes = sh.nbytes, data = true }
+        blocks[#blocks + 1] = sh
+        requests = requests + 1
+      end
+    end
+    torch.wait(s:all_of(evs))
+    for i, ev in ipairs(evs) do
+      local sh = blocks[i]
+      host:set_block(sh.row0, sh.rows, sh.col0, sh.cols, ev:value().data)
+    end
+    return host
+  end
+  Device.numpy = Device.cpu
+
+  --- Unmaps and frees the tensor's memory (VA and every shard).
+  function Device:free()
+    if self.freed then return end
+    self.freed = true
+    local entries = {}
+    for _, sh in ipairs(self.shards) do
+      entries[#entries + 1] = { va = self.va_base + sh.offset_bytes, size = sh.nbytes }
+    end
+    pending[#pending + 1] = mmu_message("unmap", entries, self.targets)
+    for _, sh in ipairs(self.shards) do
+      local ok, err = slice_allocator(sh.sip, sh.cube, sh.pe):free(sh.hbm_offset)
+      if not ok then error(("torch: free %s: %s"):format(self.name, err), 2) end
+    end
+    local ok, err = va_alloc:free(self.va_base)
+    if not ok then error(("torch: free %s: %s"):format(self.name, err), 2) end
+    for i, d in ipairs(live) do
+      if d == self then table.remove(live, i) break end
+    end
+  end
+
+  -- ---- the torch namespace ----
+  torch.DPPolicy = placement.DPPolicy
+  torch.topology = topo
+  torch.sim = s
+  torch.spec = P
+
+  -- Host tensor constructors and math come from the C module; those that
+  -- create tensors accept {dp = DPPolicy} to place the result on the device.
+  local generator = tc.new_generator(0)
+  function torch.manual_seed(n) generator = tc.new_generator(n) end
+
+  local function maybe_device(host, o, init)
+    if not (o and o.dp) then return host end
+    local dt = create(host.shape, o)
+    if init then dt:copy_(host) end
+    return dt
+  end
+
+  local function opts_of(...)
+    local n = select("#", ...)
+    local last = n > 0 and select(n, ...) or nil
+    if type(last) == "table" and not (last[1] or getmetatable(last)) then return last end
+    return nil
+  end
+
+  function torch.empty(shape, o)
+    if o and o.dp then return create(shape, o) end
+    return tc.empty(shape, o)
+  end
+  function torch.zeros(shape, o) return maybe_device(tc.zeros(shape, o), o, true) end
+  function torch.ones(shape, o) return maybe_device(tc.ones(shape, o), o, true) end
+  function torch.full(shape, v, o) return maybe_device(tc.full(shape, v, o), o, true) end
+  function torch.tensor(data, o) return maybe_device(tc.tensor(data, o), o, true) end
+  function torch.arange(...) return tc.arange(...) end
+  function torch.rand(shape, o) return maybe_device(tc.rand(shape, o, generator), o, true) end
+  function torch.randn(shape, o) return maybe_device(tc.randn(shape, o, generator), o, true) end
+  for _, name in ipairs { "allclose", "equal", "matmul", "add", "sub", "mul", "div", "neg", "exp", "log",
+                          "sqrt", "abs", "relu", "sigmoid", "tanh", "sum", "max", "min", "mean", "softmax",
+                          "transpose", "cat", "from_bytes" } do
+    torch[name] = tc[name]
+  end
+  torch.opts_of = opts_of
+
+  --- Places host tensor `t` on the device with policy dp (a timed deploy).
+  function torch.to_device(t, dp, o)
+    o = o or {}
+    local dt = create(t.shape, { dtype = t.dtype, dp = dp, name = o and o.name })
+    dt:copy_(t)
+    return dt
+  end
+
+  torch.ahbm = {
+    set_device = function(rank)
+      if math.type(rank) ~= "integer" or rank < 0 or rank >= P.sips then
+        error(("torch.ahbm.set_device(%s): the topology has SIPs 0 .. %d"):format(tostring(rank), P.sips - 1), 2)
+      end
+      current_device = rank
+    end,
+    current_device = function() return current_device end,
+    device_count = function() return P.sips end,
+  }
+  torch.accelerator = { set_device_index = torch.ahbm.set_device,
+                        current_device_index = torch.ahbm.current_device }
+
+  --- Runs the simulation until `h` (an event or handle) has completed;
+  -- returns its value.
+  function torch.wait(h)
+    if not h:processed() then
+      s:spawn(function()
+        h:wait()
+        s:stop()
+      end, "torch.wait")
+      s:run()
+      if not h:processed() then
+        error("torch.wait: the simulation ran out of work but the handle is not done", 2)
+      end
+    end
+    return h:value()
+  end
+
+  --- Drains every outstanding operation.
+  function torch.synchronize()
+    s:run()
+    pending = {}
+  end
+  torch.wait_all = torch.synchronize
+
+  --- Simulated time now, in ns.
+  function torch.now_ns() return s:now() end
+
+  --- Frees every live device tensor and drains; the allocators are back to
+  -- their initial state afterwards.
+  function torch.cleanup()
+    for i = #live, 1, -1 do live[i]:free() end
+    torch.synchronize()
+  end
+
+  --- Whether every allocator is back to its initial state.
+  function torch.allocators_pristine()
+    if not va_alloc:is_pristine() then return false end
+    for _, a in pairs(hbm_alloc) do
+      if not a:is_pristine() then return false end
+    end
+    return true
+  end
+
+  --- Translates a VA on PE (sip, cube, pe) through its page table.
+  function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va) end
+
+  function torch.stats()
+    local st = s:stats()
+    return { requests = requests, sim_ns = st.sim_ns, events = st.events, live_tensors = #live }
+  end
+
+  function torch.close() s:close() end
+
+  return torch
+end
+
+return M

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Command-line cases of benches: kernbench FILE.lua / run FILE.lua with a
+# bench table, NO_REQUESTS, --device, and kernbench list (sourced by
+# tests/cli/cli_test.sh; uses its helpers).
+
+bench_cases=(bench_runs bench_no_requests bench_run_requires_a_bench bench_device bench_list)
+
+bench_runs() {
+  DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 benches/deploy_roundtrip.lua; expect_status 0
+  expect_out "deployed 64 x 32 f16 (4096 bytes) over"; expect_out "data identical"
+  expect_out "bench deploy-roundtrip on small_2x2: "; expect_out "simulated time"
+  DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 run benches/deploy_roundtrip.lua; expect_status 0
+  cp "$tmp/out" "$tmp/first"
+  DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 benches/deploy_roundtrip.lua
+  cmp -s "$tmp/first" "$tmp/out" || fail "two runs differ: $(diff "$tmp/first" "$tmp/out")"
+}
+
+bench_no_requests() {
+  printf 'return { name = "idle", description = "does nothing", run = function(torch) end }\n' >"$tmp/idle.lua"
+  run -q "$tmp/idle.lua"; expect_status 1; expect_err "bench idle: NO_REQUESTS"
+  printf 'return { name = "boom", description = "fails", run = function(torch) error("kaput") end }\n' >"$tmp/boom.lua"
+  run -q "$tmp/boom.lua"; expect_status 1; expect_err "bench boom: "; expect_err "kaput"
+}
+
+bench_run_requires_a_bench() {
+  printf 'print("plain")\n' >"$tmp/plain.lua"
+  run -q "$tmp/plain.lua"; expect_status 0; expect_out "plain"
+  run -q run "$tmp/plain.lua"; expect_status 1; expect_err "not a bench: the file returns nothing"
+  printf 'return { name = "Bad_Name", description = "x", run = function() end }\n' >"$tmp/bad.lua"
+  run -q "$tmp/bad.lua"; expect_status 1; expect_err "name 'Bad_Name' must be lowercase"
+  run run; expect_status 2; expect_err "run: which bench file?"
+}
+
+bench_device() {
+  printf 'return { name = "dev", description = "where", run = function(torch)\n  local d = torch.empty({2, 4}, {dtype = "f16", dp = torch.DPPolicy{num_cubes = 1, num_pes = 1}})\n  print("sip", d.shards[1].sip, torch.ahbm.current_device())\nend }\n' >"$tmp/dev.lua"
+  run -q --device sip:1 "$tmp/dev.lua"; expect_status 0; expect_out "sip	1	1"
+  run -q "$tmp/dev.lua"; expect_status 0; expect_out "sip	0	nil"
+  run -q --device sip:5 "$tmp/dev.lua"; expect_status 1; expect_err "--device sip:5: the topology has 2 SIP(s)"
+  run -q --device gpu0 "$tmp/dev.lua"; expect_status 1; expect_err "--device 'gpu0': expected all or sip:N"
+}
+
+bench_list() {
+  run list; expect_status 0; expect_out "  1  deploy-roundtrip  deploy a random f16"
+  mkdir -p "$tmp/b/sub"
+  printf 'return { name = "zeta", description = "last", run = function() end }\n' >"$tmp/b/z.lua"
+  printf 'return { name = "alpha", description = "first", run = function() end }\n' >"$tmp/b/sub/a.lua"
+  printf 'return 42\n' >"$tmp/b/broken.lua"
+  printf 'this is not lua\n' >"$tmp/b/syntax.lua"
+  run list "$tmp/b"; expect_status 1
+  expect_out "  1  alpha  first"; expect_out "  2  zeta   last"
+  expect_err "$tmp/b/broken.lua: not a bench: the file returns a number"
+  expect_err "$tmp/b/syntax.lua: not a bench: it fails to load"
+}

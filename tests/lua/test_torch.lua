@@ -1,0 +1,141 @@
+--- The torch-like runtime (lua/kernbench/torch.lua): placement, deploy and
+-- read-back with real data, allocators, MMU mappings, timing with data.
+local lu = require "luaunit"
+local torchmod = require "kernbench.torch"
+
+TestTorch = {}
+
+local KINDS = { "replicate", "row_wise", "column_wise" }
+
+function TestTorch:test_every_policy_deploys_and_reads_back_identical_data()
+  local torch = torchmod.new { topology = kb.topology.load("small_2x2") }
+  local P = torch.spec
+  torch.manual_seed(11)
+  local x = torch.randn({ 2 * P.cubes_per_sip * P.pes_per_cube + 3, 37 }, { dtype = "f16" })
+  for _, cube in ipairs(KINDS) do
+    for _, pe in ipairs(KINDS) do
+      local d = torch.empty(x.shape, { dtype = "f16", dp = torch.DPPolicy { cube = cube, pe = pe } })
+      lu.assertEquals(#d.shards, P.cubes_per_sip * P.pes_per_cube)
+      torch.wait(d:copy_(x))
+      lu.assertTrue(torch.equal(d:cpu(), x), cube .. "/" .. pe)
+      d:free()
+    end
+  end
+  torch.synchronize()
+  lu.assertTrue(torch.allocators_pristine())
+  torch.close()
+end
+
+function TestTorch:test_zeros_and_tensor_on_the_device()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_8pe") }
+  local dp = torch.DPPolicy { pe = "row_wise" }
+  local z = torch.zeros({ 16, 4 }, { dtype = "i32", dp = dp })
+  lu.assertEquals(z:cpu():tolist()[16], { 0, 0, 0, 0 })
+  local t = torch.tensor({ { 1, 2 }, { 3, 4 }, { 5, 6 }, { 7, 8 }, { 9, 10 }, { 11, 12 }, { 13, 14 }, { 15, 16 } },
+                         { dtype = "f32", dp = dp })
+  lu.assertEquals(t:cpu():tolist()[8], { 15.0, 16.0 })
+  torch.cleanup()
+  lu.assertTrue(torch.allocators_pristine())
+  torch.close()
+end
+
+function TestTorch:test_mappings_follow_the_policy_and_unmapped_access_is_an_error()
+  local torch = torchmod.new { topology = kb.topology.load("small_2x2") }
+  local P = torch.spec
+  -- sharded over cubes: every PE that holds a shard can translate every shard
+  local d = torch.empty({ P.cubes_per_sip, 64 }, { dtype = "f16",
+    dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 } })
+  torch.synchronize()
+  for _, sh in ipairs(d.shards) do
+    for _, other in ipairs(d.shards) do
+      lu.assertEquals(torch.translate(other.sip, other.cube, other.pe, d.va_base + sh.offset_bytes + 2),
+                      sh.pa + 2)
+    end
+  end
+  -- replicated over cubes: each cube maps only its own copy
+  local r = torch.empty({ 4, 64 }, { dtype = "f16", dp = torch.DPPolicy { cube = "replicate", num_pes = 1 } })
+  torch.synchronize()
+  for _, sh in ipairs(r.shards) do
+    lu.assertEquals(torch.translate(sh.sip, sh.cube, sh.pe, r.va_base), sh.pa)
+  end
+  lu.assertNotEquals(r.shards[1].pa, r.shards[2].pa)
+  -- unmapped: an error naming the PE and the address
+  lu.assertErrorMsgContains(("MMU of sip0.cube0.pe1: virtual address 0x%x is not mapped"):format(d.va_base),
+                            torch.translate, 0, 0, 1, d.va_base)
+  d:free()
+  torch.synchronize()
+  lu.assertErrorMsgContains("is not mapped", torch.translate, 0, 0, 0, d.va_base)
+  torch.close()
+end
+
+function TestTorch:test_mapping_is_installed_only_when_its_message_arrives()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_1pe") }
+  local d = torch.empty({ 4, 4 }, { dtype = "f32", dp = torch.DPPolicy {} })
+  lu.assertErrorMsgContains("is not mapped", torch.translate, 0, 0, 0, d.va_base)
+  torch.wait(d.mapped)
+  lu.assertTrue(torch.now_ns() > 0) -- host -> PCIe -> IO_CPU -> M_CPU -> PE_MMU takes time
+  lu.assertEquals(torch.translate(0, 0, 0, d.va_base), d.shards[1].pa)
+  torch.close()
+end
+
+function TestTorch:test_deploy_latency_grows_with_distance_from_the_io_chiplet()
+  local t = kb.topology.load("default")
+  local P = t:params()
+  local function deploy_time(cube)
+    local torch = torchmod.new { topology = t }
+    local x = torch.ones({ 64, 256 }, { dtype = "f16" })
+    local d = torch.empty(x.shape, { dtype = "f16",
+      dp = torch.DPPolicy { cube = "replicate", num_cubes = cube + 1, num_pes = 1 } })
+    torch.wait(d.mapped)
+    local t0 = torch.now_ns()
+    -- write only the copy on `cube`
+    local sh = d.shards[cube + 1]
+    torch.wait(torch.sim:memory_write { pa = sh.pa, nbytes = sh.nbytes, data = x:bytes() })
+    local dt = torch.now_ns() - t0
+    torch.close()
+    return dt
+  end
+  -- the IO chiplet sits on the north shore: cubes further south are further away
+  local near, mid, far = deploy_time(0), deploy_time(P.cube_w), deploy_time(P.cube_w * (P.cube_h - 1))
+  lu.assertTrue(near < mid and mid < far, ("%g %g %g"):format(near, mid, far))
+end
+
+function TestTorch:test_data_does_not_change_timing()
+  local t = kb.topology.load("small_2x2")
+  local function run(with_data)
+    local s = sim.new { topology = t }
+    local payload = string.rep("\7", 4096)
+    local w = s:memory_write { sip = 0, cube = 3, pe = 1, nbytes = 4096, data = with_data and payload or nil }
+    local r = s:memory_read { sip = 0, cube = 3, pe = 1, nbytes = 4096, data = with_data }
+    s:run()
+    return w:value().latency_ns, r:value().latency_ns, r:value().data
+  end
+  local w1, r1, d1 = run(true)
+  local w2, r2, d2 = run(false)
+  lu.assertEquals(w1, w2)
+  lu.assertEquals(r1, r2)
+  lu.assertEquals(d1, string.rep("\7", 4096))
+  lu.assertNil(d2)
+end
+
+function TestTorch:test_device_selection_and_errors()
+  local torch = torchmod.new { topology = kb.topology.load("default"), device = 1 }
+  lu.assertEquals(torch.ahbm.current_device(), 1)
+  local d = torch.empty({ 2, 8 }, { dtype = "f16", dp = torch.DPPolicy { num_cubes = 1, num_pes = 1 } })
+  lu.assertEquals(d.shards[1].sip, 1)
+  lu.assertErrorMsgContains("the topology has SIPs 0 .. 1", torch.ahbm.set_device, 2)
+  lu.assertErrorMsgContains("dp must be a DPPolicy", torch.empty, { 2 }, { dp = { cube = "row_wise" } })
+  local x = torch.zeros({ 2, 8 }, { dtype = "f32" })
+  lu.assertErrorMsgContains("convert with :to(\"f16\") first", d.copy_, d, x)
+  d:free()
+  lu.assertErrorMsgContains("cpu of tensor1 after it was freed", d.cpu, d)
+  torch.close()
+end
+
+function TestTorch:test_exhaustion_names_the_pe_and_the_sizes()
+  local t = kb.topology.load("small_1cube_1pe", { "cube.memory_map.hbm_total_gb_per_cube=0.000001" })
+  local torch = torchmod.new { topology = t }
+  lu.assertErrorMsgContains("on sip0.cube0.pe0: out of memory: 4096 bytes requested", torch.empty, { 1024 },
+                            { dtype = "f32", dp = torch.DPPolicy {} })
+  torch.close()
+end
