@@ -119,8 +119,8 @@ function M.new(opts)
   end
 
   local function write_shard(sh, host)
-    local ev = s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes,
-                                data = host:block(sh.row0, sh.rows, sh.col0, sh.cols) }
+    local ev = s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
+                                block = { sh.row0, sh.rows, sh.col0, sh.cols } }
     requests = requests + 1
     pending[#pending + 1] = ev
     return ev
@@ -232,21 +232,17 @@ function M.new(opts)
   function Device:cpu()
     check_live(self, "cpu")
     local host = tc.zeros(self.shape, { dtype = self.dtype })
-    local evs, blocks, seen = {}, {}, {}
+    local evs, seen = {}, {}
     for _, sh in ipairs(self.shards) do
       local key = sh.offset_bytes .. ":" .. sh.nbytes
       if not seen[key] then
         seen[key] = true
-        evs[#evs + 1] = s:memory_read { pa = sh.pa, nbytes = sh.nbytes, data = true }
-        blocks[#blocks + 1] = sh
+        evs[#evs + 1] = s:memory_read { pa = sh.pa, nbytes = sh.nbytes, dst = host,
+                                        block = { sh.row0, sh.rows, sh.col0, sh.cols } }
         requests = requests + 1
       end
     end
     torch.wait(s:all_of(evs))
-    for i, ev in ipairs(evs) do
-      local sh = blocks[i]
-      host:set_block(sh.row0, sh.rows, sh.col0, sh.cols, ev:value().data)
-    end
     return host
   end
   Device.numpy = Device.cpu

@@ -78,15 +78,22 @@ static void log_start(kb_txn *t, kb_hoplog *log)
     t->log = log;
 }
 
-bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, const void *data,
-                    bool want_data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
-                    const kb_path **path, char **err)
+static bool drop_data(kb_data *data)
+{
+    if (data && data->release)
+        data->release(data);
+    return false;
+}
+
+bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data *data,
+                    kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path,
+                    char **err)
 {
     const kb_topo *t = kb_fabric_topo(f);
     const char *what = msg == KB_MSG_MEM_WRITE ? "MemoryWrite" : "MemoryRead";
     kb_target tg;
     if (!data_target(t, pa, &tg, what, err))
-        return false;
+        return drop_data(data);
     /* The SIP's first IO chiplet (find_pcie_ep(sip, "io0")). */
     int64_t ep = -1;
     for (size_t i = 0; i < kb_topo_node_count(t) && ep < 0; i++) {
@@ -98,19 +105,15 @@ bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, const v
     if (ep < 0) {
         *err = kb_asprintf("%s: SIP %u has no PCIe endpoint in topology %s", what, tg.f.sip,
                            kb_topo_name(t));
-        return false;
+        return drop_data(data);
     }
     const kb_path *p = kb_route(t, KB_VIEW_MEMORY, (uint32_t)ep, tg.node, err);
     if (!p)
-        return false;
+        return drop_data(data);
     kb_txn *tx = kb_txn_new(f, msg, p, msg == KB_MSG_MEM_WRITE ? nbytes : 0);
     tx->req_bytes = nbytes;
     tx->addr = tg.offset;
-    if (data && msg == KB_MSG_MEM_WRITE) {
-        tx->payload = kb_xmalloc(nbytes ? nbytes : 1);
-        memcpy(tx->payload, data, nbytes);
-    }
-    tx->want_data = want_data && msg == KB_MSG_MEM_READ;
+    kb_txn_set_data(tx, data);
     tx->done = done;
     tx->done_arg = arg;
     log_start(tx, log);

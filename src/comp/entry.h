@@ -24,14 +24,12 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err);
  * first IO chiplet's PCIe endpoint and bypassing IO_CPU and M_CPU. A write
  * completes when its last burst is committed; a read when its data is back
  * at the PCIe endpoint. msg is KB_MSG_MEM_WRITE or KB_MSG_MEM_READ.
- * Data (optional; timing is the same with or without): a write's `data`
- * (nbytes, copied now) lands in the memory store when the write is served;
- * a read with `want_data` carries the bytes the store holds when it is
- * served, as the completing transaction's payload (nbytes, malloc'd; the
- * done callback may take it by setting t->payload to NULL). */
-bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, const void *data,
-                    bool want_data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
-                    const kb_path **path, char **err);
+ * `data` (optional, taken over even on failure; timing is the same with or
+ * without): a write's bytes land in the memory store when the write is
+ * served; a read takes what the store holds when it is served. */
+bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data *data,
+                    kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path,
+                    char **err);
 
 /* A PE DMA transfer from PE (sip, cube, pe) to/from pa (HBM or cube SRAM). */
 bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, uint64_t nbytes,

@@ -56,15 +56,12 @@ static void log_host_memory(kb_txn *t, kb_time now)
 static void move_data(kb_txn *t)
 {
     uint32_t node = t->path->nodes[t->path->n - 1];
-    if (t->payload && (t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE)) {
-        kb_memstore_write(kb_fabric_memstore(t->fab), node, t->addr, t->payload, t->req_bytes);
-        free(t->payload);
-        t->payload = NULL;
-    } else if (t->want_data && t->req_bytes) {
-        free(t->payload);
-        t->payload = kb_xmalloc(t->req_bytes);
-        kb_memstore_read(kb_fabric_memstore(t->fab), node, t->addr, t->payload, t->req_bytes);
-    }
+    if (!t->data)
+        return;
+    if (t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE)
+        t->data->write(t->data, kb_fabric_memstore(t->fab), node, t->addr, t->req_bytes);
+    else if (t->msg == KB_MSG_MEM_READ || t->msg == KB_MSG_DMA_READ)
+        t->data->read(t->data, kb_fabric_memstore(t->fab), node, t->addr, t->req_bytes);
 }
 
 void kb_target_finish(kb_txn *t)

@@ -23,6 +23,7 @@ struct kb_fabric {
     /* observation */
     kb_oplog oplog;
     kb_memstore *mem;
+    kb_txn *with_data; /* transactions holding a kb_data */
     kb_tracer *tr;
     uint64_t flow_base;
     kb_track **tracks;      /* per node */
@@ -37,6 +38,38 @@ const char *kb_msg_name(kb_msg m)
                                         "PeDmaWrite", "PeDmaRead", "Response"};
     return m <= KB_MSG_RESPONSE ? names[m] : "?";
 }
+
+typedef struct buffer_data {
+    kb_data d;
+    uint64_t n;
+    unsigned char bytes[];
+} buffer_data;
+
+static void buf_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    buffer_data *b = (buffer_data *)d;
+    kb_memstore_write(m, domain, addr, b->bytes, n < b->n ? n : b->n);
+}
+
+static void buf_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    buffer_data *b = (buffer_data *)d;
+    kb_memstore_read(m, domain, addr, b->bytes, n < b->n ? n : b->n);
+}
+
+static void buf_release(kb_data *d) { free(d); }
+
+kb_data *kb_data_buffer(const void *src, uint64_t n)
+{
+    buffer_data *b = kb_xcalloc(1, sizeof *b + (n ? n : 1));
+    b->d = (kb_data){buf_write, buf_read, buf_release};
+    b->n = n;
+    if (src)
+        memcpy(b->bytes, src, n);
+    return &b->d;
+}
+
+const void *kb_data_buffer_bytes(const kb_data *d) { return ((const buffer_data *)d)->bytes; }
 
 void kb_hoplog_free(kb_hoplog *log)
 {
@@ -92,6 +125,11 @@ void kb_fabric_free(kb_fabric *f)
     kb_pool_destroy(&f->flit_pool);
     kb_oplog_free(&f->oplog);
     kb_memstore_free(f->mem);
+    for (kb_txn *t = f->with_data, *n; t; t = n) { /* operations cut off by the close */
+        n = t->dnext;
+        if (t->data->release)
+            t->data->release(t->data);
+    }
     free(f->tracks);
     free(f->wire_ctr);
     free(f->wire_ctr_done);
@@ -153,8 +191,34 @@ void kb_txn_free(kb_txn *t)
     kb_fabric *f = t->fab;
     f->live_txns--;
     free(t->tr_first);
-    free(t->payload);
+    if (t->data) {
+        kb_data *d = t->data;
+        kb_txn_set_data(t, NULL);
+        if (d->release)
+            d->release(d);
+    }
     kb_pool_free(&f->txn_pool, t);
+}
+
+void kb_txn_set_data(kb_txn *t, kb_data *data)
+{
+    kb_fabric *f = t->fab;
+    if (t->data) { /* unlink */
+        if (t->dprev)
+            t->dprev->dnext = t->dnext;
+        else
+            f->with_data = t->dnext;
+        if (t->dnext)
+            t->dnext->dprev = t->dprev;
+        t->dprev = t->dnext = NULL;
+    }
+    t->data = data;
+    if (data) {
+        t->dnext = f->with_data;
+        if (f->with_data)
+            f->with_data->dprev = t;
+        f->with_data = t;
+    }
 }
 
 /* ---- trace ---- */
@@ -452,9 +516,9 @@ void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready)
     r->done = req->done;
     r->done_arg = req->done_arg;
     r->log = req->log;
-    r->payload = req->payload;
-    req->payload = NULL;
-    r->want_data = req->want_data;
+    kb_data *d = req->data;
+    kb_txn_set_data(req, NULL);
+    kb_txn_set_data(r, d);
     r->owner = req->owner;
     if (r->log)
         r->log_base = (uint32_t)r->log->n - 1; /* hop 0 is where the request ended */

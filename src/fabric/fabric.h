@@ -61,6 +61,23 @@ void kb_hoplog_free(kb_hoplog *log);
 
 typedef void (*kb_txn_done_fn)(kb_txn *t, void *arg);
 
+/* Where an operation's real bytes come from or go to. The target calls
+ * `write` when it serves a write (source -> store) and `read` when it
+ * serves a read (store -> sink); timing never depends on either. The
+ * transaction owns the kb_data and calls `release` when it is freed. */
+struct kb_memstore;
+typedef struct kb_data {
+    void (*write)(struct kb_data *d, struct kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n);
+    void (*read)(struct kb_data *d, const struct kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n);
+    void (*release)(struct kb_data *d);
+} kb_data;
+
+/* A kb_data over a malloc'd buffer of n bytes: a write's bytes (copied from
+ * src), or, with src NULL, a buffer a read fills. kb_data_buffer_bytes
+ * gives the buffer. */
+kb_data *kb_data_buffer(const void *src, uint64_t n);
+const void *kb_data_buffer_bytes(const kb_data *d);
+
 struct kb_txn {
     uint64_t id;
     kb_fabric *fab;
@@ -77,9 +94,8 @@ struct kb_txn {
     void *done_arg;
     kb_hoplog *log;        /* optional; shared by every leg of the operation */
     uint32_t log_base;     /* log index of this leg's hop 0 */
-    void *payload;         /* real data of this leg (req_bytes), malloc'd, owned by the
-                              transaction until someone takes it (sets it to NULL) */
-    bool want_data;        /* a read that should return the stored bytes */
+    struct kb_data *data;  /* real bytes of the operation, if any (kb_txn_set_data) */
+    kb_txn *dprev, *dnext; /* transactions holding data, released if the fabric is freed */
     void (*then)(kb_txn *t); /* pending kb_fabric_at callback */
     kb_time t_mark;        /* scratch of the component at the end of the path */
     kb_comp *owner;        /* component that issued the operation, if any */
@@ -182,6 +198,9 @@ kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);
 
 /* A new transaction (zeroed, id assigned, t_start = now). */
 kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes);
+/* Gives t the operation's data (taken over); it moves to the response leg
+ * and is released when the last leg is freed, or with the fabric. */
+void kb_txn_set_data(kb_txn *t, kb_data *data);
 /* Completes the operation: calls done(t, arg) now, then frees t. */
 void kb_txn_complete(kb_txn *t);
 /* Frees a transaction without completing it. */

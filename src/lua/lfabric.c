@@ -16,6 +16,7 @@
 
 #include "comp/entry.h"
 #include "core/util.h"
+#include "lua/ldata.h"
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
@@ -31,6 +32,7 @@ typedef struct lop {
     const kb_path *path;
     kb_hoplog log;
     bool want_hops;
+    bool data_string; /* a read whose bytes go to the result's `data` */
 } lop;
 
 static void op_unlink(lop *o)
@@ -89,8 +91,8 @@ static void op_done(kb_txn *t, void *arg)
     set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
     ltopo_push_path(L, topo, o->path);
     lua_setfield(L, -2, "path");
-    if (t->payload && t->msg == KB_MSG_RESPONSE) {
-        lua_pushlstring(L, t->payload, t->req_bytes);
+    if (o->data_string && t->data) {
+        lua_pushlstring(L, kb_data_buffer_bytes(t->data), t->req_bytes);
         lua_setfield(L, -2, "data");
     }
     if (o->want_hops) {
@@ -231,31 +233,18 @@ static int memory(lua_State *L, kb_msg msg)
     int tbl = lua_gettop(L);
     kb_pa pa = has_pa ? (kb_pa)opt_int(L, call, "pa", 0, true)
                       : pa_from_fields(L, S, tbl, call, false);
-    /* data: a write's bytes (a string of nbytes); for a read, true to get the
-     * bytes back in the result's `data` */
-    lua_getfield(L, tbl, "data");
-    size_t dlen = 0;
-    const char *data = NULL;
-    bool want = false;
-    if (msg == KB_MSG_MEM_WRITE && !lua_isnil(L, -1)) {
-        data = lua_tolstring(L, -1, &dlen);
-        if (!data || lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "%s: data must be a string of nbytes bytes", call);
-        if (dlen != nbytes)
-            return luaL_error(L, "%s: data holds %d bytes, nbytes is %d", call, (int)dlen, (int)nbytes);
-    } else if (msg == KB_MSG_MEM_READ) {
-        want = lua_toboolean(L, -1);
-    }
+    kb_data *data = ldata_from_args(L, tbl, call, msg == KB_MSG_MEM_WRITE, nbytes);
     char name[96];
     snprintf(name, sizeof name, "%s %llu B", kb_msg_name(msg), (unsigned long long)nbytes);
     lop *o = new_op(L, S, msg, nbytes, name);
+    o->data_string = data && msg == KB_MSG_MEM_READ && ldata_is_buffer(data);
     char *err = NULL;
     S->opL = L;
-    bool ok = kb_host_memory(S->fab, msg, pa, nbytes, data, want, op_done, o,
+    bool ok = kb_host_memory(S->fab, msg, pa, nbytes, data, op_done, o,
                              o->want_hops ? &o->log : NULL, &o->path, &err);
     if (!ok)
         return fail_op(L, o, err);
-    return 1; /* the event (on top of the data field) */
+    return 1;
 }
 
 static int l_memory_write(lua_State *L) { return memory(L, KB_MSG_MEM_WRITE); }

@@ -21,7 +21,7 @@ static kb_pa hbm_pa(const fixture *fx, unsigned cube, unsigned pe, uint64_t off)
 static void host(fixture *fx, kb_msg msg, kb_pa pa, uint64_t n, done_rec *d)
 {
     char *err = NULL;
-    bool ok = kb_host_memory(fx->fab, msg, pa, n, NULL, false, record_done, d, NULL, NULL, &err);
+    bool ok = kb_host_memory(fx->fab, msg, pa, n, NULL, record_done, d, NULL, NULL, &err);
     if (!ok)
         fprintf(stderr, "%s\n", err);
     assert_true(ok);

@@ -1,0 +1,125 @@
+/* kb_data sources and sinks from Lua values. */
+#include "lua/ldata.h"
+
+#include "core/util.h"
+#include "lua/ltensor.h"
+#include "mem/memstore.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+
+/* A block of a host tensor's 2-D view (rows = all but the last dimension). */
+typedef struct tensor_data {
+    kb_data d;
+    lua_State *main; /* for releasing the reference from anywhere */
+    int ref;
+    ltensor *t;
+    int64_t row0, rows, col0, cols;
+} tensor_data;
+
+/* Each row of the block is one contiguous run, in the tensor and in memory. */
+static char *row_ptr(const tensor_data *td, int64_t r)
+{
+    int64_t cols = td->t->ndim ? td->t->shape[td->t->ndim - 1] : 1;
+    size_t es = kb_dtype_size(td->t->dtype);
+    return (char *)td->t->data + ((size_t)(td->row0 + r) * (size_t)cols + (size_t)td->col0) * es;
+}
+
+static void td_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    tensor_data *td = (tensor_data *)d;
+    size_t rowb = (size_t)td->cols * kb_dtype_size(td->t->dtype);
+    (void)n; /* == rows * rowb, checked when the operation was made */
+    for (int64_t r = 0; r < td->rows; r++)
+        kb_memstore_write(m, domain, addr + (uint64_t)r * rowb, row_ptr(td, r), rowb);
+}
+
+/* The block is filled when the read is served; the host sees it once the
+ * read completes (it waits for the completion). */
+static void td_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    tensor_data *td = (tensor_data *)d;
+    size_t rowb = (size_t)td->cols * kb_dtype_size(td->t->dtype);
+    (void)n;
+    for (int64_t r = 0; r < td->rows; r++)
+        kb_memstore_read(m, domain, addr + (uint64_t)r * rowb, row_ptr(td, r), rowb);
+}
+
+static void td_release(kb_data *d)
+{
+    tensor_data *td = (tensor_data *)d;
+    luaL_unref(td->main, LUA_REGISTRYINDEX, td->ref);
+    free(td);
+}
+
+static int64_t block_field(lua_State *L, int idx, int k, const char *call)
+{
+    lua_rawgeti(L, idx, k);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok || v < 0)
+        luaL_error(L, "%s: block[%d] must be a non-negative integer", call, k);
+    lua_pop(L, 1);
+    return v;
+}
+
+static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call, uint64_t nbytes)
+{
+    ltensor *t = ltensor_check(L, tidx);
+    int64_t cols = t->ndim ? t->shape[t->ndim - 1] : 1, rows = cols ? t->numel / cols : 0;
+    int64_t b[4] = {0, rows, 0, cols};
+    lua_getfield(L, tbl, "block");
+    if (!lua_isnil(L, -1)) {
+        luaL_checktype(L, -1, LUA_TTABLE);
+        for (int k = 0; k < 4; k++)
+            b[k] = block_field(L, lua_gettop(L), k + 1, call);
+    }
+    lua_pop(L, 1);
+    if (b[0] + b[1] > rows || b[2] + b[3] > cols)
+        luaL_error(L, "%s: block rows %I+%I, cols %I+%I outside the %I x %I tensor", call, (lua_Integer)b[0],
+                   (lua_Integer)b[1], (lua_Integer)b[2], (lua_Integer)b[3], (lua_Integer)rows, (lua_Integer)cols);
+    uint64_t have = (uint64_t)(b[1] * b[3]) * kb_dtype_size(t->dtype);
+    if (have != nbytes)
+        luaL_error(L, "%s: the tensor block holds %I bytes, nbytes is %I", call, (lua_Integer)have,
+                   (lua_Integer)nbytes);
+    tensor_data *td = kb_xcalloc(1, sizeof *td);
+    td->d = (kb_data){td_write, td_read, td_release};
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    td->main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, tidx);
+    td->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    td->t = t;
+    td->row0 = b[0];
+    td->rows = b[1];
+    td->col0 = b[2];
+    td->cols = b[3];
+    return &td->d;
+}
+
+bool ldata_is_buffer(const kb_data *d) { return d && d->release != td_release; }
+
+kb_data *ldata_from_args(lua_State *L, int idx, const char *call, bool write, uint64_t nbytes)
+{
+    kb_data *d = NULL;
+    lua_getfield(L, idx, write ? "src" : "dst");
+    if (!lua_isnil(L, -1))
+        d = tensor_source(L, idx, lua_gettop(L), call, nbytes);
+    lua_pop(L, 1);
+    if (d)
+        return d;
+    lua_getfield(L, idx, "data");
+    if (write && !lua_isnil(L, -1)) {
+        size_t len;
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "%s: data must be a string of nbytes bytes", call);
+        const char *s = lua_tolstring(L, -1, &len);
+        if (len != nbytes)
+            luaL_error(L, "%s: data holds %I bytes, nbytes is %I", call, (lua_Integer)len, (lua_Integer)nbytes);
+        d = kb_data_buffer(s, nbytes);
+    } else if (!write && lua_toboolean(L, -1)) {
+        d = kb_data_buffer(NULL, nbytes);
+    }
+    lua_pop(L, 1);
+    return d;
+}
