@@ -393,6 +393,19 @@ static int m_bytes(lua_State *L)
     return 1;
 }
 
+/* t:hash() -> a 64-bit FNV-1a of the bytes (as an integer), to compare large
+ * tensors without keeping both. */
+static int m_hash(lua_State *L)
+{
+    ltensor *t = ltensor_check(L, 1);
+    const unsigned char *p = t->data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0, n = (size_t)t->numel * elem(t); i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    lua_pushinteger(L, (lua_Integer)h);
+    return 1;
+}
+
 static int m_to(lua_State *L)
 {
     ltensor *t = ltensor_check(L, 1);
@@ -761,7 +774,7 @@ int luaopen_kb_tensor(lua_State *L)
         {"dim", m_dim},       {"bytes", m_bytes},     {"to", m_to},         {"clone", m_clone},
         {"reshape", m_reshape}, {"view", m_reshape},  {"block", m_block},   {"set_block", m_set_block},
         {"sum", l_sum},       {"max", l_max},         {"min", l_min},       {"mean", l_mean},
-        {NULL, NULL}};
+        {"hash", m_hash},     {NULL, NULL}};
     luaL_newmetatable(L, LTENSOR_MT);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "methods");
