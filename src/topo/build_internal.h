@@ -40,10 +40,14 @@ typedef struct kb_builder {
     size_t nabsent;
 } kb_builder;
 
-/* config.c: records what the readers resolved. n is the node read (NULL:
- * absent, so `dflt` applies; a NULL dflt records nothing). */
+/* config.c: records what the readers resolved (config_dump.c writes them).
+ * n is the node read (NULL: absent, so `dflt` applies; a NULL dflt records
+ * nothing). */
 void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_ynode *n,
                  const char *dflt);
+/* Records a default that is a string (not YAML text): quoted if it could
+ * not stand as a plain scalar. */
+void kb_cfg_note_default_string(kb_builder *b, const kb_ynode *map, const char *key, const char *s);
 /* A number as the shortest text that reads back the same. */
 void kb_cfg_num_text(double v, char *buf, size_t n);
 void kb_cfg_free(kb_topo *t);

@@ -1,6 +1,7 @@
-/* The resolved configuration of a topology: every value the readers
- * resolved, with where it came from, written back as a YAML topology file
- * (--dump-config, t:config()). Reference: docs/topology.md. */
+/* The resolved configuration of a topology, recording side: every value the
+ * readers resolve, with where it came from (--dump-config, t:config()).
+ * config_dump.c writes the records back as a YAML topology file.
+ * Reference: docs/topology.md "Resolved configuration". */
 #include "topo/build_internal.h"
 
 #include "core/util.h"
@@ -23,25 +24,45 @@ void kb_cfg_num_text(double v, char *buf, size_t n)
     }
 }
 
-/* YAML text of a value node: scalars as written (quoted if they were),
- * lists of scalars as flow lists. */
-static void render(kb_buf *out, const kb_ynode *n)
+/* Whether a plain scalar can be written back unquoted: always where it came
+ * from (a block value), except that no plain scalar can hold a line break
+ * and a flow list ([a, b]) cannot hold flow indicators or an empty value. */
+static bool plain_ok(const char *s, bool flow)
+{
+    if (strchr(s, '\n'))
+        return false;
+    return !flow || (s[0] && !strpbrk(s, ",[]{}"));
+}
+
+static void quoted(kb_buf *out, const char *s)
+{
+    kb_buf_printf(out, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            kb_buf_printf(out, "\\%c", *p);
+        else if (*p == '\n')
+            kb_buf_printf(out, "\\n");
+        else if (*p == '\t')
+            kb_buf_printf(out, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            kb_buf_printf(out, "\\x%02x", *p);
+        else
+            kb_buf_printf(out, "%c", *p);
+    }
+    kb_buf_printf(out, "\"");
+}
+
+/* YAML text of a value node: scalars as written (quoted if they were, or
+ * if they cannot stand unquoted here), lists and maps of scalars in flow
+ * style. */
+static void render(kb_buf *out, const kb_ynode *n, bool flow)
 {
     if (n->type == KB_Y_SCALAR) {
-        if (n->plain) {
-            kb_buf_printf(out, "%s", n->text ? n->text : "");
-            return;
-        }
-        kb_buf_printf(out, "\"");
-        for (const char *p = n->text ? n->text : ""; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                kb_buf_printf(out, "\\%c", *p);
-            else if (*p == '\n')
-                kb_buf_printf(out, "\\n");
-            else
-                kb_buf_printf(out, "%c", *p);
-        }
-        kb_buf_printf(out, "\"");
+        const char *text = n->text ? n->text : "";
+        if (n->plain && plain_ok(text, flow))
+            kb_buf_printf(out, "%s", text);
+        else
+            quoted(out, text);
         return;
     }
     kb_buf_printf(out, n->type == KB_Y_SEQ ? "[" : "{");
@@ -50,7 +71,7 @@ static void render(kb_buf *out, const kb_ynode *n)
             kb_buf_printf(out, ", ");
         if (n->type == KB_Y_MAP)
             kb_buf_printf(out, "%s: ", n->items[i].key);
-        render(out, n->items[i].val);
+        render(out, n->items[i].val, true);
     }
     kb_buf_printf(out, n->type == KB_Y_SEQ ? "]" : "}");
 }
@@ -75,7 +96,7 @@ void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_y
     kb_buf v = {0};
     char where[512];
     if (n) {
-        render(&v, n);
+        render(&v, n, false);
         kb_ymark_format(&n->mark, where, sizeof where);
     } else {
         kb_buf_printf(&v, "%s", dflt);
@@ -86,6 +107,22 @@ void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_y
         t->cfg = kb_xrealloc(t->cfg, t->cap_cfg * sizeof *t->cfg);
     }
     t->cfg[t->ncfg++] = (kb_cfgrec){path, kb_buf_take(&v), kb_xstrdup(where)};
+}
+
+void kb_cfg_note_default_string(kb_builder *b, const kb_ynode *map, const char *key, const char *s)
+{
+    bool plain = s[0] != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                *p == '_' || *p == '-' || *p == '.';
+    kb_buf v = {0};
+    if (plain)
+        kb_buf_printf(&v, "%s", s);
+    else
+        quoted(&v, s);
+    char *text = kb_buf_take(&v);
+    kb_cfg_note(b, map, key, NULL, text);
+    free(text);
 }
 
 void kb_cfg_free(kb_topo *t)
@@ -99,107 +136,4 @@ void kb_cfg_free(kb_topo *t)
     for (size_t i = 0; i < t->noverrides; i++)
         free(t->overrides[i]);
     free(t->overrides);
-}
-
-/* ---- writing: records -> a tree of key paths -> YAML ---- */
-
-typedef struct cnode {
-    char *seg;  /* key, or NULL for a list element */
-    const kb_cfgrec *rec;
-    struct cnode **kids;
-    size_t n;
-} cnode;
-
-static cnode *child(cnode *p, const char *seg, size_t len, bool index)
-{
-    for (size_t i = 0; i < p->n; i++) {
-        cnode *c = p->kids[i];
-        if (strlen(c->seg) == len && strncmp(c->seg, seg, len) == 0 && (c->seg[0] == '[') == index)
-            return c;
-    }
-    cnode *c = kb_xcalloc(1, sizeof *c);
-    c->seg = kb_asprintf("%.*s", (int)len, seg);
-    p->kids = kb_xrealloc(p->kids, (p->n + 1) * sizeof *p->kids);
-    p->kids[p->n++] = c;
-    return c;
-}
-
-/* Splits "a.b[2].c" into a, b, [2], c. */
-static void insert(cnode *root, const kb_cfgrec *r)
-{
-    cnode *cur = root;
-    const char *p = r->path;
-    while (*p) {
-        if (*p == '.') {
-            p++;
-            continue;
-        }
-        size_t len;
-        bool index = *p == '[';
-        if (index)
-            len = strcspn(p, "]") + 1;
-        else
-            len = strcspn(p, ".[");
-        cur = child(cur, p, len, index);
-        p += len;
-    }
-    cur->rec = r;
-}
-
-static void free_tree(cnode *c)
-{
-    for (size_t i = 0; i < c->n; i++)
-        free_tree(c->kids[i]);
-    free(c->kids);
-    free(c->seg);
-    free(c);
-}
-
-static void emit(kb_buf *out, const cnode *c, int indent, bool first_inline);
-
-/* A key or list element at `indent`; `first_inline`: the line already holds "- ". */
-static void emit_entry(kb_buf *out, const cnode *c, int indent, bool first_inline)
-{
-    bool elem = c->seg[0] == '[';
-    if (!first_inline)
-        kb_buf_printf(out, "%*s", indent, "");
-    if (elem)
-        kb_buf_printf(out, "- ");
-    else
-        kb_buf_printf(out, "%s:", c->seg);
-    if (c->rec) {
-        kb_buf_printf(out, "%s%s  # %s\n", elem ? "" : " ", c->rec->value, c->rec->source);
-        return;
-    }
-    if (elem) {
-        emit(out, c, indent + 2, true);
-        return;
-    }
-    kb_buf_printf(out, "\n");
-    emit(out, c, indent + 2, false);
-}
-
-static void emit(kb_buf *out, const cnode *c, int indent, bool first_inline)
-{
-    for (size_t i = 0; i < c->n; i++)
-        emit_entry(out, c->kids[i], indent, first_inline && i == 0);
-}
-
-char *kb_topo_config_yaml(const kb_topo *t)
-{
-    kb_buf out = {0};
-    kb_buf_printf(&out, "# Resolved configuration of topology '%s' (%s)\n", t->name, t->path);
-    for (size_t i = 0; i < t->noverrides; i++)
-        kb_buf_printf(&out, "# override: --set %s\n", t->overrides[i]);
-    kb_buf_printf(&out, "# Every value the simulator used, with its source: file:line:column,\n"
-                        "# the override that set it, or 'default'. Loading this file rebuilds\n"
-                        "# the same topology.\n");
-    cnode root = {0};
-    for (size_t i = 0; i < t->ncfg; i++)
-        insert(&root, &t->cfg[i]);
-    emit(&out, &root, 0, false);
-    for (size_t i = 0; i < root.n; i++)
-        free_tree(root.kids[i]);
-    free(root.kids);
-    return kb_buf_take(&out);
 }

@@ -371,7 +371,6 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
         /* reported below */
     } else {
         const char *name = kb_rd_string(&b, root, "name", NULL);
-        kb_rd_string(&b, root, "description", NULL);
         if (!name) {
             const char *base = strrchr(path, '/');
             base = base ? base + 1 : path;
@@ -379,9 +378,12 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
             char *dot = strrchr(t->name, '.');
             if (dot)
                 *dot = '\0';
+            /* recorded, so a dump keeps the name whatever its own file is called */
+            kb_cfg_note_default_string(&b, root, "name", t->name);
         } else {
             t->name = kb_xstrdup(name);
         }
+        kb_rd_string(&b, root, "description", NULL);
         bool graph = kb_ymap_get(root, "graph") != NULL;
         if (graph && (kb_ymap_get(root, "sip") || kb_ymap_get(root, "cube")))
             b.err = kb_yerr(root, "a topology has either a `graph:` section or `sip:`/`cube:` "
