@@ -21,6 +21,9 @@ void kb_sim_free(kb_sim *sim)
 {
     if (!sim)
         return;
+    /* Processes still blocked when the simulation goes: end them (their names). */
+    while (sim->procs.next != &sim->procs)
+        kb_proc_end(KB_CONTAINER_OF(sim->procs.next, kb_proc, link));
     kb_queue_destroy(&sim->queue);
     kb_event_pool_destroy(sim);
     free(sim->error);
