@@ -92,8 +92,16 @@ bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out)
         q->bucket_mask &= ~(UINT64_C(1) << b);
         size_t n = v->n;
         v->n = 0;
+        kb_qentry *a = v->a;
+        bool release = v->cap > 4096; /* a big emptied bucket gives its memory back */
+        if (release) {
+            v->a = NULL;
+            v->cap = 0;
+        }
         for (size_t k = 0; k < n; k++)
-            place(q, &v->a[k]);
+            place(q, &a[k]);
+        if (release)
+            free(a);
     } else if (q->last >= until) {
         return false;
     }
