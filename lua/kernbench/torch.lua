@@ -30,7 +30,6 @@ function M.new(opts)
   local torch = {}
   local current_device = opts.device
   local requests = 0
-  local pending = {}       -- events not yet waited for
   local live = {}          -- device tensors not freed, in creation order
   local serial = 0
 
@@ -48,6 +47,25 @@ function M.new(opts)
     return a
   end
   local va_alloc = ac.new(VA_BASE, VA_SIZE, page_size)
+
+  -- TCM: the allocatable part only; the scheduler-reserved region (at the
+  -- start) is outside the allocator's range by construction.
+  local tcm_node = topo:node("sip0.cube0.pe0.pe_tcm")
+  local tcm_bytes = tcm_node and math.floor(tcm_node.attrs.size_mb * 1024 * 1024) or 0
+  local tcm_reserved = tcm_node and math.floor(tcm_node.attrs.scheduler_reserved_kb * 1024) or 0
+  if tcm_reserved > tcm_bytes then
+    error(("torch: pe_tcm reserves %d bytes for the scheduler but holds only %d"):format(tcm_reserved, tcm_bytes), 2)
+  end
+  local tcm_alloc = {}
+  local function tcm_allocator(sip, cube, pe)
+    local key = (sip * P.cubes_per_sip + cube) * P.pes_per_cube + pe
+    local a = tcm_alloc[key]
+    if not a then
+      a = ac.new(tcm_reserved, tcm_bytes - tcm_reserved, 1)
+      tcm_alloc[key] = a
+    end
+    return a
+  end
 
   -- ---- MMU: a page table per PE, installed by timed map messages ----
   local mmu = require("kernbench.mmu").new(page_size)
@@ -109,6 +127,33 @@ function M.new(opts)
     return done
   end
 
+  -- ---- handles: an operation's completion and its elapsed simulated time ----
+  local Handle = {}
+  Handle.__index = Handle
+  Handle.__name = "Handle"
+
+  local function handle(ev, what)
+    local h = setmetatable({ event = ev, what = what, start_ns = s:now(), finished = s:event(what) }, Handle)
+    s:spawn(function()
+      ev:wait()
+      h.end_ns = s:now()
+      h.finished:succeed(h)
+    end, what)
+    return h
+  end
+
+  function Handle:done() return self.end_ns ~= nil end
+  function Handle:wait() return torch.wait(self) end
+  --- Simulated ns from submission to completion (an error before it completes).
+  function Handle:elapsed_ns()
+    if not self.end_ns then error(("%s: not complete yet (torch.wait it first)"):format(self.what), 2) end
+    return self.end_ns - self.start_ns
+  end
+  function Handle:__tostring()
+    return ("Handle(%s, %s)"):format(self.what, self.end_ns and ("%g ns"):format(self.end_ns - self.start_ns)
+                                                  or "pending")
+  end
+
   -- ---- device tensors ----
   local Device = {}
   Device.__index = Device
@@ -122,7 +167,6 @@ function M.new(opts)
     local ev = s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
                                 block = { sh.row0, sh.rows, sh.col0, sh.cols } }
     requests = requests + 1
-    pending[#pending + 1] = ev
     return ev
   end
 
@@ -185,8 +229,7 @@ function M.new(opts)
       end
       maps[#maps + 1] = mmu_message("map", entries, targets)
     end
-    dt.mapped = s:all_of(maps)
-    pending[#pending + 1] = dt.mapped
+    dt.mapped = handle(s:all_of(maps), "map " .. dt.name)
     dt.targets = targets
     live[#live + 1] = dt
     return dt
@@ -223,7 +266,7 @@ function M.new(opts)
     end
     local evs = {}
     for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
-    return s:all_of(evs)
+    return handle(s:all_of(evs), "copy_ into " .. self.name)
   end
 
   --- Reads the tensor back: one timed MemoryRead per distinct block (the
@@ -255,7 +298,7 @@ function M.new(opts)
     for _, sh in ipairs(self.shards) do
       entries[#entries + 1] = { va = self.va_base + sh.offset_bytes, size = sh.nbytes }
     end
-    pending[#pending + 1] = mmu_message("unmap", entries, self.targets)
+    mmu_message("unmap", entries, self.targets)
     for _, sh in ipairs(self.shards) do
       local ok, err = slice_allocator(sh.sip, sh.cube, sh.pe):free(sh.hbm_offset)
       if not ok then error(("torch: free %s: %s"):format(self.name, err), 2) end
@@ -322,9 +365,10 @@ function M.new(opts)
   torch.accelerator = { set_device_index = torch.ahbm.set_device,
                         current_device_index = torch.ahbm.current_device }
 
-  --- Runs the simulation until `h` (an event or handle) has completed;
+  --- Runs the simulation until `h` (a handle or an event) has completed;
   -- returns its value.
   function torch.wait(h)
+    if getmetatable(h) == Handle then return torch.wait(h.finished) end
     if not h:processed() then
       s:spawn(function()
         h:wait()
@@ -341,12 +385,12 @@ function M.new(opts)
   --- Drains every outstanding operation.
   function torch.synchronize()
     s:run()
-    pending = {}
   end
   torch.wait_all = torch.synchronize
 
-  --- Simulated time now, in ns.
+  --- Simulated time now, in ns (the runtime starts at 0: the bench's elapsed time).
   function torch.now_ns() return s:now() end
+  torch.elapsed_ns = torch.now_ns
 
   --- Frees every live device tensor and drains; the allocators are back to
   -- their initial state afterwards.
@@ -355,11 +399,29 @@ function M.new(opts)
     torch.synchronize()
   end
 
+  --- Allocates nbytes of PE (sip, cube, pe)'s TCM (16-byte aligned); returns
+  -- the physical address and the TCM offset. Errors name the PE and sizes.
+  function torch.alloc_tcm(sip, cube, pe, nbytes)
+    local off, err = tcm_allocator(sip, cube, pe):alloc(nbytes, 16)
+    if not off then error(("torch.alloc_tcm: sip%d.cube%d.pe%d: %s"):format(sip, cube, pe, err), 2) end
+    return kb.addr.pe_tcm(sip, cube, pe, off), off
+  end
+
+  function torch.free_tcm(sip, cube, pe, off)
+    local ok, err = tcm_allocator(sip, cube, pe):free(off)
+    if not ok then error(("torch.free_tcm: sip%d.cube%d.pe%d: %s"):format(sip, cube, pe, err), 2) end
+  end
+
+  torch.tcm_reserved_bytes = tcm_reserved
+  torch.tcm_bytes = tcm_bytes
+
   --- Whether every allocator is back to its initial state.
   function torch.allocators_pristine()
     if not va_alloc:is_pristine() then return false end
-    for _, a in pairs(hbm_alloc) do
-      if not a:is_pristine() then return false end
+    for _, set in ipairs { hbm_alloc, tcm_alloc } do
+      for _, a in pairs(set) do
+        if not a:is_pristine() then return false end
+      end
     end
     return true
   end

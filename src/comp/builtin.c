@@ -37,6 +37,8 @@ static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
 static const kb_attr_def pe_tcm_attrs[] = {
     OVERHEAD(0.0),
     {"size_mb", KB_ATTR_NUMBER, 2.0, 0, INFINITY, true, false, "MiB", "scratchpad capacity"},
+    {"scheduler_reserved_kb", KB_ATTR_NUMBER, 512.0, 0, INFINITY, false, false, "KiB",
+     "TCM held by PE_SCHEDULER for tile buffers, at the start; never allocatable"},
     {"read_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "read bandwidth"},
     {"write_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "write bandwidth"},
 };

@@ -139,3 +139,36 @@ function TestTorch:test_exhaustion_names_the_pe_and_the_sizes()
                             { dtype = "f32", dp = torch.DPPolicy {} })
   torch.close()
 end
+
+function TestTorch:test_handles_report_elapsed_time()
+  local torch = torchmod.new { topology = kb.topology.load("small_2x2") }
+  local x = torch.ones({ 64, 64 }, { dtype = "f16" })
+  local d = torch.empty(x.shape, { dtype = "f16", dp = torch.DPPolicy { cube = "row_wise" } })
+  local h = d:copy_(x)
+  lu.assertFalse(h:done())
+  lu.assertErrorMsgContains("not complete yet", h.elapsed_ns, h)
+  torch.wait(h)
+  lu.assertTrue(h:done())
+  lu.assertTrue(h:elapsed_ns() > 0)
+  lu.assertEquals(h.start_ns + h:elapsed_ns(), h.end_ns)
+  lu.assertTrue(torch.elapsed_ns() >= h.end_ns)
+  torch.close()
+end
+
+function TestTorch:test_tcm_allocator_never_hands_out_the_scheduler_region()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_1pe") }
+  lu.assertTrue(torch.tcm_reserved_bytes > 0)
+  local offs = {}
+  local free = torch.tcm_bytes - torch.tcm_reserved_bytes
+  for i = 1, 4 do
+    local pa, off = torch.alloc_tcm(0, 0, 0, free // 4)
+    lu.assertTrue(off >= torch.tcm_reserved_bytes and off + free // 4 <= torch.tcm_bytes)
+    lu.assertEquals(kb.addr.decode(pa).offset, off)
+    offs[i] = off
+  end
+  lu.assertErrorMsgContains("sip0.cube0.pe0: out of memory", torch.alloc_tcm, 0, 0, 0, 16)
+  for _, off in ipairs(offs) do torch.free_tcm(0, 0, 0, off) end
+  lu.assertErrorMsgContains("no allocation starts there", torch.free_tcm, 0, 0, 0, offs[1])
+  lu.assertTrue(torch.allocators_pristine())
+  torch.close()
+end
