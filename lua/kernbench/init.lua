@@ -36,4 +36,8 @@ function kb.format_ns(ns)
   end
 end
 
+--- A torch-like runtime on a new simulation (docs/torch.md), for the REPL
+-- and scripts: kb.torch{topology = t, device = n}.
+function kb.torch(opts) return require("kernbench.torch").new(opts) end
+
 return kb

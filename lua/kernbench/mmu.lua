@@ -7,9 +7,12 @@
 -- docs/decisions.md).
 local M = {}
 
-function M.new(page_size)
+--- opts.pa_fallback: the original's behaviour, an unmapped VA is used as a
+-- PA (a compatibility option, off by default).
+function M.new(page_size, opts)
+  opts = opts or {}
   local tables = {} -- "sip.cube.pe" -> { [vpn] = { regions } }
-  local mmu = { page_size = page_size }
+  local mmu = { page_size = page_size, pa_fallback = opts.pa_fallback or false }
 
   local function table_of(sip, cube, pe, create)
     local key = sip .. "." .. cube .. "." .. pe
@@ -70,6 +73,7 @@ function M.new(page_size)
         if off >= r[1] and off < r[2] then return r[3] + (off - r[1]) end
       end
     end
+    if mmu.pa_fallback then return va end
     error(("MMU of sip%d.cube%d.pe%d: virtual address 0x%x is not mapped"):format(sip, cube, pe, va), 2)
   end
 

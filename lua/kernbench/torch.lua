@@ -19,7 +19,8 @@ local VA_SIZE = 64 * 1024 ^ 3     -- 64 GiB of device-wide VA
 
 --- A new runtime on a new simulation of `opts.topology` (default: the
 -- command line's); `opts.device` is the SIP that torch.ahbm.current_device()
--- starts on (nil: none, tensors go to SIP 0).
+-- starts on (nil: none, tensors go to SIP 0); `opts.pa_fallback = true`
+-- restores the original's treatment of an unmapped VA as a PA.
 function M.new(opts)
   opts = opts or {}
   local tc = require "kernbench.tensor_c"
@@ -68,7 +69,8 @@ function M.new(opts)
   end
 
   -- ---- MMU: a page table per PE, installed by timed map messages ----
-  local mmu = require("kernbench.mmu").new(page_size)
+  local mmu = require("kernbench.mmu").new(page_size, { pa_fallback = opts.pa_fallback })
+  local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
   -- {sip, cube, pe}): host -> PCIe EP -> IO_CPU -> M_CPU -> PE_MMU, each hop a
@@ -426,8 +428,9 @@ function M.new(opts)
     return true
   end
 
-  --- Translates a VA on PE (sip, cube, pe) through its page table.
-  function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va) end
+  --- Translates a VA on PE (sip, cube, pe) through its page table: the PA
+  -- and the translation's cost in ns (the PE_MMU's tlb_overhead_ns).
+  function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va), tlb_overhead_ns end
 
   function torch.stats()
     local st = s:stats()

@@ -172,3 +172,15 @@ function TestTorch:test_tcm_allocator_never_hands_out_the_scheduler_region()
   lu.assertTrue(torch.allocators_pristine())
   torch.close()
 end
+
+function TestTorch:test_pa_fallback_is_an_explicit_option_and_tlb_cost_comes_from_the_topology()
+  local t = kb.topology.load("small_1cube_1pe", { "cube.pe_template.components.pe_mmu.attrs.tlb_overhead_ns=3" })
+  local strict = kb.torch { topology = t }
+  lu.assertErrorMsgContains("is not mapped", strict.translate, 0, 0, 0, 0x1234)
+  strict.close()
+  local compat = kb.torch { topology = t, pa_fallback = true }
+  local pa, cost = compat.translate(0, 0, 0, 0x1234)
+  lu.assertEquals(pa, 0x1234)
+  lu.assertEquals(cost, 3)
+  compat.close()
+end
