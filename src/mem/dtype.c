@@ -156,6 +156,20 @@ static uint64_t wrap(double v)
                                       : (uint64_t)m;
 }
 
+/* v rounded to f32 with round-to-odd: truncate, and if anything was lost
+ * set the last bit. Rounding that result to nearest even at f16 or bf16
+ * precision (at least 13 bits fewer) equals rounding v directly, so there
+ * is no double rounding. */
+static float f32_round_odd(double v)
+{
+    float f = (float)v;
+    if (isnan(v) || (double)f == v)
+        return f;
+    if (fabs((double)f) > fabs(v))
+        f = nextafterf(f, 0.0f); /* also brings inf back to FLT_MAX */
+    return float_of(bits_of(f) | 1u);
+}
+
 void kb_dtype_store(kb_dtype t, void *p, double v)
 {
     switch (t) {
@@ -165,14 +179,12 @@ void kb_dtype_store(kb_dtype t, void *p, double v)
         break;
     }
     case KB_F16: {
-        /* double -> f32 -> f16 could double-round; values with more than
-         * 24 significant bits are rare in practice and documented. */
-        uint16_t h = kb_f32_to_f16((float)v);
+        uint16_t h = kb_f32_to_f16(f32_round_odd(v));
         memcpy(p, &h, 2);
         break;
     }
     case KB_BF16: {
-        uint16_t h = kb_f32_to_bf16((float)v);
+        uint16_t h = kb_f32_to_bf16(f32_round_odd(v));
         memcpy(p, &h, 2);
         break;
     }

@@ -112,3 +112,32 @@ void kb_memstore_read(const kb_memstore *m, uint64_t domain, uint64_t addr, void
 }
 
 size_t kb_memstore_resident(const kb_memstore *m) { return m->n * (size_t)KB_MEMSTORE_PAGE; }
+
+/* Converted in stack-sized batches: no allocation, pages touched in order. */
+#define ELEM_BATCH 4096
+
+void kb_memstore_write_elems(kb_memstore *m, uint64_t domain, uint64_t addr, kb_dtype t, const double *vals,
+                             size_t count)
+{
+    unsigned char buf[ELEM_BATCH];
+    size_t es = kb_dtype_size(t), per = es ? ELEM_BATCH / es : 0;
+    for (size_t i = 0; per && i < count; i += per) {
+        size_t k = count - i < per ? count - i : per;
+        for (size_t j = 0; j < k; j++)
+            kb_dtype_store(t, buf + j * es, vals[i + j]);
+        kb_memstore_write(m, domain, addr + i * es, buf, k * es);
+    }
+}
+
+void kb_memstore_read_elems(const kb_memstore *m, uint64_t domain, uint64_t addr, kb_dtype t, double *vals,
+                            size_t count)
+{
+    unsigned char buf[ELEM_BATCH];
+    size_t es = kb_dtype_size(t), per = es ? ELEM_BATCH / es : 0;
+    for (size_t i = 0; per && i < count; i += per) {
+        size_t k = count - i < per ? count - i : per;
+        kb_memstore_read(m, domain, addr + i * es, buf, k * es);
+        for (size_t j = 0; j < k; j++)
+            vals[i + j] = kb_dtype_load(t, buf + j * es);
+    }
+}

@@ -9,6 +9,8 @@
 #ifndef KB_MEM_MEMSTORE_H
 #define KB_MEM_MEMSTORE_H
 
+#include "mem/dtype.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +23,13 @@ void kb_memstore_write(kb_memstore *m, uint64_t domain, uint64_t addr, const voi
 void kb_memstore_read(const kb_memstore *m, uint64_t domain, uint64_t addr, void *dst, size_t n);
 /* Bytes of pages held (a multiple of the page size). */
 size_t kb_memstore_resident(const kb_memstore *m);
+
+/* count elements of type t at addr (packed, little-endian, any alignment),
+ * converted with kb_dtype_store / kb_dtype_load. */
+void kb_memstore_write_elems(kb_memstore *m, uint64_t domain, uint64_t addr, kb_dtype t, const double *vals,
+                             size_t count);
+void kb_memstore_read_elems(const kb_memstore *m, uint64_t domain, uint64_t addr, kb_dtype t, double *vals,
+                            size_t count);
 
 #define KB_MEMSTORE_PAGE 65536
 
