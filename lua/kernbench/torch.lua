@@ -161,15 +161,33 @@ function M.new(opts)
   Device.__index = Device
   Device.__name = "DeviceTensor"
 
+  -- Host memory requests go through a per-SIP queue of system.host.max_outstanding
+  -- slots: a request starts when a slot is free and holds it until it completes.
+  local host_slots = {}
+  local function host_request(sip, start)
+    local slots = host_slots[sip]
+    if not slots then
+      slots = s:resource(P.host_max_outstanding, ("sip%d host queue"):format(sip))
+      host_slots[sip] = slots
+    end
+    requests = requests + 1
+    return s:spawn(function()
+      slots:acquire()
+      local r = start():wait()
+      slots:release()
+      return r
+    end, "host request")
+  end
+
   local function shard_pa(sh)
     return kb.addr.pe_hbm(sh.sip, sh.cube, sh.pe, sh.hbm_offset, P.hbm_slice_bytes)
   end
 
   local function write_shard(sh, host)
-    local ev = s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
-                                block = { sh.row0, sh.rows, sh.col0, sh.cols } }
-    requests = requests + 1
-    return ev
+    return host_request(sh.sip, function()
+      return s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
+                              block = { sh.row0, sh.rows, sh.col0, sh.cols } }
+    end)
   end
 
   --- Places a device tensor: shards, allocations, a VA range and its mapping.
@@ -282,9 +300,10 @@ function M.new(opts)
       local key = sh.offset_bytes .. ":" .. sh.nbytes
       if not seen[key] then
         seen[key] = true
-        evs[#evs + 1] = s:memory_read { pa = sh.pa, nbytes = sh.nbytes, dst = host,
-                                        block = { sh.row0, sh.rows, sh.col0, sh.cols } }
-        requests = requests + 1
+        evs[#evs + 1] = host_request(sh.sip, function()
+          return s:memory_read { pa = sh.pa, nbytes = sh.nbytes, dst = host,
+                                 block = { sh.row0, sh.rows, sh.col0, sh.cols } }
+        end)
       end
     end
     torch.wait(s:all_of(evs))

@@ -291,6 +291,7 @@ static int t_params(lua_State *L)
     set_str(L, "path", kb_topo_path(t));
     set_num(L, "ns_per_mm", p->ns_per_mm);
     set_int(L, "flit_bytes", p->flit_bytes);
+    set_int(L, "host_max_outstanding", p->host_max_outstanding);
     set_int(L, "sips", p->sips);
     set_str(L, "sip_topology", p->sip_topology);
     set_int(L, "sip_grid_w", p->sip_grid_w);

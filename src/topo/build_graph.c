@@ -49,6 +49,7 @@ void kb_build_graph(kb_builder *b, kb_ynode *root)
     kb_ynode *system = kb_rd_map(b, root, "system");
     p->ns_per_mm = kb_rd_number(b, system, "ns_per_mm", 0.01, 0, false, 1000);
     p->flit_bytes = kb_rd_int(b, system, "flit_bytes", 256, 1, 1 << 20);
+    p->host_max_outstanding = kb_rd_int(b, kb_rd_map(b, system, "host"), "max_outstanding", 16, 1, 1 << 20);
     p->sip_topology = "none";
     kb_ynode *g = kb_rd_map(b, root, "graph");
     if (b->err)

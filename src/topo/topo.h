@@ -77,6 +77,7 @@ typedef struct kb_edge {
 typedef struct kb_topo_params {
     double ns_per_mm;
     int flit_bytes;
+    int host_max_outstanding; /* host memory requests in flight per SIP (runtime) */
     int sips;
     const char *sip_topology;  /* ring_1d | torus_2d | mesh_2d_no_wrap | none */
     int sip_grid_w, sip_grid_h; /* 0,0 for ring_1d */
