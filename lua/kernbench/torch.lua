@@ -360,8 +360,10 @@ function M.new(opts)
   function torch.arange(...) return tc.arange(...) end
   function torch.rand(shape, o) return maybe_device(tc.rand(shape, o, generator), o, true) end
   function torch.randn(shape, o) return maybe_device(tc.randn(shape, o, generator), o, true) end
-  for _, name in ipairs { "allclose", "equal", "matmul", "add", "sub", "mul", "div", "sum", "max", "min",
-                          "mean", "from_bytes" } do
+  for _, name in ipairs { "allclose", "isclose", "equal", "matmul", "add", "sub", "mul", "div", "neg", "exp",
+                          "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "softmax", "sum", "max", "min",
+                          "mean", "transpose", "narrow", "cat", "reshape", "clone", "zeros_like", "ones_like",
+                          "is_tensor", "from_bytes" } do
     torch[name] = assert(tc[name], name)
   end
 
