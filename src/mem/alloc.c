@@ -4,11 +4,36 @@
 #include "core/util.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static bool is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+
+bool kb_alloc_check_range(uint64_t base, uint64_t size, uint64_t granule, char **err)
+{
+    if (granule > 1 && !is_pow2(granule)) {
+        *err = kb_asprintf("granule %" PRIu64 " is not a power of two", granule);
+        return false;
+    }
+    if (granule > 1 && base % granule) {
+        *err = kb_asprintf("base 0x%" PRIx64 " is not a multiple of the granule %" PRIu64, base, granule);
+        return false;
+    }
+    if (size > UINT64_MAX - base) {
+        *err = kb_asprintf("range [0x%" PRIx64 ", +%" PRIu64 ") ends past 2^64", base, size);
+        return false;
+    }
+    return true;
+}
+
 void kb_alloc_init(kb_alloc *a, uint64_t base, uint64_t size, uint64_t granule)
 {
+    char *err = NULL;
+    if (!kb_alloc_check_range(base, size, granule, &err)) {
+        fprintf(stderr, "kernbench: kb_alloc_init: %s\n", err);
+        abort();
+    }
     memset(a, 0, sizeof *a);
     a->base = base;
     a->size = size;
@@ -72,6 +97,14 @@ uint64_t kb_alloc_largest_free(const kb_alloc *a)
 }
 
 uint64_t kb_alloc_free_bytes(const kb_alloc *a) { return a->size - a->used; }
+uint64_t kb_alloc_used_bytes(const kb_alloc *a) { return a->used; }
+size_t kb_alloc_live_count(const kb_alloc *a) { return a->nlive; }
+
+uint64_t kb_alloc_live_size(const kb_alloc *a, uint64_t addr)
+{
+    size_t i = lower_bound(a->live, a->nlive, addr);
+    return i < a->nlive && a->live[i].start == addr ? a->live[i].size : 0;
+}
 
 bool kb_alloc_is_pristine(const kb_alloc *a)
 {
@@ -83,7 +116,7 @@ bool kb_alloc_alloc(kb_alloc *a, uint64_t nbytes, uint64_t align, uint64_t *out,
 {
     if (align == 0)
         align = 1;
-    if (align & (align - 1)) {
+    if (!is_pow2(align)) {
         *err = kb_asprintf("alignment %" PRIu64 " is not a power of two", align);
         return false;
     }
@@ -93,14 +126,19 @@ bool kb_alloc_alloc(kb_alloc *a, uint64_t nbytes, uint64_t align, uint64_t *out,
     }
     if (align < a->granule)
         align = a->granule;
-    uint64_t size = (nbytes + a->granule - 1) / a->granule * a->granule;
-    for (size_t i = 0; i < a->nfree; i++) {
+    /* The charged size: nbytes rounded up to the granule. A request whose
+     * charged size exceeds the whole range skips the search (and the
+     * rounding, which could overflow). */
+    uint64_t up = (a->granule - nbytes % a->granule) % a->granule;
+    bool can_fit = nbytes <= a->size && a->size - nbytes >= up;
+    uint64_t size = can_fit ? nbytes + up : nbytes;
+    for (size_t i = 0; can_fit && i < a->nfree; i++) {
         kb_span f = a->free[i];
-        uint64_t start = (f.start + align - 1) & ~(align - 1);
-        if (start < f.start || start - f.start > f.size || f.size - (start - f.start) < size)
+        uint64_t pad = (align - f.start % align) % align; /* start = f.start + pad, no overflow */
+        if (pad > f.size || f.size - pad < size)
             continue;
         /* carve [start, start+size) out of f: a front pad stays free */
-        uint64_t pad = start - f.start, rest = f.size - pad - size;
+        uint64_t start = f.start + pad, rest = f.size - pad - size;
         remove_at(a->free, &a->nfree, i);
         size_t at = i;
         if (pad)
@@ -113,10 +151,13 @@ bool kb_alloc_alloc(kb_alloc *a, uint64_t nbytes, uint64_t align, uint64_t *out,
         *out = start;
         return true;
     }
-    *err = kb_asprintf("out of memory: %" PRIu64 " bytes requested (alignment %" PRIu64
+    char rounded[96] = "";
+    if (size != nbytes)
+        snprintf(rounded, sizeof rounded, "%" PRIu64 " in %" PRIu64 "-byte granules, ", size, a->granule);
+    *err = kb_asprintf("out of memory: %" PRIu64 " bytes requested (%salignment %" PRIu64
                        "), largest free block %" PRIu64 " bytes, %" PRIu64 " of %" PRIu64
                        " bytes free",
-                       nbytes, align, kb_alloc_largest_free(a), a->size - a->used, a->size);
+                       nbytes, rounded, align, kb_alloc_largest_free(a), a->size - a->used, a->size);
     return false;
 }
 
@@ -124,11 +165,16 @@ bool kb_alloc_free(kb_alloc *a, uint64_t addr, char **err)
 {
     size_t i = lower_bound(a->live, a->nlive, addr);
     if (i == a->nlive || a->live[i].start != addr) {
-        bool inside = i > 0 && addr < a->live[i - 1].start + a->live[i - 1].size;
-        *err = inside ? kb_asprintf("free of 0x%" PRIx64 ": inside the allocation at 0x%" PRIx64
-                                    " (free its start)", addr, a->live[i - 1].start)
-                      : kb_asprintf("free of 0x%" PRIx64 ": no allocation starts there (never "
-                                    "allocated, or freed already)", addr);
+        bool inside = i > 0 && addr - a->live[i - 1].start < a->live[i - 1].size;
+        if (inside)
+            *err = kb_asprintf("free of 0x%" PRIx64 ": inside the allocation at 0x%" PRIx64 " (free its start)",
+                               addr, a->live[i - 1].start);
+        else if (addr < a->base || addr - a->base >= a->size)
+            *err = kb_asprintf("free of 0x%" PRIx64 ": outside the allocator's range [0x%" PRIx64
+                               ", 0x%" PRIx64 ")", addr, a->base, a->base + a->size);
+        else
+            *err = kb_asprintf("free of 0x%" PRIx64 ": no allocation starts there (never "
+                               "allocated, or freed already)", addr);
         return false;
     }
     kb_span s = a->live[i];

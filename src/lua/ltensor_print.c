@@ -1,0 +1,221 @@
+/* Printing of `kernbench.tensor_c`: __tostring as torch's repr.
+ * Elements are formatted as torch's _Formatter does: floats whose nonzero
+ * finite values are all integral print as "1." (int mode); scientific
+ * "%.4e" when max/min of the nonzero finite magnitudes exceeds 1000, the
+ * maximum exceeds 1e8 or (outside int mode) the minimum is below 1e-4;
+ * else "%.4f"; every element right-aligned to the widest. Above 1000
+ * elements each dimension longer than 6 shows its first and last 3 entries
+ * around "...", and the width is taken over the shown elements only. */
+#include "lua/ltensor_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* torch's default print options. */
+#define PRINT_THRESHOLD 1000
+#define PRINT_EDGE 3
+#define PRINT_LINEWIDTH 80
+
+static const char *torch_name(kb_dtype t)
+{
+    static const char *const n[KB_NDTYPES] = {"float32", "float16", "bfloat16", "int32",
+                                              "int16",   "int8",    "uint8",    "bool"};
+    return n[t];
+}
+
+typedef struct pfmt {
+    kb_dtype dt;
+    bool floating, int_mode, sci;
+    int width;
+    /* statistics over the shown nonzero finite values */
+    int64_t count;
+    double minabs, maxabs;
+} pfmt;
+
+static int fmt_plain(const pfmt *f, double v, char *buf, size_t cap)
+{
+    if (!f->floating) {
+        if (f->dt == KB_BOOL)
+            return snprintf(buf, cap, "%s", v != 0 ? "True" : "False");
+        return snprintf(buf, cap, "%lld", (long long)v);
+    }
+    if (isnan(v))
+        return snprintf(buf, cap, "nan");
+    if (isinf(v))
+        return snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+    if (f->sci)
+        return snprintf(buf, cap, "%.4e", v);
+    if (f->int_mode)
+        return snprintf(buf, cap, "%.0f.", v);
+    return snprintf(buf, cap, "%.4f", v);
+}
+
+/* Calls fn on every element that will be shown. */
+static void visit(const ltensor *t, const int64_t *st, int dim, int64_t off, bool summarize, pfmt *f, int pass)
+{
+    if (dim == t->ndim) {
+        double v = kb_dtype_load(t->dtype, eptr(t, off));
+        char buf[64];
+        if (!f->floating) {
+            int n = fmt_plain(f, v, buf, sizeof buf);
+            if (n > f->width)
+                f->width = n;
+        } else if (isfinite(v) && v != 0) {
+            if (pass == 0) {
+                double a = fabs(v);
+                f->count++;
+                f->minabs = a < f->minabs ? a : f->minabs;
+                f->maxabs = a > f->maxabs ? a : f->maxabs;
+                if (v != ceil(v))
+                    f->int_mode = false;
+            } else {
+                int n = fmt_plain(f, v, buf, sizeof buf);
+                if (n > f->width)
+                    f->width = n;
+            }
+        }
+        return;
+    }
+    int64_t n = t->shape[dim];
+    for (int64_t i = 0; i < n; i++) {
+        if (summarize && n > 2 * PRINT_EDGE && i == PRINT_EDGE)
+            i = n - PRINT_EDGE;
+        visit(t, st, dim + 1, off + i * st[dim], summarize, f, pass);
+    }
+}
+
+static void add_spaces(luaL_Buffer *b, int n)
+{
+    for (; n > 0; n--)
+        luaL_addchar(b, ' ');
+}
+
+static void add_elem(luaL_Buffer *b, const pfmt *f, double v)
+{
+    char buf[64];
+    int n = fmt_plain(f, v, buf, sizeof buf);
+    add_spaces(b, f->width - n);
+    luaL_addlstring(b, buf, (size_t)n);
+}
+
+static void print_rec(luaL_Buffer *b, const ltensor *t, const int64_t *st, const pfmt *f, int dim, int64_t off,
+                      int indent, bool summarize)
+{
+    int left = t->ndim - dim;
+    if (left == 0) {
+        add_elem(b, f, kb_dtype_load(t->dtype, eptr(t, off)));
+        return;
+    }
+    int64_t n = t->shape[dim];
+    bool cut = summarize && n > 2 * PRINT_EDGE;
+    luaL_addchar(b, '[');
+    if (left == 1) {
+        int per_line = (PRINT_LINEWIDTH - indent) / (f->width + 2);
+        if (per_line < 1)
+            per_line = 1;
+        int64_t item = 0;
+        for (int64_t i = 0; i < n; i++, item++) {
+            if (item > 0) {
+                if (item % per_line == 0) {
+                    luaL_addstring(b, ",\n");
+                    add_spaces(b, indent + 1);
+                } else {
+                    luaL_addstring(b, ", ");
+                }
+            }
+            if (cut && i == PRINT_EDGE) {
+                luaL_addstring(b, " ...");
+                i = n - PRINT_EDGE - 1;
+                continue;
+            }
+            add_elem(b, f, kb_dtype_load(t->dtype, eptr(t, off + i * st[dim])));
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                luaL_addchar(b, ',');
+                for (int k = 0; k < left - 1; k++)
+                    luaL_addchar(b, '\n');
+                add_spaces(b, indent + 1);
+            }
+            if (cut && i == PRINT_EDGE) {
+                luaL_addstring(b, "...");
+                i = n - PRINT_EDGE - 1;
+                continue;
+            }
+            print_rec(b, t, st, f, dim + 1, off + i * st[dim], indent + 1, summarize);
+        }
+    }
+    luaL_addchar(b, ']');
+}
+
+/* The length torch's _add_suffixes starts from: len(s) - s.rfind("\n") + 1. */
+static size_t last_line_len(luaL_Buffer *b)
+{
+    const char *s = luaL_buffaddr(b);
+    size_t len = luaL_bufflen(b), nl = len;
+    while (nl > 0 && s[nl - 1] != '\n')
+        nl--;
+    return nl > 0 ? len - (nl - 1) + 1 : len + 2;
+}
+
+static int t_tostring(lua_State *L)
+{
+    const ltensor *t = ltensor_check(L, 1);
+    char suffix[2][128];
+    int nsuffix = 0;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "tensor(");
+    if (t->numel == 0) {
+        luaL_addstring(&b, "[]");
+        if (t->ndim != 1) {
+            size_t p = (size_t)snprintf(suffix[nsuffix], sizeof suffix[0], "size=(");
+            for (int d = 0; d < t->ndim && p < sizeof suffix[0]; d++)
+                p += (size_t)snprintf(suffix[nsuffix] + p, sizeof suffix[0] - p, d ? ", %" PRId64 : "%" PRId64,
+                                      t->shape[d]);
+            if (p < sizeof suffix[0])
+                snprintf(suffix[nsuffix] + p, sizeof suffix[0] - p, ")");
+            nsuffix++;
+        }
+        if (t->dtype != KB_F32)
+            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", torch_name(t->dtype));
+    } else {
+        if (t->dtype != KB_F32 && t->dtype != KB_BOOL) /* torch omits its default dtypes */
+            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", torch_name(t->dtype));
+        bool summarize = t->numel > PRINT_THRESHOLD;
+        int64_t st[MAXD];
+        ltensor_strides(t->ndim, t->shape, st);
+        pfmt f = {.dt = t->dtype, .floating = kb_dtype_is_float(t->dtype), .int_mode = true, .width = 1,
+                  .minabs = INFINITY, .maxabs = 0};
+        visit(t, st, 0, 0, summarize, &f, 0);
+        if (f.floating && f.count > 0) {
+            bool wide = f.maxabs / f.minabs > 1000.0 || f.maxabs > 1.0e8;
+            f.sci = f.int_mode ? wide : wide || f.minabs < 1.0e-4;
+            visit(t, st, 0, 0, summarize, &f, 1);
+        }
+        print_rec(&b, t, st, &f, 0, 0, 7, summarize);
+    }
+    size_t last = last_line_len(&b);
+    for (int i = 0; i < nsuffix; i++) { /* ", suffix", or a new line when it would pass the width */
+        size_t n = strlen(suffix[i]);
+        if (last + n + 2 > PRINT_LINEWIDTH) {
+            luaL_addstring(&b, ",\n");
+            add_spaces(&b, 7);
+            last = 7 + n;
+        } else {
+            luaL_addstring(&b, ", ");
+            last += n + 2;
+        }
+        luaL_addstring(&b, suffix[i]);
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* ==== registration (see luaopen_kb_tensor) ==== */
+
+const luaL_Reg ltensor_print_meta[] = {{"__tostring", t_tostring}, {NULL, NULL}};
