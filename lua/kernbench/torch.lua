@@ -102,11 +102,11 @@ function M.new(opts)
             if c.sip == sip then
               cubes[#cubes + 1] = s:spawn(function()
                 local mcpu = ("sip%d.cube%d.m_cpu"):format(sip, c.cube)
-                s:transfer { src = iocpu, dst = mcpu, nbytes = 0, view = "all" }:wait()
+                s:transfer { src = iocpu, dst = mcpu, nbytes = 0, view = "all", relay = true }:wait()
                 local pes = {}
                 for _, pe in ipairs(c.pes) do
                   local node = ("sip%d.cube%d.pe%d.pe_mmu"):format(sip, c.cube, pe)
-                  local ev = s:transfer { src = mcpu, dst = node, nbytes = 0, view = "all" }
+                  local ev = s:transfer { src = mcpu, dst = node, nbytes = 0, view = "all", relay = true }
                   pes[#pes + 1] = s:spawn(function()
                     ev:wait()
                     for _, e in ipairs(entries) do

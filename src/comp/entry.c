@@ -144,13 +144,14 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
                             tg.offset, nbytes, done, arg, log, err);
 }
 
-bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes,
+bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes, bool relay,
                  kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err)
 {
     const kb_path *p = kb_route(kb_fabric_topo(f), view, src, dst, err);
     if (!p)
         return false;
     kb_txn *tx = kb_txn_new(f, KB_MSG_TRANSFER, p, nbytes);
+    tx->relay = relay;
     tx->done = done;
     tx->done_arg = arg;
     log_start(tx, log);

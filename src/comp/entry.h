@@ -36,8 +36,10 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
                kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err);
 
 /* nbytes from node src to node dst over the view's shortest path,
- * completing when the last flit has been handled at dst. */
-bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes,
+ * completing when the last flit has been handled at dst. `relay`: src
+ * passes on a message it has already paid its overhead for (a fan-out
+ * step after the message arrived there), so src charges no overhead again. */
+bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes, bool relay,
                  kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err);
 
 #endif

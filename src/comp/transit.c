@@ -18,7 +18,7 @@ static void transit_flit(kb_comp *c, kb_flit *f)
     kb_txn *t = f->txn;
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = c->busy_until > now ? c->busy_until : now;
-    if (f->idx == 0) {
+    if (f->idx == 0 && !(f->hop == 0 && t->relay)) {
         kb_comp_busy(c, start, start + c->overhead_ps);
         start += c->overhead_ps;
     }

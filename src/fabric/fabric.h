@@ -102,6 +102,7 @@ struct kb_txn {
     kb_txn *next;          /* queue link for the owner */
     kb_time t_serve;       /* when the target began serving it (op log) */
     kb_time t_chan;        /* when the issuing PE DMA channel took it (op log) */
+    bool relay;            /* the first node already paid its overhead (a fan-out step) */
     uint64_t flow;         /* trace flow id: the operation's first transaction */
     kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
 };

@@ -321,7 +321,8 @@ static int l_transfer(lua_State *L)
     lua_pop(L, 1);
     lop *o = new_op(L, S, KB_MSG_TRANSFER, nbytes, "Transfer");
     char *err = NULL;
-    if (!kb_transfer(S->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, op_done, o,
+    if (!kb_transfer(S->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
+                     op_done, o,
                      o->want_hops ? &o->log : NULL, &o->path, &err))
         return fail_op(L, o, err);
     return 1;

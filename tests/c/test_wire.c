@@ -31,7 +31,7 @@ static const char *two_nodes(double b_overhead_ns, char *buf, size_t n)
 static void transfer(fixture *fx, const char *src, const char *dst, uint64_t nbytes, done_rec *d)
 {
     char *err = NULL;
-    bool ok = kb_transfer(fx->fab, node_of(fx, src), node_of(fx, dst), KB_VIEW_DATA, nbytes,
+    bool ok = kb_transfer(fx->fab, node_of(fx, src), node_of(fx, dst), KB_VIEW_DATA, nbytes, false,
                           record_done, d, NULL, NULL, &err);
     if (!ok)
         fprintf(stderr, "%s\n", err);

@@ -128,3 +128,17 @@ function TestFabric:test_cli_overrides_reach_the_default_topology()
   lu.assertEquals(t2:params().cubes_per_sip, 2)
 end
 
+
+function TestFabric:test_a_relay_does_not_charge_the_source_overhead_again()
+  local t = kb.topology.load("small_1cube_1pe")
+  local function latency(relay)
+    local s = sim.new { topology = t }
+    local e = s:transfer { src = "sip0.io0.io_cpu", dst = "sip0.cube0.m_cpu", nbytes = 0, view = "all",
+                           relay = relay }
+    s:run()
+    return e:value().latency_ns
+  end
+  local io_cpu_overhead = t:node("sip0.io0.io_cpu").attrs.overhead_ns
+  lu.assertTrue(io_cpu_overhead > 0)
+  lu.assertAlmostEquals(latency(false) - latency(true), io_cpu_overhead, 1e-9)
+end
