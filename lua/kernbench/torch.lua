@@ -11,6 +11,7 @@
 --   local y = d:cpu()         -- timed reads, gathered into a host tensor
 --   torch.synchronize()       -- drain outstanding work
 local placement = require "kernbench.placement"
+local fanout = require "kernbench.fanout"
 
 local M = {}
 
@@ -73,60 +74,17 @@ function M.new(opts)
   local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
-  -- {sip, cube, pe}): host -> PCIe EP -> IO_CPU -> M_CPU -> PE_MMU, each hop a
-  -- zero-byte control message; the mapping is installed at the PE when its
-  -- message arrives. Returns an event that succeeds when every PE has it.
+  -- {sip, cube, pe}) through IO_CPU and M_CPU (kernbench.fanout); the mapping
+  -- is installed at each PE when its message reaches the PE_MMU. Returns an
+  -- event that succeeds when the aggregate answer is back at the host.
   local function mmu_message(kind, entries, targets)
-    local by_cube = {}
-    local order = {}
-    for _, tg in ipairs(targets) do
-      local key = tg.sip * P.cubes_per_sip + tg.cube
-      if not by_cube[key] then
-        by_cube[key] = { sip = tg.sip, cube = tg.cube, pes = {} }
-        order[#order + 1] = key
-      end
-      table.insert(by_cube[key].pes, tg.pe)
-    end
-    local done = s:event(kind)
-    s:spawn(function()
-      local sips = {}
-      for _, key in ipairs(order) do sips[by_cube[key].sip] = true end
-      local legs = {}
-      for sip in pairs(sips) do
-        legs[#legs + 1] = s:spawn(function()
-          local ep, iocpu = ("sip%d.io0.pcie_ep"):format(sip), ("sip%d.io0.io_cpu"):format(sip)
-          s:transfer { src = ep, dst = iocpu, nbytes = 0, view = "all" }:wait()
-          local cubes = {}
-          for _, key in ipairs(order) do
-            local c = by_cube[key]
-            if c.sip == sip then
-              cubes[#cubes + 1] = s:spawn(function()
-                local mcpu = ("sip%d.cube%d.m_cpu"):format(sip, c.cube)
-                s:transfer { src = iocpu, dst = mcpu, nbytes = 0, view = "all", relay = true }:wait()
-                local pes = {}
-                for _, pe in ipairs(c.pes) do
-                  local node = ("sip%d.cube%d.pe%d.pe_mmu"):format(sip, c.cube, pe)
-                  local ev = s:transfer { src = mcpu, dst = node, nbytes = 0, view = "all", relay = true }
-                  pes[#pes + 1] = s:spawn(function()
-                    ev:wait()
-                    for _, e in ipairs(entries) do
-                      if kind == "map" then mmu.map(sip, c.cube, pe, e.va, e.pa, e.size)
-                      else mmu.unmap(sip, c.cube, pe, e.va, e.size) end
-                    end
-                  end)
-                end
-                s:all_of(pes):wait()
-              end)
-            end
-          end
-          s:all_of(cubes):wait()
-        end)
-      end
-      s:all_of(legs):wait()
-      done:succeed(true)
-    end)
     requests = requests + 1
-    return done
+    return fanout.send(s, targets, function(sip, cube, pe)
+      for _, e in ipairs(entries) do
+        if kind == "map" then mmu.map(sip, cube, pe, e.va, e.pa, e.size)
+        else mmu.unmap(sip, cube, pe, e.va, e.size) end
+      end
+    end, { leaf = "pe_mmu", leaf_responds = false, name = "mmu " .. kind })
   end
 
   -- ---- handles: an operation's completion and its elapsed simulated time ----

@@ -66,7 +66,8 @@ static const kb_impl builtins[] = {
     IMPL("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
          "per-PE HBM controller with address-interleaved pseudo-channels"),
     IMPL("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine"),
-    IMPL("builtin.pe_cpu", "pe_cpu", pe_part_attrs, kb_pe_part_ops, "PE control processor"),
+    /* Launch messages end here (kernel execution comes with the kernel runtime). */
+    IMPL("builtin.pe_cpu", "pe_cpu", pe_part_attrs, kb_store_forward_ops, "PE control processor"),
     IMPL("builtin.pe_scheduler", "pe_scheduler", pe_part_attrs, kb_pe_part_ops, "PE command scheduler"),
     IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_part_attrs, kb_pe_part_ops,
          "TCM <-> register file mover"),

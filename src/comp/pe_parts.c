@@ -1,7 +1,8 @@
-/* PE components whose behaviour comes with kernel execution (PE_CPU,
- * PE_SCHEDULER, PE_FETCH_STORE, PE_GEMM, PE_MATH, PE_TCM, PE_MMU,
- * PE_IPCQ): they are nodes of the graph with their attributes, but they do
- * not serve fabric transactions yet, and say so if one reaches them. */
+/* PE components whose behaviour comes with kernel execution
+ * (PE_SCHEDULER, PE_FETCH_STORE, PE_GEMM, PE_MATH, PE_TCM, PE_IPCQ): they
+ * are nodes of the graph with their attributes, but they do not serve
+ * fabric transactions yet, and say so if one reaches them. (PE_CPU and
+ * PE_MMU terminate control messages: builtin.c.) */
 #include "comp/comp.h"
 
 static void refuse(kb_comp *c, kb_txn *t)
