@@ -18,37 +18,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "topo_fixture.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static kb_registry *new_registry(void)
-{
-    kb_registry *reg = kb_registry_new();
-    kb_comp_register_builtins(reg);
-    return reg;
-}
-
-static kb_topo *load_ok(const kb_registry *reg, const char *path, const char *const *ov, size_t nov)
-{
-    char *err = NULL;
-    kb_topo *t = kb_topo_load(path, ov, nov, reg, &err);
-    if (!t)
-        fail_msg("%s does not load: %s", path, err);
-    assert_null(err);
-    return t;
-}
-
-static kb_topo *load_string_ok(const kb_registry *reg, const char *yaml, const char *name)
-{
-    char *err = NULL;
-    kb_topo *t = kb_topo_load_string(yaml, name, NULL, 0, reg, &err);
-    if (!t)
-        fail_msg("%s does not load: %s\n--- text:\n%s", name, err, yaml);
-    assert_null(err);
-    return t;
-}
 
 /* ---- the dump as (path, value, source) triples ---- */
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,12 +56,6 @@ static void make_fails(const kb_cube_geom *g, char *err, int n)
     if (kb_cube_layout_make(g, &L, err, n))
         fail_msg("layout of an impossible geometry succeeded (%dx%d routers)", L.rows, L.cols);
     assert_true(err[0] != '\0');
-}
-
-static void assert_has(const char *s, const char *needle)
-{
-    if (!strstr(s, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", s, needle);
 }
 
 static void assert_rc(kb_rc got, int row, int col)

@@ -11,26 +11,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "topo_fixture.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static kb_registry *new_registry(void)
-{
-    kb_registry *reg = kb_registry_new();
-    kb_comp_register_builtins(reg);
-    return reg;
-}
-
-static kb_topo *load_ok(const kb_registry *reg, const char *path)
-{
-    char *err = NULL;
-    kb_topo *t = kb_topo_load(path, NULL, 0, reg, &err);
-    if (!t)
-        fail_msg("%s does not load: %s", path, err);
-    return t;
-}
 
 /* A fixture per test: the registry and the default topology. */
 typedef struct fixture {
@@ -217,7 +203,7 @@ static void test_same_request_returns_the_same_cached_path(void **state)
 static void test_paths_are_identical_across_separately_loaded_topologies(void **state)
 {
     fixture *f = *state;
-    kb_topo *t2 = load_ok(f->reg, "topologies/default.yaml");
+    kb_topo *t2 = load_ok(f->reg, "topologies/default.yaml", NULL, 0);
     static const struct {
         kb_view v;
         const char *src, *dst;
@@ -505,7 +491,7 @@ static void test_graph_chain_path_runs_n0_to_n7(void **state)
 {
     (void)state;
     kb_registry *reg = new_registry();
-    kb_topo *t = load_ok(reg, "topologies/chain.yaml");
+    kb_topo *t = load_ok(reg, "topologies/chain.yaml", NULL, 0);
     int last = (int)kb_topo_node_count(t) - 1;
     char dst[16];
     snprintf(dst, sizeof dst, "n%d", last);

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "topo_fixture.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,48 +28,6 @@
 
 #define GiB (UINT64_C(1) << 30)
 #define BAD "tests/topologies/bad/"
-
-static kb_registry *new_registry(void)
-{
-    kb_registry *reg = kb_registry_new();
-    kb_comp_register_builtins(reg);
-    return reg;
-}
-
-static kb_topo *load_ok(const kb_registry *reg, const char *path, const char *const *ov, size_t nov)
-{
-    char *err = NULL;
-    kb_topo *t = kb_topo_load(path, ov, nov, reg, &err);
-    if (!t)
-        fail_msg("%s does not load: %s", path, err);
-    assert_null(err);
-    return t;
-}
-
-/* The error of a topology that must not load (caller frees). */
-static char *load_error(const kb_registry *reg, const char *path, const char *const *ov, size_t nov)
-{
-    char *err = NULL;
-    kb_topo *t = kb_topo_load(path, ov, nov, reg, &err);
-    if (t) {
-        kb_topo_free(t);
-        fail_msg("%s loaded but should be rejected", path);
-    }
-    assert_non_null(err);
-    return err;
-}
-
-static void assert_has(const char *s, const char *needle)
-{
-    if (!s || !strstr(s, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", s ? s : "(null)", needle);
-}
-
-static void assert_prefix(const char *s, const char *prefix)
-{
-    if (!s || strncmp(s, prefix, strlen(prefix)) != 0)
-        fail_msg("\"%s\" does not start with \"%s\"", s ? s : "(null)", prefix);
-}
 
 static uint32_t find(const kb_topo *t, const char *id)
 {

@@ -10,21 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void assert_has(const char *s, const char *needle)
-{
-    if (!s || !strstr(s, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", s ? s : "(null)", needle);
-}
-
-static void assert_prefix(const char *s, const char *prefix)
-{
-    if (!s || strncmp(s, prefix, strlen(prefix)) != 0)
-        fail_msg("\"%s\" does not start with \"%s\"", s ? s : "(null)", prefix);
-}
 
 static kb_ydoc *load(const char *text, const char *name)
 {
