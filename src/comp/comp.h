@@ -4,7 +4,8 @@
  * Each builtin is a kb_impl (name, attributes with defaults, behaviour)
  * registered by kb_comp_register_builtins. Behaviours live one per file:
  * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint,
- * IO_CPU, M_CPU), hbm_ctrl.c, sram.c, pe_dma.c, pe_parts.c. */
+ * IO_CPU, M_CPU), hbm_ctrl.c, sram.c, pe_dma.c, pe_parts.c; what a target does
+ * once it has served a request (op log, data, answer) is in target.c. */
 #ifndef KB_COMP_COMP_H
 #define KB_COMP_COMP_H
 

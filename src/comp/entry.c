@@ -73,11 +73,6 @@ static bool data_target(const kb_topo *t, kb_pa pa, kb_target *tg, const char *w
     return true;
 }
 
-static void log_start(kb_txn *t, kb_hoplog *log)
-{
-    t->log = log;
-}
-
 static bool drop_data(kb_data *data)
 {
     if (data && data->release)
@@ -116,7 +111,7 @@ bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data
     kb_txn_set_data(tx, data);
     tx->done = done;
     tx->done_arg = arg;
-    log_start(tx, log);
+    kb_txn_set_log(tx, log);
     if (path)
         *path = p;
     kb_fabric_inject(f, tx);
@@ -154,7 +149,7 @@ bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_
     tx->relay = relay;
     tx->done = done;
     tx->done_arg = arg;
-    log_start(tx, log);
+    kb_txn_set_log(tx, log);
     if (path)
         *path = p;
     kb_fabric_inject(f, tx);

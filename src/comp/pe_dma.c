@@ -103,16 +103,7 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, u
     t->done = done;
     t->done_arg = arg;
     t->owner = c;
-    t->log = log;
-    if (log) {
-        t->log_base = (uint32_t)log->n;
-        if (log->n == log->cap) {
-            log->cap = log->cap ? 2 * log->cap : 16;
-            log->hops = kb_xrealloc(log->hops, log->cap * sizeof *log->hops);
-        }
-        kb_time now = kb_sim_now(kb_fabric_sim(f));
-        log->hops[log->n++] = (kb_hop){pe_dma, now, now};
-    }
+    kb_txn_set_log(t, log);
     c->txns++;
     c->bytes += t->nbytes;
     dma *d = c->state;

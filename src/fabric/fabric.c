@@ -334,6 +334,15 @@ static void log_first(kb_txn *t, uint32_t hop, kb_time now)
     log->hops[log->n++] = (kb_hop){t->path->nodes[hop], now, now};
 }
 
+void kb_txn_set_log(kb_txn *t, kb_hoplog *log)
+{
+    t->log = log;
+    if (log) {
+        t->log_base = (uint32_t)log->n;
+        log_first(t, 0, kb_sim_now(t->fab->sim));
+    }
+}
+
 static void log_last(kb_txn *t, uint32_t hop, kb_time now)
 {
     size_t i = t->log_base + hop;
@@ -456,10 +465,6 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     t->step = 0;
     kb_comp *c = &f->comps[t->path->nodes[0]];
     c->bytes += t->nbytes;
-    if (t->log) {
-        t->log_base = (uint32_t)t->log->n;
-        log_first(t, 0, kb_sim_now(f->sim));
-    }
     if (!c->ops->flit_aware) {
         deliver_txn(f, t, 0);
         return;

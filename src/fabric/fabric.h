@@ -199,6 +199,8 @@ kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);
 
 /* A new transaction (zeroed, id assigned, t_start = now). */
 kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes);
+/* Records t's hops in `log` (may be NULL), starting with its first node now. */
+void kb_txn_set_log(kb_txn *t, kb_hoplog *log);
 /* Gives t the operation's data (taken over); it moves to the response leg
  * and is released when the last leg is freed, or with the fabric. */
 void kb_txn_set_data(kb_txn *t, kb_data *data);
