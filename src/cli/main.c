@@ -156,6 +156,7 @@ static int parse_output_option(int argc, char **argv, int *i, kb_outputs *out, b
         if (*end || !(ns > 0) || ns > 1e12)
             return usage_error("--trace-counter-ns '%s': expected a positive number of ns", v);
         out->trace.counter_window_ps = llround(ns * 1000.0) > 0 ? llround(ns * 1000.0) : 1;
+        out->counter_window_set = true;
     }
     }
     return -1;
@@ -370,6 +371,8 @@ int main(int argc, char **argv)
         (to->flows || to->counters || to->nfilters || to->win_start > 0 || to->win_end != KB_TIME_MAX))
         code = usage_error("%s", "--trace-flows, --trace-counters, --trace-filter and "
                                  "--trace-window need --trace FILE");
+    if (code < 0 && o.out.counter_window_set && !to->counters)
+        code = usage_error("%s", "--trace-counter-ns needs --trace-counters");
     if (code >= 0) {
         free_options(&o);
         return code;

@@ -16,6 +16,7 @@ typedef struct kb_outputs {
     const char *op_log;       /* --op-log */
     const char *dump_config;  /* --dump-config */
     bool quiet;               /* --quiet: no summary */
+    bool counter_window_set;  /* --trace-counter-ns given */
 } kb_outputs;
 
 /* Opens the files on the host. False with a message in err. */

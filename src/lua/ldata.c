@@ -102,6 +102,11 @@ bool ldata_is_buffer(const kb_data *d) { return d && d->release != td_release; }
 kb_data *ldata_from_args(lua_State *L, int idx, const char *call, bool write, uint64_t nbytes)
 {
     kb_data *d = NULL;
+    lua_getfield(L, idx, write ? "dst" : "src"); /* the other direction's field: a mistake */
+    if (!lua_isnil(L, -1))
+        luaL_error(L, "%s: '%s' is for %s; use '%s'", call, write ? "dst" : "src",
+                   write ? "reads" : "writes", write ? "src" : "dst");
+    lua_pop(L, 1);
     lua_getfield(L, idx, write ? "src" : "dst");
     if (!lua_isnil(L, -1))
         d = tensor_source(L, idx, lua_gettop(L), call, nbytes);

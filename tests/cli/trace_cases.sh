@@ -75,6 +75,8 @@ trace_error_leaves_valid_file() {
 
 trace_options_need_trace() {
   run --trace-flows -e 'print(1)'; expect_status 2; expect_err "need --trace FILE"
+  run --trace "$tmp/t.json" --trace-counter-ns 5 -e 'print(1)'; expect_status 2
+  expect_err "--trace-counter-ns needs --trace-counters"
   run --trace; expect_status 2; expect_err "option '--trace' needs an argument"
   run --trace /nonexistent/dir/t.json -e 'print(1)'; expect_status 1
   expect_err "--trace /nonexistent/dir/t.json: No such file or directory"

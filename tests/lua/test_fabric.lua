@@ -129,6 +129,18 @@ function TestFabric:test_cli_overrides_reach_the_default_topology()
 end
 
 
+function TestFabric:test_data_fields_of_the_wrong_direction_are_errors()
+  local s = sim.new { topology = kb.topology.load("small_1cube_1pe") }
+  local tc = require "kernbench.tensor_c"
+  local t = tc.zeros({ 4 }, { dtype = "u8" })
+  lu.assertErrorMsgContains("'dst' is for reads; use 'src'", s.memory_write, s,
+                            { sip = 0, cube = 0, pe = 0, nbytes = 4, dst = t })
+  lu.assertErrorMsgContains("'src' is for writes; use 'dst'", s.memory_read, s,
+                            { sip = 0, cube = 0, pe = 0, nbytes = 4, src = t })
+  lu.assertErrorMsgContains("the tensor block holds 4 bytes, nbytes is 8", s.memory_write, s,
+                            { sip = 0, cube = 0, pe = 0, nbytes = 8, src = t })
+end
+
 function TestFabric:test_a_relay_does_not_charge_the_source_overhead_again()
   local t = kb.topology.load("small_1cube_1pe")
   local function latency(relay)
