@@ -351,7 +351,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
         free(err);
         lua_error(L);
     }
-    lobserve_attach(L, S);
+    lobserve_attach(S);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
 }
 

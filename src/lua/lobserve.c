@@ -13,10 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lobserve_attach(lua_State *L, lsim *S)
+void lobserve_attach(lsim *S)
 {
     kb_host *h = S->host;
-    (void)L;
     if (!h || !h->trace || !S->fab)
         return;
     S->tracer = kb_tracer_new(h->trace, S->serial);

@@ -140,7 +140,7 @@ int lsim_resource_new(lua_State *L);
 /* lobserve.c: statistics, op log, trace of a simulation */
 extern const luaL_Reg lobserve_methods[];
 /* Starts tracing S's fabric if the host writes a trace. */
-void lobserve_attach(lua_State *L, lsim *S);
+void lobserve_attach(lsim *S);
 /* Records a completed host request for the statistics. */
 void lobserve_request(lsim *S, const char *kind, uint64_t nbytes, kb_time start, kb_time end);
 /* At close, before the fabric goes: hands the statistics and op log to the host. */

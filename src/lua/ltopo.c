@@ -209,28 +209,11 @@ void ltopo_push_path(lua_State *L, const kb_topo *t, const kb_path *p)
     }
 }
 
-static int t_path(lua_State *L)
+/* The path of t:path(src, dst[, view]) / t:path_edges(...): from a PE DMA
+ * engine without a view, the PE DMA routing policy (local view inside a
+ * cube); else the view's shortest path. */
+static const kb_path *check_path(lua_State *L, const kb_topo *t)
 {
-    const kb_topo *t = ltopo_check(L, 1)->topo;
-    uint32_t a = check_node(L, t, 2), b = check_node(L, t, 3);
-    char *err = NULL;
-    const kb_path *p;
-    if (lua_isnoneornil(L, 4) && strstr(kb_topo_node(t, a)->id, ".pe_dma"))
-        p = kb_route_pe(t, a, b, &err); /* PE DMA policy: local view inside a cube */
-    else
-        p = kb_route(t, ltopo_check_view(L, 4, KB_VIEW_DATA), a, b, &err);
-    if (!p) {
-        lua_pushstring(L, err);
-        free(err);
-        return lua_error(L);
-    }
-    ltopo_push_path(L, t, p);
-    return 1;
-}
-
-static int t_path_edges(lua_State *L)
-{
-    const kb_topo *t = ltopo_check(L, 1)->topo;
     uint32_t a = check_node(L, t, 2), b = check_node(L, t, 3);
     char *err = NULL;
     const kb_path *p;
@@ -241,8 +224,22 @@ static int t_path_edges(lua_State *L)
     if (!p) {
         lua_pushstring(L, err);
         free(err);
-        return lua_error(L);
+        lua_error(L);
     }
+    return p;
+}
+
+static int t_path(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    ltopo_push_path(L, t, check_path(L, t));
+    return 1;
+}
+
+static int t_path_edges(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const kb_path *p = check_path(L, t);
     lua_createtable(L, (int)p->n, 0);
     for (uint32_t i = 0; i + 1 < p->n; i++) {
         push_edge(L, t, kb_topo_edge(t, p->edges[i]));
