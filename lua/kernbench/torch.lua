@@ -15,9 +15,6 @@ local fanout = require "kernbench.fanout"
 
 local M = {}
 
-local VA_BASE = 0x100000000       -- the original's VirtualAllocator base (ADR-0048)
-local VA_SIZE = 64 * 1024 ^ 3     -- 64 GiB of device-wide VA
-
 --- A new runtime on a new simulation of `opts.topology` (default: the
 -- command line's); `opts.device` is the SIP that torch.ahbm.current_device()
 -- starts on (nil: none, tensors go to SIP 0); `opts.pa_fallback = true`
@@ -35,39 +32,24 @@ function M.new(opts)
   local live = {}          -- device tensors not freed, in creation order
   local serial = 0
 
-  -- ---- allocators: one HBM-slice allocator per (sip, cube, pe), one VA allocator ----
-  local mmu_node = topo:node(("sip0.cube0.pe0.pe_mmu"))
+  -- ---- allocators: an HBM-slice and a TCM allocator per (sip, cube, pe), made
+  -- when first used, and one VA allocator (kernbench.alloc_c's named kinds) ----
+  local mmu_node = topo:node("sip0.cube0.pe0.pe_mmu")
   local page_size = mmu_node and mmu_node.attrs.page_size or 4096
-  local hbm_alloc = {}
-  local function slice_allocator(sip, cube, pe)
-    local key = (sip * P.cubes_per_sip + cube) * P.pes_per_cube + pe
-    local a = hbm_alloc[key]
-    if not a then
-      a = ac.new(0, P.hbm_slice_bytes, 1)
-      hbm_alloc[key] = a
-    end
-    return a
-  end
-  local va_alloc = ac.new(VA_BASE, VA_SIZE, page_size)
-
-  -- TCM: the allocatable part only; the scheduler-reserved region (at the
-  -- start) is outside the allocator's range by construction.
   local tcm_node = topo:node("sip0.cube0.pe0.pe_tcm")
   local tcm_bytes = tcm_node and math.floor(tcm_node.attrs.size_mb * 1024 * 1024) or 0
   local tcm_reserved = tcm_node and math.floor(tcm_node.attrs.scheduler_reserved_kb * 1024) or 0
-  if tcm_reserved > tcm_bytes then
-    error(("torch: pe_tcm reserves %d bytes for the scheduler but holds only %d"):format(tcm_reserved, tcm_bytes), 2)
-  end
-  local tcm_alloc = {}
-  local function tcm_allocator(sip, cube, pe)
-    local key = (sip * P.cubes_per_sip + cube) * P.pes_per_cube + pe
-    local a = tcm_alloc[key]
-    if not a then
-      a = ac.new(tcm_reserved, tcm_bytes - tcm_reserved, 1)
-      tcm_alloc[key] = a
+  local function per_pe(make)
+    local set = {}
+    return set, function(sip, cube, pe)
+      local key = (sip * P.cubes_per_sip + cube) * P.pes_per_cube + pe
+      set[key] = set[key] or make()
+      return set[key]
     end
-    return a
   end
+  local hbm_alloc, slice_allocator = per_pe(function() return ac.hbm_slice(P.hbm_slice_bytes) end)
+  local tcm_alloc, tcm_allocator = per_pe(function() return ac.tcm(tcm_bytes, tcm_reserved) end)
+  local va_alloc = ac.va(page_size)
 
   -- ---- MMU: a page table per PE, installed by timed map messages ----
   local mmu = require("kernbench.mmu").new(page_size, { pa_fallback = opts.pa_fallback })

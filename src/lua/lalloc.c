@@ -2,6 +2,8 @@
  * runtime.
  *
  *   a = alloc_c.new(base, size[, granule])      -- granule: 1, or a page size
+ *   alloc_c.hbm_slice(slice_bytes), alloc_c.tcm(tcm_bytes, reserved_bytes),
+ *   alloc_c.va(page_size)                        -- the named kinds (alloc_kinds.c)
  *   off, err = a:alloc(nbytes[, align])         -- nil + message on failure
  *   ok, err = a:free(off)
  *   a:is_pristine(), a:free_bytes(), a:largest_free(), a:live(), a:reset() */
@@ -11,6 +13,7 @@
 
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LALLOC_MT "kernbench.alloc"
 
@@ -24,17 +27,70 @@ static uint64_t check_u64(lua_State *L, int idx, const char *what)
     return (uint64_t)v;
 }
 
-static int l_new(lua_State *L)
+/* A new allocator userdata, initialised by init (false: raise its message). */
+static int push_alloc(lua_State *L, bool (*init)(kb_alloc *a, const void *p, char **err), const void *p)
 {
-    uint64_t base = check_u64(L, 1, "base"), size = check_u64(L, 2, "size");
-    uint64_t granule = lua_isnoneornil(L, 3) ? 1 : check_u64(L, 3, "granule");
-    if (granule == 0 || (granule & (granule - 1)) || base % granule)
-        return luaL_error(L, "alloc: granule %I must be a power of two dividing the base",
-                          (lua_Integer)granule);
     kb_alloc *a = lua_newuserdatauv(L, sizeof *a, 0);
-    kb_alloc_init(a, base, size, granule);
+    memset(a, 0, sizeof *a);
+    char *err = NULL;
+    if (!init(a, p, &err)) {
+        lua_pushfstring(L, "alloc: %s", err);
+        free(err);
+        return lua_error(L);
+    }
     luaL_setmetatable(L, LALLOC_MT);
     return 1;
+}
+
+typedef struct range {
+    uint64_t base, size, granule;
+} range;
+
+static bool init_range(kb_alloc *a, const void *p, char **err)
+{
+    const range *r = p;
+    if (!kb_alloc_check_range(r->base, r->size, r->granule, err))
+        return false;
+    kb_alloc_init(a, r->base, r->size, r->granule);
+    return true;
+}
+
+static bool init_hbm(kb_alloc *a, const void *p, char **err) { return kb_alloc_init_hbm_slice(a, p, err); }
+static bool init_tcm(kb_alloc *a, const void *p, char **err) { return kb_alloc_init_tcm(a, p, err); }
+static bool init_va(kb_alloc *a, const void *p, char **err) { return kb_alloc_init_va(a, p, err); }
+
+/* alloc_c.new(base, size[, granule]) */
+static int l_new(lua_State *L)
+{
+    range r = {check_u64(L, 1, "base"), check_u64(L, 2, "size"),
+               lua_isnoneornil(L, 3) ? 1 : check_u64(L, 3, "granule")};
+    return push_alloc(L, init_range, &r);
+}
+
+/* alloc_c.hbm_slice(slice_bytes): one PE's HBM slice, PE-local offsets. */
+static int l_hbm_slice(lua_State *L)
+{
+    kb_hbm_slice_params p = KB_HBM_SLICE_PARAMS_DEFAULT;
+    p.slice_bytes = check_u64(L, 1, "slice_bytes");
+    return push_alloc(L, init_hbm, &p);
+}
+
+/* alloc_c.tcm(tcm_bytes, reserved_bytes): the allocatable part of one PE's
+ * TCM (the scheduler-reserved region at its start is excluded). */
+static int l_tcm(lua_State *L)
+{
+    kb_tcm_params p = KB_TCM_PARAMS_DEFAULT;
+    p.tcm_bytes = check_u64(L, 1, "tcm_bytes");
+    p.reserved_bytes = check_u64(L, 2, "reserved_bytes");
+    return push_alloc(L, init_tcm, &p);
+}
+
+/* alloc_c.va(page_size): the device-wide VA space (default base and size). */
+static int l_va(lua_State *L)
+{
+    kb_va_params p = KB_VA_PARAMS_DEFAULT;
+    p.page_size = check_u64(L, 1, "page_size");
+    return push_alloc(L, init_va, &p);
 }
 
 static int l_gc(lua_State *L)
@@ -116,7 +172,8 @@ int luaopen_kb_alloc(lua_State *L)
     lua_pushcfunction(L, l_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
-    static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
+    static const luaL_Reg lib[] = {{"new", l_new}, {"hbm_slice", l_hbm_slice}, {"tcm", l_tcm},
+                                   {"va", l_va},   {NULL, NULL}};
     luaL_newlib(L, lib);
     return 1;
 }
