@@ -307,6 +307,11 @@ function M.new(opts)
     torch[name] = assert(tc[name], name)
   end
 
+  --- Kernel launches come with the kernel runtime; until then, say so.
+  function torch.launch()
+    error("torch.launch: kernel execution (KernelLaunch, PE_CPU, tl) is not built yet", 2)
+  end
+
   --- Places host tensor `t` on the device with policy dp (a timed deploy).
   function torch.to_device(t, dp, o)
     o = o or {}
