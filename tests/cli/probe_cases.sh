@@ -3,19 +3,6 @@
 # for tests/cli/cli_test.sh: each uses its helpers (run, expect_status,
 # expect_out, expect_err, expect_empty, fail) and $tmp.
 #
-# To hook them into cli_test.sh, right after its cases=(...) list (before
-# the --list check, which CMake uses to declare one ctest entry per case):
-#   source "$(dirname "${BASH_SOURCE[0]}")/probe_cases.sh"
-#   cases+=("${probe_cases[@]}")
-# and add the arm
-#   probe_*) "$case_name" ;;
-# to its `case $case_name in` (before `*)`). The functions call the helpers
-# only when run, so they may be sourced before the helpers are defined.
-#
-# Standalone, with helpers of its own:
-#   probe_cases.sh CASE /path/to/kernbench     run one case
-#   probe_cases.sh --list                      list the cases
-
 probe_cases=(probe_runs probe_json probe_case_filter probe_unknown_case probe_help
              probe_global_topology probe_deterministic)
 
@@ -87,31 +74,3 @@ probe_deterministic() {
   run probe; expect_status 0
   cmp -s "$tmp/first" "$tmp/out" || fail "two runs differ: $(diff "$tmp/first" "$tmp/out" | head)"
 }
-
-# ---- standalone use ----
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-  set -u
-  if [ "${1:-}" = "--list" ]; then
-    printf '%s\n' "${probe_cases[@]}"
-    exit 0
-  fi
-  case_name=${1:?usage: probe_cases.sh CASE /path/to/kernbench | --list}
-  KB=${2:?usage: probe_cases.sh CASE /path/to/kernbench}
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-  run() {
-    if [ -f "$tmp/in" ]; then "$KB" "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
-    else "$KB" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"; fi
-    status=$?
-  }
-  expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1; stderr: $(cat "$tmp/err")"; }
-  expect_out() { grep -qF -- "$1" "$tmp/out" || fail "stdout lacks '$1'; stdout was: $(cat "$tmp/out")"; }
-  expect_err() { grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1'; stderr was: $(cat "$tmp/err")"; }
-  expect_empty() { [ ! -s "$tmp/$1" ] || fail "$1 should be empty, was: $(cat "$tmp/$1")"; }
-  case " ${probe_cases[*]} " in
-    *" $case_name "*) "$case_name" ;;
-    *) fail "unknown case" ;;
-  esac
-  exit 0
-fi
