@@ -2,7 +2,6 @@
 # Command-line cases of `kernbench probe`, one function per case, written
 # for tests/cli/cli_test.sh: each uses its helpers (run, expect_status,
 # expect_out, expect_err, expect_empty, fail) and $tmp.
-#
 probe_cases=(probe_runs probe_json probe_case_filter probe_unknown_case probe_help
              probe_global_topology probe_deterministic)
 
