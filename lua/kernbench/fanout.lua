@@ -7,14 +7,19 @@
 --
 -- Each component pays its overhead once per message it handles: a relay
 -- (IO_CPU passing the message on to each cube) does not pay it again.
--- `at_leaf(sip, cube, pe)` runs when the message reaches the PE's leaf
--- component (the mapping is installed, the kernel is started ...).
+-- `at_leaf(sip, cube, pe)` runs (in a process of its own, so it may block)
+-- when the message reaches the PE's leaf component: the mapping is
+-- installed, the kernel runs ... Its return value is the PE's answer.
 local M = {}
 
 --- targets: list of {sip, cube, pe}; opts: leaf = "pe_mmu" | "pe_cpu",
 -- leaf_responds (the leaf answers its M_CPU with a message; PE_MMU does not,
--- its M_CPU waits for the arrivals), name. Returns an event that succeeds
--- when the completion is back at the PCIe endpoint.
+-- its M_CPU waits for the arrivals), name; optional at_io_cpu(sip) runs
+-- when the message has arrived at the SIP's IO_CPU, before its fan-out (the
+-- launch barrier stamp); optional merge(a, b) -> a combines two answers
+-- (M_CPU merges its PEs', IO_CPU its cubes'). Returns an event that
+-- succeeds, when the completion is back at the PCIe endpoint, with the
+-- merged answer (true without merge).
 function M.send(s, targets, at_leaf, opts)
   local by_cube, cubes_of_sip, sips = {}, {}, {}
   for _, tg in ipairs(targets) do
@@ -33,13 +38,22 @@ function M.send(s, targets, at_leaf, opts)
   local function xfer(src, dst, relay)
     return s:transfer { src = src, dst = dst, nbytes = 0, view = "all", relay = relay }
   end
+  local function merged(procs)
+    local acc
+    for _, p in ipairs(procs) do
+      local r = p:value()
+      if acc == nil or not opts.merge then acc = r else acc = opts.merge(acc, r) end
+    end
+    return acc
+  end
   local done = s:event(opts.name)
-  s:spawn(function()
+  s:spawn { name = opts.name, fn = function()
     local legs = {}
     for _, sip in ipairs(sips) do
       legs[#legs + 1] = s:spawn(function()
         local ep, iocpu = ("sip%d.io0.pcie_ep"):format(sip), ("sip%d.io0.io_cpu"):format(sip)
         xfer(ep, iocpu, false):wait()
+        if opts.at_io_cpu then opts.at_io_cpu(sip) end
         local cubes = {}
         for _, c in ipairs(cubes_of_sip[sip]) do
           cubes[#cubes + 1] = s:spawn(function()
@@ -51,21 +65,25 @@ function M.send(s, targets, at_leaf, opts)
               local ev = xfer(mcpu, leaf, true)
               pes[#pes + 1] = s:spawn(function()
                 ev:wait()
-                at_leaf(sip, c.cube, pe)
+                local r = at_leaf(sip, c.cube, pe)
                 if opts.leaf_responds then xfer(leaf, mcpu, true):wait() end
+                return r
               end)
             end
             s:all_of(pes):wait()
             xfer(mcpu, iocpu, true):wait() -- the cube's aggregate answer
+            return merged(pes)
           end)
         end
         s:all_of(cubes):wait()
         xfer(iocpu, ep, true):wait() -- the SIP's aggregate answer to the host
+        return merged(cubes)
       end)
     end
     s:all_of(legs):wait()
-    done:succeed(true)
-  end, opts.name)
+    local r = merged(legs)
+    done:succeed(r == nil and true or r)
+  end }
   return done
 end
 

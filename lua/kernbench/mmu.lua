@@ -77,6 +77,27 @@ function M.new(page_size, opts)
     error(("MMU of sip%d.cube%d.pe%d: virtual address 0x%x is not mapped"):format(sip, cube, pe, va), 2)
   end
 
+  --- A translate function for one PE: f(va, call) -> pa, true. Errors
+  -- name the call, the PE and the address.
+  function mmu.translator(sip, cube, pe)
+    local where = ("sip%d.cube%d.pe%d"):format(sip, cube, pe)
+    return function(va, call)
+      local t = table_of(sip, cube, pe, false)
+      local vpn = va // page_size
+      local list = t and t[vpn]
+      if list then
+        local off = va - vpn * page_size
+        for i = #list, 1, -1 do
+          local r = list[i]
+          if off >= r[1] and off < r[2] then return r[3] + (off - r[1]), true end
+        end
+      end
+      if mmu.pa_fallback then return va, true end
+      error(("%s: virtual address 0x%x is not mapped on %s (not inside any tensor placed for this PE)"):format(
+        call, va, where), 3)
+    end
+  end
+
   --- Mapped regions of a PE (for tests): count of regions.
   function mmu.regions(sip, cube, pe)
     local t = table_of(sip, cube, pe, false)

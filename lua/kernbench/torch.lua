@@ -190,6 +190,7 @@ function M.new(opts)
       maps[#maps + 1] = mmu_message("map", entries, targets)
     end
     dt.mapped = handle(s:all_of(maps), "map " .. dt.name)
+    dt.pending = { dt.mapped } -- what a kernel launch using it waits for
     dt.targets = targets
     live[#live + 1] = dt
     return dt
@@ -226,7 +227,9 @@ function M.new(opts)
     end
     local evs = {}
     for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
-    return handle(s:all_of(evs), "copy_ into " .. self.name)
+    local h = handle(s:all_of(evs), "copy_ into " .. self.name)
+    self.pending[#self.pending + 1] = h
+    return h
   end
 
   --- Reads the tensor back: one timed MemoryRead per distinct block (the
@@ -307,11 +310,6 @@ function M.new(opts)
     torch[name] = assert(tc[name], name)
   end
 
-  --- Kernel launches come with the kernel runtime; until then, say so.
-  function torch.launch()
-    error("torch.launch: kernel execution (KernelLaunch, PE_CPU, tl) is not built yet", 2)
-  end
-
   --- Places host tensor `t` on the device with policy dp (a timed deploy).
   function torch.to_device(t, dp, o)
     o = o or {}
@@ -379,6 +377,25 @@ function M.new(opts)
     local ok, err = tcm_allocator(sip, cube, pe):free(off)
     if not ok then error(("torch.free_tcm: sip%d.cube%d.pe%d: %s"):format(sip, cube, pe, err), 2) end
   end
+
+  -- ---- kernel launches (kernbench.launch) ----
+  torch.data = opts.data or false
+  require("kernbench.launch").attach(torch, {
+    s = s, topo = topo, P = P, data = torch.data,
+    sip = function() return current_device or 0 end,
+    translator = mmu.translator,
+    count_request = function() requests = requests + 1 end,
+    wait = function(ev) return torch.wait(ev) end,
+    handle = handle,
+    alloc_tcm = function(sip, cube, pe, nbytes, who)
+      local off, err = tcm_allocator(sip, cube, pe):alloc(nbytes, 16)
+      if not off then
+        error(("%s: scratch for sip%d.cube%d.pe%d: %s (pe_cpu.attrs.scratch_kb)"):format(who, sip, cube, pe, err), 0)
+      end
+      return { offset = off }
+    end,
+    free_tcm = function(sip, cube, pe, off) assert(tcm_allocator(sip, cube, pe):free(off)) end,
+  })
 
   torch.tcm_reserved_bytes = tcm_reserved
   torch.tcm_bytes = tcm_bytes

@@ -34,6 +34,41 @@ static const kb_attr_def pe_dma_attrs[] = {
     {"wr_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "write transfers in flight"},
 };
 static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
+/* PE clock and engine shapes: the spec gives none (execution-pe-tl.md §2.9);
+ * the defaults and where they come from are in docs/pe-model.md. */
+#define CLOCK(doc) {"clock_ghz", KB_ATTR_NUMBER, 1.0, 0, INFINITY, true, false, "GHz", doc}
+static const kb_attr_def pe_cpu_attrs[] = {
+    OVERHEAD(0.0),
+    CLOCK("PE_CPU clock: converts dispatch and tl.cycles cycles to time"),
+    {"dispatch_cycles", KB_ATTR_INT, 1, 0, 1 << 20, false, false, "cycles",
+     "PE_CPU cycles to issue one blocking tl.* call (dispatch overhead)"},
+    {"scratch_kb", KB_ATTR_NUMBER, 1024.0, 0, INFINITY, true, false, "KiB",
+     "TCM scratch a kernel instance gets for tl results (taken from the allocatable TCM)"},
+};
+static const kb_attr_def pe_scheduler_attrs[] = {
+    ATTR_NS("overhead_ns", 0.0, "time to dispatch one command to an engine"),
+};
+static const kb_attr_def pe_gemm_attrs[] = {
+    OVERHEAD(0.0),
+    CLOCK("MAC array clock"),
+    {"mac_rows", KB_ATTR_INT, 32, 1, 1 << 16, false, false, NULL, "output rows the MAC array computes at once"},
+    {"mac_cols", KB_ATTR_INT, 32, 1, 1 << 16, false, false, NULL, "output columns the MAC array computes at once"},
+    {"mac_depth", KB_ATTR_INT, 4, 1, 1 << 16, false, false, NULL,
+     "K elements each MAC cell accumulates per cycle (16-bit inputs)"},
+    {"f32_slowdown", KB_ATTR_NUMBER, 4.0, 1, INFINITY, false, false, NULL,
+     "cycles an f32 (or 32-bit integer) product takes relative to a 16-bit one"},
+};
+static const kb_attr_def pe_math_attrs[] = {
+    OVERHEAD(0.0),
+    CLOCK("vector unit clock"),
+    {"simd_bytes", KB_ATTR_INT, 128, 1, 1 << 20, false, false, "bytes",
+     "bytes of elements one vector instruction processes (64 f16 or 32 f32 lanes)"},
+    {"transcendental_cycles", KB_ATTR_NUMBER, 4.0, 1, INFINITY, false, false, "cycles",
+     "cycles per vector of exp, log, sqrt, sigmoid, sin, cos and division"},
+};
+static const kb_attr_def pe_fetch_store_attrs[] = {
+    ATTR_NS("overhead_ns", 0.0, "time to start one TCM <-> register file move"),
+};
 static const kb_attr_def pe_tcm_attrs[] = {
     OVERHEAD(0.0),
     {"size_mb", KB_ATTR_NUMBER, 2.0, 0, INFINITY, true, false, "MiB", "scratchpad capacity"},
@@ -66,13 +101,13 @@ static const kb_impl builtins[] = {
     IMPL("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
          "per-PE HBM controller with address-interleaved pseudo-channels"),
     IMPL("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine"),
-    /* Launch messages end here (kernel execution comes with the kernel runtime). */
-    IMPL("builtin.pe_cpu", "pe_cpu", pe_part_attrs, kb_store_forward_ops, "PE control processor"),
-    IMPL("builtin.pe_scheduler", "pe_scheduler", pe_part_attrs, kb_pe_part_ops, "PE command scheduler"),
-    IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_part_attrs, kb_pe_part_ops,
+    /* Launch messages end here; the PE's engines hang off its state (pe.c). */
+    IMPL("builtin.pe_cpu", "pe_cpu", pe_cpu_attrs, kb_pe_cpu_ops, "PE control processor (runs kernels)"),
+    IMPL("builtin.pe_scheduler", "pe_scheduler", pe_scheduler_attrs, kb_pe_part_ops, "PE command scheduler"),
+    IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_fetch_store_attrs, kb_pe_part_ops,
          "TCM <-> register file mover"),
-    IMPL("builtin.pe_gemm", "pe_gemm", pe_part_attrs, kb_pe_part_ops, "matrix engine"),
-    IMPL("builtin.pe_math", "pe_math", pe_part_attrs, kb_pe_part_ops, "vector/math engine"),
+    IMPL("builtin.pe_gemm", "pe_gemm", pe_gemm_attrs, kb_pe_part_ops, "matrix engine (MAC array)"),
+    IMPL("builtin.pe_math", "pe_math", pe_math_attrs, kb_pe_part_ops, "vector/math engine"),
     IMPL("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad"),
     /* Map/unmap messages end here (the page table itself is kept by the runtime). */
     IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_store_forward_ops, "PE address translation"),

@@ -37,8 +37,18 @@ void kb_complete_at(kb_txn *t, kb_time at);
  * target-local offset `addr`. msg is KB_MSG_DMA_WRITE or KB_MSG_DMA_READ.
  * The transfer waits for a free read or write channel, pays the DMA setup
  * overhead, and completes (done) when the acknowledgement or the data is
- * back at the PE. False with *err if there is no route. */
+ * back at the PE. `data` (optional, taken over even on failure): the
+ * bytes a write stores or a read fills, moved when the target serves it.
+ * False with *err if there is no route. */
 bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
-                      uint64_t nbytes, kb_txn_done_fn done, void *arg, kb_hoplog *log, char **err);
+                      uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
+                      char **err);
+
+/* Store-and-forward handling of a whole transaction (PCIe endpoint,
+ * IO_CPU, M_CPU, PE_CPU, PE_MMU): overhead in parallel, then on or done. */
+void kb_store_forward_txn(kb_comp *c, kb_txn *t);
+
+/* PE_CPU: terminates control messages and owns its PE's engine state (pe.h). */
+extern const kb_comp_ops kb_pe_cpu_ops;
 
 #endif

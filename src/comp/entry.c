@@ -61,7 +61,7 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
     return true;
 }
 
-static bool data_target(const kb_topo *t, kb_pa pa, kb_target *tg, const char *what, char **err)
+bool kb_resolve_data_target(const kb_topo *t, kb_pa pa, kb_target *tg, const char *what, char **err)
 {
     if (!kb_resolve_pa(t, pa, tg, err))
         return false;
@@ -87,7 +87,7 @@ bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data
     const kb_topo *t = kb_fabric_topo(f);
     const char *what = msg == KB_MSG_MEM_WRITE ? "MemoryWrite" : "MemoryRead";
     kb_target tg;
-    if (!data_target(t, pa, &tg, what, err))
+    if (!kb_resolve_data_target(t, pa, &tg, what, err))
         return drop_data(data);
     /* The SIP's first IO chiplet (find_pcie_ep(sip, "io0")). */
     int64_t ep = -1;
@@ -123,7 +123,7 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
 {
     const kb_topo *t = kb_fabric_topo(f);
     kb_target tg;
-    if (!data_target(t, pa, &tg, write ? "PE DMA write" : "PE DMA read", err))
+    if (!kb_resolve_data_target(t, pa, &tg, write ? "PE DMA write" : "PE DMA read", err))
         return false;
     char id[96];
     snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_dma", sip, cube, pe);
@@ -136,7 +136,7 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
     if (path && !(*path = kb_route_pe(t, (uint32_t)src, tg.node, err)))
         return false;
     return kb_pe_dma_submit(f, (uint32_t)src, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, tg.node,
-                            tg.offset, nbytes, done, arg, log, err);
+                            tg.offset, nbytes, NULL, done, arg, log, err);
 }
 
 bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_t nbytes, bool relay,

@@ -20,6 +20,10 @@ typedef struct kb_target {
  * the HBM offset against the implemented capacity. */
 bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err);
 
+/* kb_resolve_pa for a data transfer: the address must be HBM or cube SRAM
+ * (`what` names the operation in the error). */
+bool kb_resolve_data_target(const kb_topo *t, kb_pa pa, kb_target *out, const char *what, char **err);
+
 /* Host MemoryWrite / MemoryRead of nbytes at pa, entering at the SIP's
  * first IO chiplet's PCIe endpoint and bypassing IO_CPU and M_CPU. A write
  * completes when its last burst is committed; a read when its data is back

@@ -86,23 +86,32 @@ static void dma_txn(kb_comp *c, kb_txn *t)
     }
 }
 
+static bool refuse(kb_data *data)
+{
+    if (data && data->release)
+        data->release(data);
+    return false;
+}
+
 bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
-                      uint64_t nbytes, kb_txn_done_fn done, void *arg, kb_hoplog *log, char **err)
+                      uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
+                      char **err)
 {
     kb_comp *c = kb_fabric_comp(f, pe_dma);
     if (c->ops != &kb_pe_dma_ops) {
         *err = kb_asprintf("%s is not a PE DMA engine (%s)", c->n->id, c->n->spec->impl->name);
-        return false;
+        return refuse(data);
     }
     const kb_path *path = kb_route_pe(kb_fabric_topo(f), pe_dma, dst, err);
     if (!path)
-        return false;
+        return refuse(data);
     kb_txn *t = kb_txn_new(f, msg, path, msg == KB_MSG_DMA_WRITE ? nbytes : 0);
     t->req_bytes = nbytes;
     t->addr = addr;
     t->done = done;
     t->done_arg = arg;
     t->owner = c;
+    kb_txn_set_data(t, data);
     kb_txn_set_log(t, log);
     c->txns++;
     c->bytes += t->nbytes;

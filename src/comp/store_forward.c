@@ -8,7 +8,7 @@
 
 #include "core/sim.h"
 
-static void sf_txn(kb_comp *c, kb_txn *t)
+void kb_store_forward_txn(kb_comp *c, kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time ready = now + (t->step == 0 && t->relay ? 0 : c->overhead_ps);
@@ -19,4 +19,4 @@ static void sf_txn(kb_comp *c, kb_txn *t)
         kb_complete_at(t, ready);
 }
 
-const kb_comp_ops kb_store_forward_ops = {.flit_aware = false, .on_txn = sf_txn};
+const kb_comp_ops kb_store_forward_ops = {.flit_aware = false, .on_txn = kb_store_forward_txn};

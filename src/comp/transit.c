@@ -1,6 +1,11 @@
 /* Transit components (builtin.forwarding / switch / noc / ucie, ADR-0037):
  * one serial in-order worker; the overhead is paid once per transaction,
- * on its first flit (header decode); later flits pipeline behind it. */
+ * on its first flit (header decode); later flits pipeline behind it.
+ * Control messages (0-byte transactions: launch and map fan-out, DMA read
+ * commands) are handled in parallel with the worker, as the original ran
+ * unchunked messages in their own process (topology-fabric-latency.md
+ * §4.3); otherwise a launch fanned out to many PEs would queue on each
+ * router's decode and miss its start barrier (docs/decisions.md). */
 #include "comp/comp.h"
 
 #include "core/sim.h"
@@ -13,10 +18,36 @@ void kb_complete_at(kb_txn *t, kb_time at)
         kb_txn_complete(t);
 }
 
+static void send_control(kb_sim *sim, void *arg)
+{
+    kb_flit *f = arg;
+    kb_fabric_send_flit(f, kb_sim_now(sim));
+}
+
+/* A control message: decoded in parallel, sent when decoded. */
+static void transit_control(kb_comp *c, kb_flit *f, kb_time now)
+{
+    kb_txn *t = f->txn;
+    kb_time ready = now + (f->hop == 0 && t->relay ? 0 : c->overhead_ps);
+    kb_comp_busy(c, now, ready);
+    if (kb_flit_at_end(f)) {
+        kb_fabric_free_flit(c->fab, f);
+        kb_complete_at(t, ready);
+    } else if (ready > now) {
+        kb_sim_at(kb_fabric_sim(c->fab), ready, KB_PRIO_NORMAL, send_control, f);
+    } else {
+        kb_fabric_send_flit(f, now);
+    }
+}
+
 static void transit_flit(kb_comp *c, kb_flit *f)
 {
     kb_txn *t = f->txn;
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    if (t->nbytes == 0) {
+        transit_control(c, f, now);
+        return;
+    }
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0 && !(f->hop == 0 && t->relay)) {
         kb_comp_busy(c, start, start + c->overhead_ps);

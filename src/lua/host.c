@@ -2,12 +2,14 @@
 
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
+#include "lua/lpe.h"
 #include "lua/ltensor.h"
 #include "lua/ltopo.h"
 
 #include "core/util.h"
 #include "trace/val.h"
 
+#include <cblas.h>
 #include <inttypes.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -78,9 +80,12 @@ static int open_state(lua_State *L)
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.tensor_c", luaopen_kb_tensor, 0);
     lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.pe_c", luaopen_kb_pe, 0);
+    lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");
-        lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_dir, lua_dir);
+        /* lua_dir/.. holds kernels/: require "kernels.NAME" */
+        lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/../?.lua;", lua_dir, lua_dir, lua_dir);
         lua_getfield(L, -2, "path");
         lua_concat(L, 2);
         lua_setfield(L, -2, "path");
@@ -97,6 +102,9 @@ static int open_state(lua_State *L)
 
 lua_State *kb_host_open(kb_host *host, const char *lua_dir, char *err, size_t errn)
 {
+    /* Data-mode GEMMs on one thread: results independent of the machine's
+     * core count, and no BLAS threads competing with the simulation. */
+    openblas_set_num_threads(1);
     lua_State *L = luaL_newstate();
     if (!L) {
         snprintf(err, errn, "cannot create a Lua state (out of memory)");

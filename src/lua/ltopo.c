@@ -248,6 +248,17 @@ static int t_path_edges(lua_State *L)
     return 1;
 }
 
+/* t:path_latency_ns(src, dst[, view[, nbytes]]): the path formula. */
+static int t_path_latency(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    const kb_path *p = check_path(L, t);
+    lua_Integer n = luaL_optinteger(L, 5, 0);
+    luaL_argcheck(L, n >= 0, 5, "nbytes must be >= 0");
+    lua_pushnumber(L, (double)kb_path_latency_ps(t, p, (uint64_t)n) / 1000.0);
+    return 1;
+}
+
 static int t_resolve(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
@@ -363,7 +374,7 @@ static int l_implementations(lua_State *L)
 
 static const luaL_Reg topo_methods[] = {
     {"nodes", t_nodes},     {"node", t_node},       {"edges", t_edges},
-    {"path", t_path},       {"path_edges", t_path_edges},
+    {"path", t_path},       {"path_edges", t_path_edges}, {"path_latency_ns", t_path_latency},
     {"resolve", t_resolve}, {"summary", t_summary}, {"params", t_params}, {"config", t_config},
     {NULL, NULL}};
 

@@ -331,3 +331,18 @@ const kb_path *kb_route_pe(const kb_topo *t, uint32_t pe_dma, uint32_t dst, char
     bool same_cube = a->sip >= 0 && a->sip == b->sip && a->cube >= 0 && a->cube == b->cube;
     return kb_route(t, same_cube ? KB_VIEW_LOCAL : KB_VIEW_DATA, pe_dma, dst, err);
 }
+
+int64_t kb_path_latency_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes)
+{
+    int64_t ps = 0;
+    const kb_edge *narrow = NULL;
+    for (uint32_t i = 0; i < p->n; i++)
+        ps += llround(kb_spec_attr(kb_topo_node(t, p->nodes[i])->spec, "overhead_ns") * 1000.0);
+    for (uint32_t i = 0; i + 1 < p->n; i++) {
+        const kb_edge *e = kb_topo_edge(t, p->edges[i]);
+        ps += kb_topo_edge_prop_ps(t, e);
+        if (e->bw_gbs > 0 && (!narrow || e->bw_gbs < narrow->bw_gbs))
+            narrow = e;
+    }
+    return ps + (narrow ? kb_edge_serialize_ps(narrow, nbytes) : 0);
+}

@@ -39,6 +39,12 @@ const kb_path *kb_path_reverse(const kb_topo *t, const kb_path *p, char **err);
 /* PE DMA routing: the local view inside one cube, the data view across cubes. */
 const kb_path *kb_route_pe(const kb_topo *t, uint32_t pe_dma, uint32_t dst, char **err);
 
+/* The path formula (ADR-0009 D5 `compute_path_latency_ns`): every node's
+ * overhead_ns (both endpoints included), every edge's propagation, and
+ * nbytes at the path's narrowest bandwidth: the latency of a message alone
+ * on an idle fabric. In ps. */
+int64_t kb_path_latency_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes);
+
 /* Paths computed so far (for tests and statistics). */
 size_t kb_route_cached(const kb_topo *t);
 

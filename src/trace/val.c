@@ -17,6 +17,20 @@ static kb_val *node(kb_vtype t)
 kb_val *kb_val_obj(void) { return node(KB_V_OBJ); }
 kb_val *kb_val_arr(void) { return node(KB_V_ARR); }
 
+kb_val *kb_val_int(int64_t i)
+{
+    kb_val *v = node(KB_V_INT);
+    v->u.i = i;
+    return v;
+}
+
+kb_val *kb_val_str(const char *s)
+{
+    kb_val *v = node(KB_V_STR);
+    v->u.s = kb_xstrdup(s);
+    return v;
+}
+
 void kb_val_free(kb_val *v)
 {
     if (!v)

@@ -32,6 +32,8 @@ typedef struct kb_val {
 
 kb_val *kb_val_obj(void);
 kb_val *kb_val_arr(void);
+kb_val *kb_val_int(int64_t i);
+kb_val *kb_val_str(const char *s); /* copied */
 void kb_val_free(kb_val *v);
 
 /* Setters on an object (key copied); each returns the new child. */

@@ -210,9 +210,3 @@ function TestTorch:test_fanout_reaches_every_pe_once_and_answers_after_the_last(
   lu.assertTrue(last > 0 and finished > last)
 end
 
-function TestTorch:test_launch_says_it_is_not_built_yet()
-  local torch = kb.torch { topology = kb.topology.load("small_1cube_1pe") }
-  lu.assertErrorMsgContains("torch.launch: kernel execution (KernelLaunch, PE_CPU, tl) is not built yet",
-                            torch.launch, function() end, 1)
-  torch.close()
-end

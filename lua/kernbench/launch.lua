@@ -1,0 +1,304 @@
+--- Kernel launches (execution-pe-tl.md §1; ADR-0012 message schema,
+-- ADR-0009 D5 start barrier, ADR-0035/0036 fan-out and aggregation).
+--
+--   torch.launch(kernel, grid, arg1, arg2, ...) -> handle (after completion)
+--   torch.launch_async(kernel, grid, ...)       -> handle (torch.wait it)
+--
+-- kernel: a function(tl, ...), a module name ("kernels.gemm", loaded with
+-- require and returning the function) or {name = , fn = }.
+-- grid: N (PEs 0..N-1 of cube 0) or {pes, cubes} (PEs 0..pes-1 of cubes
+-- 0..cubes-1) on the current device's SIP; tl.program_id(0) is the PE,
+-- tl.program_id(1) the cube, tl.num_programs gives the grid.
+-- Arguments: device tensors are passed as their virtual base address (an
+-- integer the kernel offsets and loads from); Lua numbers and booleans as
+-- scalars. Shapes are not remapped: pass local sizes explicitly.
+--
+-- One KernelLaunch message goes to the SIP's PCIe endpoint; IO_CPU stamps
+-- the start barrier (target_start_ns) and fans out to the grid's cubes,
+-- each M_CPU to its PEs with zero-byte messages; every PE_CPU starts the
+-- kernel at target_start_ns; answers (pe_exec_ns, dma_ns, compute_ns)
+-- merge by max on the way back.
+local fanout = require "kernbench.fanout"
+local tlmod = require "kernbench.tl"
+local pe_c = require "kernbench.pe_c"
+
+local M = {}
+
+local SCALAR_DTYPES = { i32 = true, i64 = true, fp16 = true, fp32 = true, bool = true }
+
+--- Why msg is not a valid KernelLaunch message (ADR-0012 + ADR-0013 V1), or nil.
+function M.problem(msg)
+  if type(msg) ~= "table" then return "the message is not a table" end
+  if msg.msg_type ~= "KernelLaunch" then return ("msg_type is %s, not KernelLaunch"):format(tostring(msg.msg_type)) end
+  for _, k in ipairs { "correlation_id", "request_id", "target_device" } do
+    if type(msg[k]) ~= "string" then return ("envelope field '%s' is missing"):format(k) end
+  end
+  local kr = msg.kernel_ref
+  if type(kr) ~= "table" or type(kr.name) ~= "string" then return "kernel_ref.name is missing" end
+  if kr.kind ~= "builtin" and kr.kind ~= "deployed" then return "kernel_ref.kind must be builtin or deployed" end
+  if kr.kind == "deployed" and math.type(kr.deploy_pa) ~= "integer" then
+    return "kernel_ref.deploy_pa is required for a deployed kernel"
+  end
+  if type(msg.args) ~= "table" then return "args is missing" end
+  for i, a in ipairs(msg.args) do
+    if a.arg_kind == "tensor" then
+      local shards = a.tensor_pa_map and a.tensor_pa_map.shards
+      if type(shards) ~= "table" or #shards == 0 then return ("args[%d]: a tensor without shards"):format(i) end
+      for j, sh in ipairs(shards) do
+        for _, k in ipairs { "sip", "cube", "pe" } do
+          if math.type(sh[k]) ~= "integer" then
+            return ("args[%d] shard %d has no placement tag '%s' (every shard needs sip, cube and pe)"):format(i, j, k)
+          end
+        end
+        for _, k in ipairs { "pa", "nbytes", "offset_bytes" } do
+          if math.type(sh[k]) ~= "integer" then return ("args[%d] shard %d: field '%s' is missing"):format(i, j, k) end
+        end
+      end
+    elseif a.arg_kind == "scalar" then
+      if not SCALAR_DTYPES[a.dtype] then return ("args[%d]: scalar dtype %s is not one of i32, i64, fp16, fp32, bool"):format(i, tostring(a.dtype)) end
+    else
+      return ("args[%d]: arg_kind must be tensor or scalar"):format(i)
+    end
+  end
+  local fp = msg.failure_policy
+  if fp ~= nil and fp ~= "fail_fast" and fp ~= "collect_all" then return "failure_policy must be fail_fast or collect_all" end
+  return nil
+end
+
+--- The kernel's name and function from what torch.launch was given.
+function M.resolve_kernel(kernel)
+  if type(kernel) == "function" then
+    local info = debug.getinfo(kernel, "S")
+    return ("%s:%d"):format(info.short_src, info.linedefined), kernel
+  elseif type(kernel) == "string" then
+    local ok, v = pcall(require, kernel)
+    if not ok then error(("torch.launch: cannot load kernel module '%s': %s"):format(kernel, tostring(v)), 3) end
+    if type(v) == "table" then v = v.kernel end
+    if type(v) ~= "function" then
+      error(("torch.launch: module '%s' must return the kernel function (or a table with field kernel)"):format(kernel), 3)
+    end
+    return kernel, v
+  elseif type(kernel) == "table" and type(kernel.fn) == "function" then
+    return kernel.name or "kernel", kernel.fn
+  end
+  error(("torch.launch: the kernel must be a function, a module name or {name=, fn=} (got %s)"):format(type(kernel)), 3)
+end
+
+--- The grid {pes=, cubes=} from N or {pes, cubes}, checked against P.
+function M.resolve_grid(grid, P)
+  local pes, cubes
+  if math.type(grid) == "integer" then
+    pes, cubes = grid, 1
+  elseif type(grid) == "table" then
+    pes, cubes = grid[1] or grid.pes, grid[2] or grid.cubes or 1
+  end
+  if math.type(pes) ~= "integer" or math.type(cubes) ~= "integer" or pes < 1 or cubes < 1 then
+    error(("torch.launch: the grid must be N or {pes, cubes} with positive integers (got %s)"):format(
+      type(grid) == "table" and "{" .. tostring(grid[1]) .. ", " .. tostring(grid[2]) .. "}" or tostring(grid)), 3)
+  end
+  if pes > P.pes_per_cube then
+    error(("torch.launch: grid asks for %d PEs per cube, the topology has %d"):format(pes, P.pes_per_cube), 3)
+  end
+  if cubes > P.cubes_per_sip then
+    error(("torch.launch: grid asks for %d cubes, the topology has %d per SIP"):format(cubes, P.cubes_per_sip), 3)
+  end
+  return { pes = pes, cubes = cubes }
+end
+
+local function max_merge(a, b)
+  local r = {}
+  for k, v in pairs(a) do r[k] = v end
+  for _, k in ipairs { "pe_exec_ns", "dma_ns", "compute_ns", "late_ns" } do
+    r[k] = math.max(a[k] or 0, b[k] or 0)
+  end
+  r.pes = a.pes
+  for _, pe in ipairs(b.pes) do r.pes[#r.pes + 1] = pe end
+  return r
+end
+
+--- Adds launch and launch_async to torch. rt: the runtime's internals
+-- {s, topo, P, sip() (current SIP), translator(sip, cube, pe),
+-- alloc_tcm/free_tcm, count_request(), handle(ev, what), wait(ev), data}.
+function M.attach(torch, rt)
+  local s, topo, P = rt.s, rt.topo, rt.P
+  local serial = 0
+  local registry = {}
+
+  local function tensor_arg(i, t)
+    local shards = {}
+    for _, sh in ipairs(t.shards) do
+      shards[#shards + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe, pa = sh.pa, nbytes = sh.nbytes,
+                              offset_bytes = sh.offset_bytes }
+    end
+    if t.freed then error(("torch.launch: argument %d (%s) was freed"):format(i, t.name), 4) end
+    return { arg_kind = "tensor", tensor_pa_map = { shards = shards }, va_base = t.va_base, name = t.name }
+  end
+
+  -- Host operations are ordered: a launch is submitted once its tensor
+  -- arguments are mapped and their pending writes have landed.
+  local function wait_for_args(args)
+    local evs = {}
+    for i = 1, args.n do
+      local a = args[i]
+      if type(a) == "table" and a.shards and a.va_base then
+        for _, h in ipairs(a.pending or {}) do evs[#evs + 1] = h.finished end
+        a.pending = {}
+      end
+    end
+    if #evs > 0 then rt.wait(s:all_of(evs)) end
+  end
+
+  local function build_args(args)
+    local out = {}
+    for i = 1, args.n do
+      local a = args[i]
+      if type(a) == "table" and a.shards and a.va_base then
+        out[i] = tensor_arg(i, a)
+      elseif math.type(a) == "integer" then
+        out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
+      elseif math.type(a) == "float" then
+        out[i] = { arg_kind = "scalar", dtype = "fp32", value = a }
+      elseif type(a) == "boolean" then
+        out[i] = { arg_kind = "scalar", dtype = "bool", value = a }
+      else
+        local what = (type(a) == "userdata" and tostring(a):match("^tensor")) and
+          "a host tensor (place it on the device first: torch.to_device(t, dp) or dp= at creation)" or type(a)
+        error(("torch.launch: argument %d is %s; arguments are device tensors, numbers and booleans"):format(i, what), 4)
+      end
+    end
+    return out
+  end
+
+  --- The start barrier (ADR-0009 D5): at IO_CPU, now + the longest
+  -- predicted two-leg latency IO_CPU -> M_CPU -> PE_CPU over the targets,
+  -- counting IO_CPU's overhead (already paid) and M_CPU's (paid once) once.
+  local function barrier_ps(sip, grid)
+    local io = ("sip%d.io0.io_cpu"):format(sip)
+    local io_oh = topo:node(io).attrs.overhead_ns or 0
+    local worst = 0
+    for cube = 0, grid.cubes - 1 do
+      local mcpu = ("sip%d.cube%d.m_cpu"):format(sip, cube)
+      local m_oh = topo:node(mcpu).attrs.overhead_ns or 0
+      local leg1 = topo:path_latency_ns(io, mcpu, "all")
+      for pe = 0, grid.pes - 1 do
+        local leg2 = topo:path_latency_ns(mcpu, ("sip%d.cube%d.pe%d.pe_cpu"):format(sip, cube, pe), "all")
+        worst = math.max(worst, leg1 + leg2 - io_oh - m_oh)
+      end
+    end
+    return s:now_ps() + math.floor(worst * 1000 + 0.5)
+  end
+
+  --- Submits a checked KernelLaunch message; fn runs on every targeted PE.
+  -- Returns a handle whose value is the merged answer.
+  function torch.submit_launch(msg, fn)
+    local why = M.problem(msg)
+    if why then error("KernelLaunch rejected: " .. why, 2) end
+    if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
+    local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
+    if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end
+    registry[msg.kernel_ref.name] = fn -- last launch wins (ADR-0046 D7)
+    -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
+    local grid, targets = msg.grid, {}
+    if grid then
+      for cube = 0, grid.cubes - 1 do
+        for pe = 0, grid.pes - 1 do targets[#targets + 1] = { sip = sip, cube = cube, pe = pe } end
+      end
+    else
+      local seen, maxpe, maxcube = {}, 0, 0
+      for _, a in ipairs(msg.args) do
+        for _, sh in ipairs(a.arg_kind == "tensor" and a.tensor_pa_map.shards or {}) do
+          local key = sh.cube * P.pes_per_cube + sh.pe
+          if sh.sip == sip and not seen[key] then
+            seen[key] = true
+            targets[#targets + 1] = { sip = sip, cube = sh.cube, pe = sh.pe }
+            maxpe, maxcube = math.max(maxpe, sh.pe), math.max(maxcube, sh.cube)
+          end
+        end
+      end
+      table.sort(targets, function(x, y) return x.cube * P.pes_per_cube + x.pe < y.cube * P.pes_per_cube + y.pe end)
+      grid = { pes = maxpe + 1, cubes = maxcube + 1 }
+      if #targets == 0 then error("KernelLaunch rejected: no tensor shard on " .. msg.target_device, 2) end
+    end
+    local kargs = {}
+    for i, a in ipairs(msg.args) do
+      kargs[i] = a.arg_kind == "tensor" and a.va_base or a.value
+    end
+    local nargs = #msg.args
+    local name = msg.kernel_ref.name
+    local scratch_kb = topo:node(("sip%d.cube0.pe0.pe_cpu"):format(sip)).attrs.scratch_kb
+    local scratch_bytes = math.floor(scratch_kb * 1024)
+    local target_ps
+    rt.count_request()
+
+    local function run_on_pe(psip, cube, pe)
+      local now = s:now_ps()
+      local late = now > target_ps and now - target_ps or 0
+      if now < target_ps then s:sleep((target_ps - now) / 1000) end
+      local start = s:now_ps()
+      local scratch = rt.alloc_tcm(psip, cube, pe, scratch_bytes, name)
+      local ctx = pe_c.context(s, { sip = psip, cube = cube, pe = pe, scratch_base = scratch.offset,
+                                    scratch_size = scratch_bytes, data = rt.data })
+      local translate = rt.translator(psip, cube, pe)
+      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
+                                  translate = translate })
+      local kernel = registry[name]
+      kernel(tl, table.unpack(kargs, 1, nargs))
+      ctx:span("kernel " .. name, start)
+      rt.free_tcm(psip, cube, pe, scratch.offset)
+      local st = ctx:stats()
+      return { pe_exec_ns = (s:now_ps() - start) / 1000, dma_ns = st.dma_ns, compute_ns = st.compute_ns,
+               late_ns = late / 1000,
+               pes = { { sip = psip, cube = cube, pe = pe, start_ns = start / 1000, end_ns = s:now(),
+                         pe_exec_ns = (s:now_ps() - start) / 1000, dma_ns = st.dma_ns,
+                         compute_ns = st.compute_ns, calls = st.calls, late_ns = late / 1000 } } }
+    end
+
+    local ev = fanout.send(s, targets, function(psip, cube, pe)
+      local p = s:spawn { name = ("kernel %s on sip%d.cube%d.pe%d"):format(name, psip, cube, pe),
+                          fn = function() return run_on_pe(psip, cube, pe) end }
+      return p:wait()
+    end, {
+      leaf = "pe_cpu", leaf_responds = true, name = "launch " .. name, merge = max_merge,
+      at_io_cpu = function(at_sip)
+        target_ps = barrier_ps(at_sip, grid)
+        msg.target_start_ns = target_ps / 1000
+      end,
+    })
+    local h = rt.handle(ev, "launch " .. name)
+    h.message = msg
+    h.grid = grid
+    return h
+  end
+
+  local function launch(kernel, grid, ...)
+    local name, fn = M.resolve_kernel(kernel)
+    local g = M.resolve_grid(grid, P)
+    local sip = rt.sip()
+    serial = serial + 1
+    local msg = {
+      msg_type = "KernelLaunch", correlation_id = ("launch-%d"):format(serial), request_id = "0",
+      target_device = ("sip:%d"):format(sip),
+      kernel_ref = { name = name, kind = "builtin", deploy_sip = sip, deploy_cube = 0, deploy_pe = 0,
+                     nbytes_code = 0 },
+      args = build_args(table.pack(...)), grid = g, failure_policy = "fail_fast",
+    }
+    wait_for_args(table.pack(...))
+    return torch.submit_launch(msg, fn)
+  end
+
+  --- Launches and returns at once with the handle (torch.wait(h) it).
+  function torch.launch_async(kernel, grid, ...)
+    return launch(kernel, grid, ...)
+  end
+
+  --- Launches, runs the simulation until every PE has finished, returns the
+  -- handle: h:elapsed_ns(), h.result = {pe_exec_ns, dma_ns, compute_ns, pes}.
+  function torch.launch(kernel, grid, ...)
+    local h = launch(kernel, grid, ...)
+    torch.wait(h)
+    h.result = h.event:value()
+    return h
+  end
+end
+
+return M
