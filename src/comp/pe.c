@@ -296,16 +296,25 @@ static kb_val *shape_val(const kb_tview *v)
     return a;
 }
 
+static const char *const gemm_names[KB_NDTYPES] = {
+    [KB_F32] = "gemm_f32", [KB_F16] = "gemm_f16", [KB_BF16] = "gemm_bf16", [KB_I32] = "gemm_i32",
+    [KB_I16] = "gemm_i16", [KB_I8] = "gemm_i8",   [KB_U8] = "gemm_u8",     [KB_BOOL] = "gemm_bool"};
+
 static void log_compute(kb_pe_op *op, kb_time start, kb_time end)
 {
     kb_pe *p = op->pe;
+    uint32_t node = op->kind == KB_PE_GEMM ? p->gemm : p->math;
+    const char *comp = kb_topo_node(kb_fabric_topo(p->fab), node)->id;
+    const char *kind = op->kind == KB_PE_GEMM ? "gemm" : "math";
+    const char *name = op->kind == KB_PE_GEMM ? gemm_names[op->in[0].v.dtype] : kb_mop_info_of(op->mop)->name;
+    kb_oplog *log = kb_fabric_oplog(p->fab);
+    if (!kb_oplog_keeps(log)) {
+        kb_oplog_add(log, start, end, comp, kind, name, NULL);
+        return;
+    }
     kb_val *prm = kb_val_obj();
-    char name[32];
-    const char *kind;
     if (op->kind == KB_PE_GEMM) {
         const kb_tview *a = &op->in[0].v, *b = &op->in[1].v;
-        kind = "gemm";
-        snprintf(name, sizeof name, "gemm_%s", kb_dtype_name(a->dtype));
         kb_obj_int(prm, "src_a_addr", (int64_t)a->offset);
         kb_obj_int(prm, "src_b_addr", (int64_t)b->offset);
         kb_obj_int(prm, "dst_addr", (int64_t)op->out.offset);
@@ -321,8 +330,6 @@ static void log_compute(kb_pe_op *op, kb_time start, kb_time end)
         kb_obj_str(prm, "src_b_space", "tcm");
         kb_obj_str(prm, "dst_space", "tcm");
     } else {
-        kind = "math";
-        snprintf(name, sizeof name, "%s", kb_mop_info_of(op->mop)->name);
         kb_val *addrs = kb_val_arr(), *shapes = kb_val_arr(), *spaces = kb_val_arr(), *dtypes = kb_val_arr();
         for (int i = 0; i < op->nin; i++) {
             const kb_pe_operand *o = &op->in[i];
@@ -349,9 +356,7 @@ static void log_compute(kb_pe_op *op, kb_time start, kb_time end)
         if (kb_mop_info_of(op->mop)->axis)
             kb_obj_int(prm, "axis", op->axis);
     }
-    uint32_t node = op->kind == KB_PE_GEMM ? p->gemm : p->math;
-    kb_oplog_add(kb_fabric_oplog(p->fab), start, end, kb_topo_node(kb_fabric_topo(p->fab), node)->id, kind,
-                 name, prm);
+    kb_oplog_add(log, start, end, comp, kind, name, prm);
 }
 
 static kb_time compute_ps(const kb_pe_op *op)

@@ -48,9 +48,14 @@ static void start(kb_comp *c, channel *ch, kb_txn *t)
  * channel acquisition to completion (execution-pe-tl.md §4.3). */
 static void log_transfer(kb_comp *c, kb_txn *t)
 {
+    bool write = t->request == KB_MSG_DMA_WRITE;
+    kb_oplog *log = kb_fabric_oplog(c->fab);
+    if (!kb_oplog_keeps(log)) {
+        kb_oplog_add(log, 0, 0, c->n->id, "memory", write ? "dma_write" : "dma_read", NULL);
+        return;
+    }
     const kb_topo *topo = kb_fabric_topo(c->fab);
     const kb_node *target = kb_topo_node(topo, t->path->nodes[0]);
-    bool write = t->request == KB_MSG_DMA_WRITE;
     kb_val *p = kb_val_obj();
     kb_obj_str(p, write ? "dst_space" : "src_space", kb_target_space(target));
     kb_obj_int(p, write ? "dst_addr" : "src_addr", (int64_t)t->addr);

@@ -18,6 +18,11 @@ static void log_host_memory(kb_txn *t, kb_time now)
 {
     if (t->msg != KB_MSG_MEM_WRITE && t->msg != KB_MSG_MEM_READ)
         return;
+    const char *name = t->msg == KB_MSG_MEM_WRITE ? "memory_write" : "memory_read";
+    if (!kb_oplog_keeps(kb_fabric_oplog(t->fab))) {
+        kb_oplog_add(kb_fabric_oplog(t->fab), 0, 0, "", "memory", name, NULL);
+        return;
+    }
     const kb_topo *topo = kb_fabric_topo(t->fab);
     kb_val *p = kb_val_obj();
     kb_obj_str(p, "space", kb_target_space(kb_topo_node(topo, t->path->nodes[t->path->n - 1])));
@@ -26,8 +31,7 @@ static void log_host_memory(kb_txn *t, kb_time now)
     kb_obj_str(p, "src", kb_topo_node(topo, t->path->nodes[0])->id);
     kb_obj_int(p, "txn", (int64_t)t->id);
     kb_oplog_add(kb_fabric_oplog(t->fab), t->t_serve, now,
-                 kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id, "memory",
-                 t->msg == KB_MSG_MEM_WRITE ? "memory_write" : "memory_read", p);
+                 kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id, "memory", name, p);
 }
 
 /* Data moves with time: a write's bytes land when it is served, a read

@@ -16,6 +16,7 @@
 
 #include "comp/entry.h"
 #include "core/util.h"
+#include "lua/host.h"
 #include "lua/ldata.h"
 #include "lua/ltopo.h"
 
@@ -351,6 +352,10 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
         free(err);
         lua_error(L);
     }
+    /* op-log records: asked for here or by --op-log (counts are always kept) */
+    lua_getfield(L, opts_idx, "op_log");
+    kb_oplog_keep(kb_fabric_oplog(S->fab), lua_toboolean(L, -1) || (S->host && S->host->oplog_out));
+    lua_pop(L, 1);
     lobserve_attach(S);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
 }

@@ -47,19 +47,15 @@ void lobserve_submit(lsim *S, const char *what, uint64_t nbytes)
     kb_trace_instant(S->tracer, kb_fabric_host_track(S->fab), name, kb_sim_now(S->sim), args, 1);
 }
 
-/* Counts per op name, in first-seen order of the (t_start-sorted) log. */
+/* Counts per op name, in the order names first occurred (kept even when
+ * the records are not). */
 static kb_val *op_counts(kb_oplog *log)
 {
     size_t n;
-    const kb_oprec *r = kb_oplog_records(log, &n);
+    const kb_opcount *c = kb_oplog_counts(log, &n);
     kb_val *counts = kb_val_obj();
-    for (size_t i = 0; i < n; i++) {
-        kb_val *c = (kb_val *)kb_obj_get(counts, r[i].name);
-        if (c)
-            c->u.i++;
-        else
-            kb_obj_int(counts, r[i].name, 1);
-    }
+    for (size_t i = 0; i < n; i++)
+        kb_obj_int(counts, c[i].name, (int64_t)c[i].n);
     return counts;
 }
 

@@ -254,10 +254,12 @@ static void op_done(kb_pe_op *op)
         kb_sim_at(c->S->sim, kb_sim_now(c->S->sim), KB_PRIO_NORMAL, p->waiter.wake, &p->waiter);
 }
 
+/* The continuation: the context is at 1, the result (if any) above it. */
 static int after_command(lua_State *L, int status, lua_KContext k)
 {
     (void)status;
-    pe_ctx *c = (pe_ctx *)k;
+    (void)k;
+    pe_ctx *c = check_ctx(L, 1);
     if (c->op.error) {
         lua_pushstring(L, c->op.error);
         free(c->op.error);

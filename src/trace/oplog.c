@@ -4,10 +4,35 @@
 #include "core/util.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+void kb_oplog_keep(kb_oplog *log, bool keep) { log->keep = keep; }
+
+const kb_opcount *kb_oplog_counts(const kb_oplog *log, size_t *n)
+{
+    *n = log->ncounts;
+    return log->counts;
+}
+
+static void count(kb_oplog *log, const char *name)
+{
+    for (size_t i = 0; i < log->ncounts; i++)
+        if (log->counts[i].name == name || strcmp(log->counts[i].name, name) == 0) {
+            log->counts[i].n++;
+            return;
+        }
+    log->counts = kb_xrealloc(log->counts, (log->ncounts + 1) * sizeof *log->counts);
+    log->counts[log->ncounts++] = (kb_opcount){name, 1};
+}
 
 void kb_oplog_add(kb_oplog *log, kb_time t_start, kb_time t_end, const char *component,
                   const char *kind, const char *name, kb_val *params)
 {
+    count(log, name);
+    if (!log->keep) {
+        kb_val_free(params);
+        return;
+    }
     if (log->n == log->cap) {
         log->cap = log->cap ? 2 * log->cap : 64;
         log->recs = kb_xrealloc(log->recs, log->cap * sizeof *log->recs);
@@ -70,5 +95,6 @@ void kb_oplog_free(kb_oplog *log)
     for (size_t i = 0; i < log->n; i++)
         kb_val_free(log->recs[i].params);
     free(log->recs);
+    free(log->counts);
     *log = (kb_oplog){0};
 }

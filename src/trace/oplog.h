@@ -2,7 +2,13 @@
  * execution-pe-tl.md §4.3-4.5 defines it (OpRecord: t_start, t_end,
  * component_id, op_kind, op_name, params). Components add a record with
  * one call when the operation's service ends; readers get the records
- * stable-sorted by t_start (ties keep insertion order). */
+ * stable-sorted by t_start (ties keep insertion order).
+ *
+ * Counts per op name are always kept; the records themselves only when the
+ * log is kept (kb_oplog_keep: --op-log, sim.new{op_log = true}, data mode),
+ * as the original kept an op log only with data execution on: a long
+ * timing-only run then holds no per-operation memory. Callers whose
+ * params cost something to build test kb_oplog_keeps first. */
 #ifndef KB_TRACE_OPLOG_H
 #define KB_TRACE_OPLOG_H
 
@@ -20,13 +26,27 @@ typedef struct kb_oprec {
     uint64_t seq;          /* insertion order */
 } kb_oprec;
 
+typedef struct kb_opcount {
+    const char *name; /* static */
+    uint64_t n;
+} kb_opcount;
+
 typedef struct kb_oplog {
     kb_oprec *recs;
     size_t n, cap;
     bool sorted;
+    bool keep;          /* records are kept (else only counted) */
+    kb_opcount *counts; /* per name, in first-seen order */
+    size_t ncounts;
 } kb_oplog;
 
-/* Adds a record (takes params, which may be NULL for none). */
+void kb_oplog_keep(kb_oplog *log, bool keep);
+static inline bool kb_oplog_keeps(const kb_oplog *log) { return log->keep; }
+/* Counts per op name, in the order names were first added. */
+const kb_opcount *kb_oplog_counts(const kb_oplog *log, size_t *n);
+
+/* Adds a record (takes params, which may be NULL for none); name and kind
+ * must be static strings. Only counted when the log is not kept. */
 void kb_oplog_add(kb_oplog *log, kb_time t_start, kb_time t_end, const char *component,
                   const char *kind, const char *name, kb_val *params);
 /* The records in t_start order. */

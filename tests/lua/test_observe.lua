@@ -114,7 +114,7 @@ end
 
 function TestObserve:test_op_log_counts_match_the_script()
   local t = kb.topology.load("small_2x2")
-  local s = sim.new{ topology = t }
+  local s = sim.new{ topology = t, op_log = true }
   local p = t:params()
   local n, m, k = 3, 2, 0
   for i = 1, n do s:memory_write{ sip = 0, cube = i % p.cubes_per_sip, pe = 0, offset = 256 * i, nbytes = 1000 } end
@@ -161,4 +161,17 @@ function TestObserve:test_stats_of_a_simulation_without_topology()
   lu.assertEquals(st.sim_ns, 5)
   lu.assertNil(st.components)
   lu.assertEquals(#s:op_log().records, 0)
+end
+
+function TestObserve:test_op_log_counts_without_records_unless_asked()
+  local t = kb.topology.load("small_2x2")
+  local s = sim.new{ topology = t }
+  s:memory_write{ sip = 0, cube = 0, pe = 0, offset = 0, nbytes = 1000 }
+  s:pe_dma{ sip = 0, cube = 1, pe = 0, dst = { sip = 0, cube = 0, pe = 0 }, nbytes = 2048 }
+  s:run()
+  local log = s:op_log()
+  lu.assertEquals(#log.records, 0)
+  lu.assertEquals(log.counts.memory_write, 1)
+  lu.assertEquals(log.counts.dma_write, 1)
+  lu.assertEquals(s:stats().op_counts.dma_write, 1)
 end
