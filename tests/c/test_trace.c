@@ -186,10 +186,30 @@ static void test_json_numbers_and_values(void **state)
     kb_val_free(v);
 }
 
+static void test_op_log_counts_without_keeping_records(void **state)
+{
+    (void)state;
+    kb_oplog log = {0};
+    kb_oplog_add(&log, 0, 1, "x", "memory", "dma_read", kb_val_obj());
+    kb_oplog_add(&log, 0, 1, "x", "memory", "dma_read", NULL);
+    kb_oplog_add(&log, 0, 1, "x", "gemm", "gemm_f16", NULL);
+    size_t n;
+    kb_oplog_records(&log, &n);
+    assert_int_equal(n, 0);
+    const kb_opcount *c = kb_oplog_counts(&log, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(c[0].name, "dma_read");
+    assert_int_equal(c[0].n, 2);
+    assert_string_equal(c[1].name, "gemm_f16");
+    assert_int_equal(c[1].n, 1);
+    kb_oplog_free(&log);
+}
+
 static void test_op_log_is_sorted_by_start_with_stable_ties(void **state)
 {
     (void)state;
     kb_oplog log = {0};
+    kb_oplog_keep(&log, true);
     kb_oplog_add(&log, 50, 60, "x", "memory", "second", NULL);
     kb_oplog_add(&log, 10, 90, "y", "memory", "first", NULL);
     kb_oplog_add(&log, 50, 55, "z", "memory", "third", NULL);
@@ -221,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_error_instant_at_latest_time),
         cmocka_unit_test(test_json_numbers_and_values),
         cmocka_unit_test(test_op_log_is_sorted_by_start_with_stable_ties),
+        cmocka_unit_test(test_op_log_counts_without_keeping_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
