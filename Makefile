@@ -7,7 +7,7 @@ BENCH      ?=
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
-                libcmocka-dev lua-unit libedit-dev libopenblas-dev
+                libcmocka-dev lua-unit libedit-dev libopenblas-serial-dev
 
 .PHONY: all deps build run test test-asan install perf clean
 

@@ -81,8 +81,9 @@ function M.new(page_size, opts)
   -- name the call, the PE and the address.
   function mmu.translator(sip, cube, pe)
     local where = ("sip%d.cube%d.pe%d"):format(sip, cube, pe)
+    local t -- the PE's table, once it exists (tables are never removed)
     return function(va, call)
-      local t = table_of(sip, cube, pe, false)
+      t = t or table_of(sip, cube, pe, false)
       local vpn = va // page_size
       local list = t and t[vpn]
       if list then

@@ -9,7 +9,6 @@
 #include "core/util.h"
 #include "trace/val.h"
 
-#include <cblas.h>
 #include <inttypes.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -102,9 +101,6 @@ static int open_state(lua_State *L)
 
 lua_State *kb_host_open(kb_host *host, const char *lua_dir, char *err, size_t errn)
 {
-    /* Data-mode GEMMs on one thread: results independent of the machine's
-     * core count, and no BLAS threads competing with the simulation. */
-    openblas_set_num_threads(1);
     lua_State *L = luaL_newstate();
     if (!L) {
         snprintf(err, errn, "cannot create a Lua state (out of memory)");

@@ -52,6 +52,11 @@ typedef struct pe_ctx {
     kb_time dma_ps, compute_ps;
     uint64_t calls;
     char where[48];    /* "sip0.cube0.pe3" */
+    /* the HBM slice last resolved: PAs [pa_lo, pa_hi) are node's offsets
+     * from off_lo (HBM offsets are a PA's low bits) */
+    kb_pa pa_lo, pa_hi;
+    uint32_t pa_node;
+    uint64_t off_lo;
 } pe_ctx;
 
 typedef struct ctx_ud {
@@ -302,15 +307,34 @@ static int start_command(lua_State *L, pe_ctx *c, const char *call)
 static void memory_side(lua_State *L, pe_ctx *c, int idx, const char *call)
 {
     kb_pa pa = (kb_pa)luaL_checkinteger(L, idx);
+    if (pa >= c->pa_lo && pa < c->pa_hi) { /* the same HBM slice as last time */
+        c->op.target = c->pa_node;
+        c->op.target_off = c->off_lo + (pa - c->pa_lo);
+        return;
+    }
+    const kb_topo *t = kb_fabric_topo(c->S->fab);
     kb_target tg;
     char *err = NULL;
-    if (!kb_resolve_data_target(kb_fabric_topo(c->S->fab), pa, &tg, call, &err)) {
+    if (!kb_resolve_data_target(t, pa, &tg, call, &err)) {
         lua_pushstring(L, err);
         free(err);
         lua_error(L);
     }
     c->op.target = tg.node;
     c->op.target_off = tg.offset;
+    uint64_t slice = kb_topo_params_of(t)->hbm_slice_bytes;
+    if (tg.f.kind == KB_PA_HBM && slice) {
+        const kb_topo_params *prm = kb_topo_params_of(t);
+        uint64_t first = tg.offset / slice * slice, last = first + slice;
+        if (first / slice + 1 >= (uint64_t)prm->pes_per_cube) { /* the last slice takes the left-over bytes */
+            first = slice * (uint64_t)(prm->pes_per_cube - 1);
+            last = (uint64_t)llround(prm->hbm_total_gb_per_cube * (double)(1ull << 30));
+        }
+        c->pa_lo = pa - (tg.offset - first);
+        c->pa_hi = c->pa_lo + (last - first);
+        c->pa_node = tg.node;
+        c->off_lo = first;
+    }
 }
 
 static int ctx_load(lua_State *L)
