@@ -34,11 +34,11 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the fabric probe on the default topology (until a kernel
-# bench exists); `make run BENCH=benches/perf/demo.lua` runs a bench instead.
+# The main job: the 2-D sharded GEMM on the default topology, checked
+# against a CPU reference; `make run BENCH=benches/x.lua` runs another bench.
 run: build
 	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bin/kernbench $(BENCH); \
-	else ./$(BUILD)/bin/kernbench probe; fi
+	else ./$(BUILD)/bin/kernbench benches/sharded_gemm.lua --verify-data; fi
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

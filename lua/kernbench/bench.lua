@@ -105,7 +105,14 @@ function M.run(b, opts)
   opts = opts or {}
   local topo = opts.topology or kb.topology.load()
   local device = M.parse_device(opts.device or kb.device, topo:params().sips)
-  local torch = require("kernbench.torch").new { topology = topo, device = device }
+  local mode = opts.data_mode or kb.data_mode
+  for _, a in ipairs(_G.arg or {}) do -- `kernbench FILE --data` / `--verify-data`
+    if a == "--verify-data" then mode = "verify" elseif a == "--data" and mode == nil then mode = "data" end
+  end
+  if b.needs_data and mode == nil then
+    mode = "data" -- the bench reads values its kernels compute or load
+  end
+  local torch = require("kernbench.torch").new { topology = topo, device = device, data_mode = mode }
   local ok, err = xpcall(b.run, debug.traceback, torch)
   if not ok then
     torch.close()
@@ -121,6 +128,17 @@ function M.run(b, opts)
   end
   print(("bench %s on %s: %d request(s), simulated time %s"):format(b.name, topo.name, st.requests,
     kb.format_ns(st.sim_ns)))
+  if mode == "verify" then
+    local v = torch.verified()
+    if #v == 0 then
+      io.stderr:write(("kernbench: bench %s: --verify-data, but the bench verified no output " ..
+                       "(call torch.verify(name, got, expected))\n"):format(b.name))
+      return 1
+    end
+    for _, r in ipairs(v) do
+      print(("verified %s (%s): worst |error| %.3g within rtol = atol = %g"):format(r.name, r.dtype, r.worst, r.tol))
+    end
+  end
   return 0
 end
 

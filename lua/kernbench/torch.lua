@@ -25,7 +25,11 @@ function M.new(opts)
   local ac = require "kernbench.alloc_c"
   local topo = opts.topology or kb.topology.load()
   local P = topo:params()
-  local s = sim.new { topology = topo }
+  -- data mode (--data / --verify-data): kernels compute values; the op log
+  -- keeps its records, as the original's did with data execution on
+  local mode = opts.data_mode or (kb and kb.data_mode)
+  local data = opts.data or mode == "data" or mode == "verify" or false
+  local s = sim.new { topology = topo, op_log = data or opts.op_log }
   local torch = {}
   local current_device = opts.device
   local requests = 0
@@ -379,7 +383,8 @@ function M.new(opts)
   end
 
   -- ---- kernel launches (kernbench.launch) ----
-  torch.data = opts.data or false
+  torch.data = data
+  torch.verify_data = mode == "verify"
   require("kernbench.launch").attach(torch, {
     s = s, topo = topo, P = P, data = torch.data,
     sip = function() return current_device or 0 end,
@@ -414,6 +419,33 @@ function M.new(opts)
   --- Translates a VA on PE (sip, cube, pe) through its page table: the PA
   -- and the translation's cost in ns (the PE_MMU's tlb_overhead_ns).
   function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va), tlb_overhead_ns end
+
+  -- ---- checking results against a CPU reference (--verify-data) ----
+  local TOL = { f32 = 1e-5, f16 = 1e-3, bf16 = 1e-2 } -- rtol = atol (ADR-0020 D11); integers exact
+  local verified = {}
+
+  --- Compares `got` (a host tensor, e.g. from d:cpu()) with `expected`
+  -- using the dtype's tolerance: |got - expected| <= tol + tol * |expected|
+  -- (exact for integers). Returns the worst absolute error, or nil in
+  -- timing-only runs (values are not computed; nothing to compare). A
+  -- mismatch raises an error naming the tensor and the worst element.
+  function torch.verify(name, got, expected, o)
+    if not data then return nil end
+    local dt = got.dtype
+    local tol = (o and o.tol) or TOL[dt] or 0
+    local diff = tc.abs(tc.sub(got:float(), expected:float()))
+    local worst = diff:numel() > 0 and tc.max(diff) or 0
+    local ok = tc.allclose(got:float(), expected:float(), tol, tol)
+    verified[#verified + 1] = { name = name, dtype = dt, worst = worst, tol = tol, ok = ok }
+    if not ok then
+      error(("verify %s: %s result differs from the reference beyond rtol = atol = %g: worst |error| %g"):format(
+        name, dt, tol, worst), 2)
+    end
+    return worst
+  end
+
+  --- What torch.verify checked so far: a list of {name, dtype, worst, tol, ok}.
+  function torch.verified() return verified end
 
   function torch.stats()
     local st = s:stats()

@@ -56,6 +56,11 @@ static const char USAGE[] =
     "  -q, --quiet    no summary after a script or probe run\n"
     "  --device D     for benches: all (default) or sip:N, the SIP that\n"
     "                 torch.ahbm.current_device() starts on\n"
+    "  --data         data mode: kernels compute real values (tl.load data can\n"
+    "                 be read, dot and math results are computed); timing is\n"
+    "                 the same as without (may also follow a bench file)\n"
+    "  --verify-data  data mode, and benches compare their outputs with a CPU\n"
+    "                 reference: a mismatch fails the run (may follow a bench file)\n"
     "  -h, --help     print this help and exit\n"
     "  -v, --version  print the version and exit\n"
     "  --             stop handling options\n"
@@ -76,6 +81,7 @@ typedef struct options {
     const char **sets; /* --set assignments, in order */
     int nsets;
     const char *device; /* --device all|sip:N */
+    const char *data;   /* --data: "data", --verify-data: "verify" */
     bool interactive;
     bool stats;
     int script; /* index in argv of the script, 0 if none */
@@ -210,6 +216,10 @@ static int parse(int argc, char **argv, options *o)
             o->out.trace.flows = true;
         else if (strcmp(a, "--trace-counters") == 0)
             o->out.trace.counters = true;
+        else if (strcmp(a, "--data") == 0)
+            o->data = o->data ? o->data : "data";
+        else if (strcmp(a, "--verify-data") == 0)
+            o->data = "verify";
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
             o->out.quiet = true;
         else if (strcmp(a, "-i") == 0)
@@ -328,6 +338,10 @@ static int set_topology_defaults(lua_State *L, const options *o)
     if (o->device) { /* for benches: kernbench.bench reads kb.device */
         lua_pushstring(L, o->device);
         lua_setfield(L, -2, "device");
+    }
+    if (o->data) { /* for runtimes: kernbench.torch reads kb.data_mode */
+        lua_pushstring(L, o->data);
+        lua_setfield(L, -2, "data_mode");
     }
     lua_pop(L, 1);
     return LUA_OK;
