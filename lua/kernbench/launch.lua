@@ -72,16 +72,16 @@ function M.resolve_kernel(kernel)
     return ("%s:%d"):format(info.short_src, info.linedefined), kernel
   elseif type(kernel) == "string" then
     local ok, v = pcall(require, kernel)
-    if not ok then error(("torch.launch: cannot load kernel module '%s': %s"):format(kernel, tostring(v)), 3) end
+    if not ok then error(("torch.launch: cannot load kernel module '%s': %s"):format(kernel, tostring(v)), 4) end
     if type(v) == "table" then v = v.kernel end
     if type(v) ~= "function" then
-      error(("torch.launch: module '%s' must return the kernel function (or a table with field kernel)"):format(kernel), 3)
+      error(("torch.launch: module '%s' must return the kernel function (or a table with field kernel)"):format(kernel), 4)
     end
     return kernel, v
   elseif type(kernel) == "table" and type(kernel.fn) == "function" then
     return kernel.name or "kernel", kernel.fn
   end
-  error(("torch.launch: the kernel must be a function, a module name or {name=, fn=} (got %s)"):format(type(kernel)), 3)
+  error(("torch.launch: the kernel must be a function, a module name or {name=, fn=} (got %s)"):format(type(kernel)), 4)
 end
 
 --- The grid {pes=, cubes=} from N or {pes, cubes}, checked against P.
@@ -94,13 +94,13 @@ function M.resolve_grid(grid, P)
   end
   if math.type(pes) ~= "integer" or math.type(cubes) ~= "integer" or pes < 1 or cubes < 1 then
     error(("torch.launch: the grid must be N or {pes, cubes} with positive integers (got %s)"):format(
-      type(grid) == "table" and "{" .. tostring(grid[1]) .. ", " .. tostring(grid[2]) .. "}" or tostring(grid)), 3)
+      type(grid) == "table" and "{" .. tostring(grid[1]) .. ", " .. tostring(grid[2]) .. "}" or tostring(grid)), 4)
   end
   if pes > P.pes_per_cube then
-    error(("torch.launch: grid asks for %d PEs per cube, the topology has %d"):format(pes, P.pes_per_cube), 3)
+    error(("torch.launch: grid asks for %d PEs per cube, the topology has %d"):format(pes, P.pes_per_cube), 4)
   end
   if cubes > P.cubes_per_sip then
-    error(("torch.launch: grid asks for %d cubes, the topology has %d per SIP"):format(cubes, P.cubes_per_sip), 3)
+    error(("torch.launch: grid asks for %d cubes, the topology has %d per SIP"):format(cubes, P.cubes_per_sip), 4)
   end
   return { pes = pes, cubes = cubes }
 end

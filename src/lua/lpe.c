@@ -187,9 +187,9 @@ static tensor_ud *push_result(lua_State *L, int ctx_idx, pe_ctx *c, const char *
     if (n == 0)
         n = 16;
     if (n > c->scratch_size)
-        luaL_error(L, "%s: scratch overflow on %s: the result needs %llu bytes, the kernel's scratch is "
-                      "%llu bytes (pe_cpu.attrs.scratch_kb)",
-                   call, c->where, (unsigned long long)n, (unsigned long long)c->scratch_size);
+        luaL_error(L, "%s: scratch overflow on %s: the result needs %I bytes, the kernel's scratch is "
+                      "%I bytes (pe_cpu.attrs.scratch_kb)",
+                   call, c->where, (lua_Integer)n, (lua_Integer)c->scratch_size);
     uint64_t phys = c->vcur % c->scratch_size;
     if (phys + n > c->scratch_size) /* no straddling: skip to the start */
         c->vcur += c->scratch_size - phys;
