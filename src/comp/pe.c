@@ -128,12 +128,20 @@ static const uint8_t plans[][5] = {
 
 static kb_sim *sim_of(const kb_pe_op *op) { return kb_fabric_sim(op->pe->fab); }
 
-static void span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end)
+static void span_args(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
+                      size_t nargs)
 {
     kb_comp_busy(kb_fabric_comp(p->fab, node), start, end);
     kb_tracer *tr = kb_fabric_tracer(p->fab);
     if (tr)
-        kb_trace_span(tr, kb_fabric_track(p->fab, node), name, start, end, NULL, 0, 0, KB_FLOW_NONE);
+        kb_trace_span(tr, kb_fabric_track(p->fab, node), name, start, end, args, nargs, 0, KB_FLOW_NONE);
+}
+
+/* A stage moving n bytes: the slice says how many. */
+static void span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n)
+{
+    kb_targ a = {"bytes", NULL, (int64_t)n};
+    span_args(p, node, name, start, end, &a, 1);
 }
 
 /* A capacity-1 port served in request order: when a request made now of
@@ -386,14 +394,14 @@ static void run(kb_pe_op *op)
             kb_time cpu = kb_cycles_ps((double)p->dispatch_cycles, p->cpu_clock_ghz) + p->cpu_ps;
             end = now + cpu + p->sched_ps;
             if (p->sched_ps)
-                span(p, p->sched, op->what, now + cpu, end);
+                span_args(p, p->sched, op->what, now + cpu, end, NULL, 0);
             if (end > now)
                 return after(op, end);
             break;
         }
         case S_MMU:
             if (op->translated && p->tlb_ps) {
-                span(p, p->mmu, "translate", now, now + p->tlb_ps);
+                span_args(p, p->mmu, "translate", now, now + p->tlb_ps, NULL, 0);
                 return after(op, now + p->tlb_ps);
             }
             break;
@@ -418,7 +426,7 @@ static void run(kb_pe_op *op)
             int w = plans[op->kind][op->stage] == S_TCM_WRITE;
             uint64_t n = kb_tview_nbytes(&op->tcm);
             end = take(&p->tcm_free[w], now, kb_bw_ps(n, p->tcm_bw[w]), &start);
-            span(p, p->tcm, w ? "write" : "read", start, end);
+            span(p, p->tcm, w ? "write" : "read", start, end, n);
             if (op->data && !w) { /* a store's bytes leave TCM now (a load's land at the end) */
                 op->buf = kb_xmalloc(n ? n : 1);
                 kb_memstore_read(kb_fabric_memstore(p->fab), op->tcm.domain, op->tcm.offset, op->buf, n);
@@ -430,14 +438,20 @@ static void run(kb_pe_op *op)
             int w = plans[op->kind][op->stage] == S_WRITEBACK;
             uint64_t n = w ? kb_tview_nbytes(&op->out) : operand_bytes(op);
             end = take(&p->tcm_free[w], now + p->fs_ps, kb_bw_ps(n, p->tcm_bw[w]), &start);
-            span(p, p->fetch_store, w ? "store" : "fetch", now, end);
-            span(p, p->tcm, w ? "write" : "read", start, end);
+            span(p, p->fetch_store, w ? "store" : "fetch", now, end, n);
+            span(p, p->tcm, w ? "write" : "read", start, end, n);
             return after(op, end);
         }
         case S_COMPUTE: {
             end = take(&p->accel_free, now, compute_ps(op), &start);
-            uint32_t node = op->kind == KB_PE_GEMM ? p->gemm : p->math;
-            span(p, node, op->kind == KB_PE_GEMM ? "gemm" : kb_mop_info_of(op->mop)->name, start, end);
+            if (op->kind == KB_PE_GEMM) {
+                kb_targ a[3] = {{"m", NULL, op->in[0].v.shape[0]}, {"k", NULL, op->in[0].v.shape[1]},
+                                {"n", NULL, op->in[1].v.shape[1]}};
+                span_args(p, p->gemm, "gemm", start, end, a, 3);
+            } else {
+                kb_targ a = {"elements", NULL, kb_tview_numel(kb_mop_info_of(op->mop)->axis ? &op->in[0].v : &op->out)};
+                span_args(p, p->math, kb_mop_info_of(op->mop)->name, start, end, &a, 1);
+            }
             op->compute_ps += end - start;
             log_compute(op, start, end);
             return after(op, end);

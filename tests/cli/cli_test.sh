@@ -11,7 +11,8 @@ cases=(help version unknown_option missing_option_argument eval eval_error
 source "$(dirname "${BASH_SOURCE[0]}")/probe_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/trace_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/bench_cases.sh"
-cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/kernel_cases.sh"
+cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}")
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
@@ -156,7 +157,7 @@ library_path_override)
   KERNBENCH_PATH="$tmp/lib" run -e 'print(kb.version)'; expect_status 0; expect_out "custom"
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
-probe_* | trace_* | bench_* | stats_json_and_op_log | summary_and_quiet | dump_config)
+probe_* | trace_* | bench_* | kernel_* | stats_json_and_op_log | summary_and_quiet | dump_config)
   "$case_name" ;;
 *)
   fail "unknown case" ;;
