@@ -117,7 +117,7 @@ local function max_merge(a, b)
 end
 
 --- Adds launch and launch_async to torch. rt: the runtime's internals
--- {s, topo, P, sip() (current SIP), translator(sip, cube, pe),
+-- {s, topo, P, sip() (current SIP), pa_fallback,
 -- alloc_tcm/free_tcm, count_request(), handle(ev, what), wait(ev), data}.
 function M.attach(torch, rt)
   local s, topo, P = rt.s, rt.topo, rt.P
@@ -237,10 +237,8 @@ function M.attach(torch, rt)
       local start = s:now_ps()
       local scratch = rt.alloc_tcm(psip, cube, pe, scratch_bytes, name)
       local ctx = pe_c.context(s, { sip = psip, cube = cube, pe = pe, scratch_base = scratch.offset,
-                                    scratch_size = scratch_bytes, data = rt.data })
-      local translate = rt.translator(psip, cube, pe)
-      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
-                                  translate = translate })
+                                    scratch_size = scratch_bytes, data = rt.data, pa_fallback = rt.pa_fallback })
+      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
       local kernel = registry[name]
       kernel(tl, table.unpack(kargs, 1, nargs))
       ctx:span("kernel " .. name, start)

@@ -27,10 +27,9 @@ local function not_yet(what, issue)
 end
 
 --- A tl table for context `ctx` (kernbench.pe_c) with info:
--- pe, cube, num_pes, num_cubes (the launch grid), translate(va) -> pa.
+-- pe, cube, num_pes, num_cubes (the launch grid).
 function M.new(ctx, info)
   local tl = {}
-  local translate = info.translate
 
   local function check_axis(call, axis)
     axis = axis or 0
@@ -49,31 +48,10 @@ function M.new(ctx, info)
     return check_axis("num_programs", axis) == 1 and info.num_cubes or info.num_pes
   end
 
-  local function address(call, ptr)
-    if math.type(ptr) ~= "integer" then
-      error(("%s: the pointer must be an integer address (a tensor argument plus a byte offset), got %s"):format(
-        call, math.type(ptr) or type(ptr)), 3)
-    end
-    return translate(ptr, call)
-  end
-
-  --- load(ptr, shape, dtype="f16") or load(ref): DMA into the PE's TCM.
-  function tl.load(ptr, shape, dtype)
-    if M.is_ref(ptr) then ptr, shape, dtype = ptr.ptr, ptr.shape, ptr.dtype end
-    local pa, translated = address("tl.load", ptr)
-    return ctx:load(pa, shape, dtype or "f16", translated)
-  end
-
-  --- store(ptr, handle): DMA from TCM to memory.
-  function tl.store(ptr, h)
-    if M.is_ref(ptr) then ptr = ptr.ptr end
-    local pa, translated = address("tl.store", ptr)
-    if not pe_c.is_tensor(h) then
-      error(("tl.store: the value must be a tensor handle (from tl.load, tl.dot, math ...), got %s"):format(
-        M.is_ref(h) and "a tl.ref (load it first)" or type(h)), 2)
-    end
-    ctx:store(pa, h, translated)
-  end
+  --- load(ptr, shape, dtype="f16") or load(ref): DMA into the PE's TCM;
+  -- store(ptr, handle): DMA from TCM to memory. Both translate ptr through
+  -- the PE's MMU (C closures bound to this kernel instance).
+  tl.load, tl.store = ctx:tl_functions()
 
   --- ref(ptr, shape, dtype="f16"): names memory without moving it.
   function tl.ref(ptr, shape, dtype)

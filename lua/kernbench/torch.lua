@@ -56,7 +56,7 @@ function M.new(opts)
   local va_alloc = ac.va(page_size)
 
   -- ---- MMU: a page table per PE, installed by timed map messages ----
-  local mmu = require("kernbench.mmu").new(page_size, { pa_fallback = opts.pa_fallback })
+  local mmu = require("kernbench.mmu").new(s, { pa_fallback = opts.pa_fallback })
   local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
@@ -388,7 +388,7 @@ function M.new(opts)
   require("kernbench.launch").attach(torch, {
     s = s, topo = topo, P = P, data = torch.data,
     sip = function() return current_device or 0 end,
-    translator = mmu.translator,
+    pa_fallback = opts.pa_fallback or false,
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
     handle = handle,

@@ -109,8 +109,8 @@ static const kb_impl builtins[] = {
     IMPL("builtin.pe_gemm", "pe_gemm", pe_gemm_attrs, kb_pe_part_ops, "matrix engine (MAC array)"),
     IMPL("builtin.pe_math", "pe_math", pe_math_attrs, kb_pe_part_ops, "vector/math engine"),
     IMPL("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad"),
-    /* Map/unmap messages end here (the page table itself is kept by the runtime). */
-    IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_store_forward_ops, "PE address translation"),
+    /* Map/unmap messages end here; the page table is its state (pe.c). */
+    IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_mmu_ops, "PE address translation (page table)"),
     IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),
 };
 

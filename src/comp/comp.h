@@ -50,5 +50,7 @@ void kb_store_forward_txn(kb_comp *c, kb_txn *t);
 
 /* PE_CPU: terminates control messages and owns its PE's engine state (pe.h). */
 extern const kb_comp_ops kb_pe_cpu_ops;
+/* PE_MMU: terminates map messages and holds the PE's page table (pe.h). */
+extern const kb_comp_ops kb_pe_mmu_ops;
 
 #endif

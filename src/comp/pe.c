@@ -85,6 +85,30 @@ static void pe_fini(kb_comp *c) { free(c->state); }
 const kb_comp_ops kb_pe_cpu_ops = {
     .flit_aware = false, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
 
+/* PE_MMU (builtin.pe_mmu): terminates map messages like any
+ * store-and-forward node and holds its PE's page table. */
+static void mmu_init(kb_comp *c)
+{
+    kb_pagetable *pt = kb_xmalloc(sizeof *pt);
+    kb_pt_init(pt, (uint64_t)kb_spec_attr(c->n->spec, "page_size"));
+    c->state = pt;
+}
+
+static void mmu_fini(kb_comp *c)
+{
+    kb_pt_free(c->state);
+    free(c->state);
+}
+
+const kb_comp_ops kb_pe_mmu_ops = {
+    .flit_aware = false, .init = mmu_init, .fini = mmu_fini, .on_txn = kb_store_forward_txn};
+
+kb_pagetable *kb_pe_pagetable(kb_pe *p)
+{
+    kb_comp *c = kb_fabric_comp(p->fab, p->mmu);
+    return c->ops == &kb_pe_mmu_ops ? c->state : NULL;
+}
+
 kb_pe *kb_pe_of(kb_fabric *f, uint32_t node)
 {
     kb_comp *c = kb_fabric_comp(f, node);

@@ -21,6 +21,7 @@
 
 #include "comp/comp.h"
 #include "comp/pe_model.h"
+#include "mem/pagetable.h"
 #include "mem/view.h"
 
 typedef struct kb_pe {
@@ -43,6 +44,9 @@ typedef struct kb_pe {
 kb_pe *kb_pe_of(kb_fabric *f, uint32_t node);
 /* PE (sip, cube, pe), or NULL with *err naming it. */
 kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err);
+
+/* The PE's page table (its PE_MMU's), or NULL if PE_MMU is not builtin. */
+kb_pagetable *kb_pe_pagetable(kb_pe *p);
 
 typedef enum kb_pe_kind { KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES } kb_pe_kind;
 

@@ -1,9 +1,10 @@
 /* The `kernbench.pe_c` module: a kernel instance's view of its PE, and the
  * tensor handles its tl.* calls return.
  *
- *   ctx = pe_c.context(s, {sip=, cube=, pe=, scratch_base=, scratch_size=, data=})
- *   h = ctx:load(pa, shape, dtype, translated)   -- blocking: DMA into TCM scratch
- *   ctx:store(pa, h, translated)                 -- blocking: TCM -> memory
+ *   ctx = pe_c.context(s, {sip=, cube=, pe=, scratch_base=, scratch_size=, data=, pa_fallback=})
+ *   load, store = ctx:tl_functions()            -- tl.load / tl.store bound to ctx:
+ *     h = load(va, shape, dtype) / load(ref)    -- blocking: translate, DMA into TCM scratch
+ *     store(va, h)                              -- blocking: TCM -> memory
  *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
  *   y = ctx:math(op, axis, x[, y[, z]])          -- blocking: fetch, MATH, write back
  *   ctx:cycles(n)                                -- blocking: PE_CPU busy
@@ -20,6 +21,10 @@
  * Scratch (the TCM region for results) is a ring: results take space in
  * order and wrap around; a handle whose bytes a later result has reused
  * can no longer be used (a clear error), so loops run in constant space.
+ *
+ * Page tables: pe_c.mmu_map(s, sip, cube, pe, va, pa, size), mmu_unmap(s,
+ * sip, cube, pe, va, size), mmu_translate(s, sip, cube, pe, va) -> pa|nil,
+ * mmu_regions(s, sip, cube, pe): each PE_MMU's own table (src/mem/pagetable.h).
  *
  * Values: with data on (--data), handles can be read (h[i], h:tolist(),
  * h:item()); without, reading is an error. Indices are 0-based. */
@@ -45,6 +50,7 @@ typedef struct pe_ctx {
     uint64_t scratch_base, scratch_size;
     uint64_t vcur;     /* bytes of scratch handed out so far (virtual, never wraps) */
     bool data;
+    bool pa_fallback;  /* an unmapped VA is used as a PA (the original's behaviour) */
     bool busy;         /* a blocking command is in flight */
     bool orphan;       /* the userdata was collected while busy: free when done */
     kb_pe_op op;
@@ -137,7 +143,9 @@ static int l_context(lua_State *L)
     c->scratch_size = (uint64_t)field_int(L, 2, "scratch_size", true, 0);
     lua_getfield(L, 2, "data");
     c->data = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "pa_fallback");
+    c->pa_fallback = lua_toboolean(L, -1);
+    lua_pop(L, 2);
     snprintf(c->where, sizeof c->where, "sip%d.cube%d.pe%d", sip, cube, pe);
     return 1;
 }
@@ -304,9 +312,8 @@ static int start_command(lua_State *L, pe_ctx *c, const char *call)
 }
 
 /* The memory side of a load or store: a physical address. */
-static void memory_side(lua_State *L, pe_ctx *c, int idx, const char *call)
+static void memory_side(lua_State *L, pe_ctx *c, kb_pa pa, const char *call)
 {
-    kb_pa pa = (kb_pa)luaL_checkinteger(L, idx);
     if (pa >= c->pa_lo && pa < c->pa_hi) { /* the same HBM slice as last time */
         c->op.target = c->pa_node;
         c->op.target_off = c->off_lo + (pa - c->pa_lo);
@@ -337,36 +344,165 @@ static void memory_side(lua_State *L, pe_ctx *c, int idx, const char *call)
     }
 }
 
-static int ctx_load(lua_State *L)
+/* A kernel's pointer through the PE's MMU: the physical address. */
+static kb_pa translate(lua_State *L, pe_ctx *c, int idx, const char *call)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    int ok;
+    lua_Integer va = lua_tointegerx(L, idx, &ok);
+    if (!ok)
+        luaL_error(L, "%s: the pointer must be an integer address (a tensor argument plus a byte offset), "
+                      "got %s", call, lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
+    kb_pagetable *pt = kb_pe_pagetable(c->pe);
+    uint64_t pa;
+    if (pt && kb_pt_translate(pt, (uint64_t)va, &pa))
+        return (kb_pa)pa;
+    if (c->pa_fallback)
+        return (kb_pa)va;
+    char hex[24]; /* lua_pushfstring has no hexadecimal conversion */
+    snprintf(hex, sizeof hex, "%llx", (unsigned long long)va);
+    luaL_error(L, "%s: virtual address 0x%s is not mapped on %s (not inside any tensor placed for this PE)",
+               call, hex, c->where);
+    return 0;
+}
+
+/* A tl.ref table at idx: replaces it by its pointer and fills shape and
+ * dtype at idx+1, idx+2 (a load of a reference loads what it names). */
+static void unref(lua_State *L, int idx, bool all)
+{
+    if (!lua_istable(L, idx))
+        return;
+    lua_getfield(L, idx, "ptr");
+    if (all) {
+        lua_getfield(L, idx, "shape");
+        lua_replace(L, idx + 1);
+        lua_getfield(L, idx, "dtype");
+        lua_replace(L, idx + 2);
+    }
+    lua_replace(L, idx);
+}
+
+/* tl.load(ptr, shape, dtype="f16") or tl.load(ref): upvalue 1 is the context. */
+static int tl_load(lua_State *L)
+{
+    pe_ctx *c = check_ctx(L, lua_upvalueindex(1));
+    lua_settop(L, 3);
+    unref(L, 1, true);
+    kb_pa pa = translate(L, c, 1, "tl.load");
     int64_t shape[KB_VIEW_MAXDIM];
-    int nd = parse_shape(L, 3, "tl.load", shape);
-    kb_dtype dt = parse_dtype(L, 4, "tl.load", "f16");
+    int nd = parse_shape(L, 2, "tl.load", shape);
+    kb_dtype dt = parse_dtype(L, 3, "tl.load", "f16");
     memset(&c->op, 0, sizeof c->op);
-    memory_side(L, c, 2, "tl.load");
+    memory_side(L, c, pa, "tl.load");
     c->op.kind = KB_PE_LOAD;
-    c->op.translated = lua_toboolean(L, 5);
-    lua_settop(L, 1);
+    c->op.translated = true;
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
     tensor_ud *t = push_result(L, 1, c, "tl.load", dt, nd, shape);
     c->op.tcm = t->v;
     return start_command(L, c, "tl.load");
 }
 
-static int ctx_store(lua_State *L)
+/* tl.store(ptr, handle): upvalue 1 is the context. */
+static int tl_store(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
-    tensor_ud *t = check_tensor(L, 3, "tl.store", 2, c);
+    pe_ctx *c = check_ctx(L, lua_upvalueindex(1));
+    lua_settop(L, 2);
+    unref(L, 1, false);
+    kb_pa pa = translate(L, c, 1, "tl.store");
+    if (!test_tensor(L, 2))
+        return luaL_error(L, "tl.store: the value must be a tensor handle (from tl.load, tl.dot, math ...), got %s",
+                          lua_istable(L, 2) ? "a table (a tl.ref? load it first)" : luaL_typename(L, 2));
+    tensor_ud *t = check_tensor(L, 2, "tl.store", 2, c);
     if (!kb_tview_contiguous(&t->v))
         return luaL_error(L, "tl.store: the handle is a transposed view (tl.trans); a store moves "
                              "contiguous bytes: compute a contiguous result first");
     memset(&c->op, 0, sizeof c->op);
-    memory_side(L, c, 2, "tl.store");
+    memory_side(L, c, pa, "tl.store");
     c->op.kind = KB_PE_STORE;
     c->op.tcm = t->v;
-    c->op.translated = lua_toboolean(L, 4);
-    lua_settop(L, 1);
+    c->op.translated = true;
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
     return start_command(L, c, "tl.store");
+}
+
+/* ctx:tl_functions() -> load, store: the two C closures bound to ctx. */
+static int ctx_tl_functions(lua_State *L)
+{
+    check_ctx(L, 1);
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, tl_load, 1);
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, tl_store, 1);
+    return 2;
+}
+
+/* ---- page tables (the PE_MMU components') ---- */
+
+static kb_pagetable *check_pt(lua_State *L, int *argn)
+{
+    lsim *S = lsim_check(L, 1);
+    if (!S->fab)
+        luaL_error(L, "pe_c: this simulation has no topology");
+    int sip = (int)luaL_checkinteger(L, 2), cube = (int)luaL_checkinteger(L, 3), pe = (int)luaL_checkinteger(L, 4);
+    char *err = NULL;
+    kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
+    if (!p) {
+        lua_pushstring(L, err);
+        free(err);
+        lua_error(L);
+    }
+    kb_pagetable *pt = kb_pe_pagetable(p);
+    if (!pt)
+        luaL_error(L, "sip%d.cube%d.pe%d: its PE_MMU is not builtin.pe_mmu (no page table)", sip, cube, pe);
+    *argn = 5;
+    return pt;
+}
+
+static uint64_t check_u64(lua_State *L, int idx)
+{
+    lua_Integer v = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, v >= 0, idx, "must be >= 0");
+    return (uint64_t)v;
+}
+
+/* pe_c.mmu_map(s, sip, cube, pe, va, pa, size) */
+static int l_mmu_map(lua_State *L)
+{
+    int a;
+    kb_pagetable *pt = check_pt(L, &a);
+    kb_pt_map(pt, check_u64(L, a), check_u64(L, a + 1), check_u64(L, a + 2));
+    return 0;
+}
+
+/* pe_c.mmu_unmap(s, sip, cube, pe, va, size) */
+static int l_mmu_unmap(lua_State *L)
+{
+    int a;
+    kb_pagetable *pt = check_pt(L, &a);
+    kb_pt_unmap(pt, check_u64(L, a), check_u64(L, a + 1));
+    return 0;
+}
+
+/* pe_c.mmu_translate(s, sip, cube, pe, va) -> pa | nil */
+static int l_mmu_translate(lua_State *L)
+{
+    int a;
+    kb_pagetable *pt = check_pt(L, &a);
+    uint64_t pa;
+    if (kb_pt_translate(pt, check_u64(L, a), &pa))
+        lua_pushinteger(L, (lua_Integer)pa);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* pe_c.mmu_regions(s, sip, cube, pe) -> count */
+static int l_mmu_regions(lua_State *L)
+{
+    int a;
+    lua_pushinteger(L, (lua_Integer)kb_pt_regions(check_pt(L, &a)));
+    return 1;
 }
 
 static int ctx_cycles(lua_State *L)
@@ -783,7 +919,7 @@ static const luaL_Reg tensor_meta[] = {
     {NULL, NULL}};
 
 static const luaL_Reg ctx_methods[] = {
-    {"load", ctx_load}, {"store", ctx_store}, {"dot", ctx_dot}, {"math", ctx_math},
+    {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math},
     {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
     {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {NULL, NULL}};
 
@@ -793,7 +929,10 @@ static int l_is_tensor(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg funcs[] = {{"context", l_context}, {"is_tensor", l_is_tensor}, {NULL, NULL}};
+static const luaL_Reg funcs[] = {{"context", l_context},         {"is_tensor", l_is_tensor},
+                                 {"mmu_map", l_mmu_map},         {"mmu_unmap", l_mmu_unmap},
+                                 {"mmu_translate", l_mmu_translate}, {"mmu_regions", l_mmu_regions},
+                                 {NULL, NULL}};
 
 int luaopen_kb_pe(lua_State *L)
 {
