@@ -504,15 +504,14 @@ static void run(kb_pe_op *op)
 
 bool kb_pe_submit(kb_pe_op *op, char **err)
 {
-    kb_pe *p = op->pe;
+    (void)err; /* a failing stage (no route ...) completes the op with op->error set */
     op->t_issue = kb_sim_now(sim_of(op));
     op->dma_ps = op->compute_ps = 0;
     op->error = NULL;
     op->stage = 0;
     op->buf = NULL;
-    if ((op->kind == KB_PE_LOAD || op->kind == KB_PE_STORE) &&
-        !kb_route_pe(kb_fabric_topo(p->fab), p->dma, op->target, err))
-        return false;
+    op->submitting = true;
     run(op);
+    op->submitting = false;
     return true;
 }

@@ -85,14 +85,16 @@ struct kb_pe_op {
     kb_time t_issue;    /* when the command was issued */
     kb_time dma_ps, compute_ps;
     char *error;        /* set if a stage failed (then done() runs at once) */
+    bool submitting;    /* done() called from within kb_pe_submit (a zero-time command) */
     /* internal */
     int stage;
     kb_time t_stage;
     void *buf;          /* data in transit (load: bytes between DMA and TCM) */
 };
 
-/* Starts op at the current time. False with *err if it cannot start (no
- * route to the target ...); done() is called when it completes. */
+/* Starts op at the current time; done() is called when it completes (with
+ * op->error set if a stage failed), from an event callback, or from within
+ * this call (op->submitting) when the whole command takes no time. */
 bool kb_pe_submit(kb_pe_op *op, char **err);
 
 #endif

@@ -263,8 +263,14 @@ static void op_done(kb_pe_op *op)
     }
     lproc *p = c->waiting;
     c->waiting = NULL;
-    if (p) /* resume the kernel as an event at this time (never inside the engines) */
+    if (!p)
+        return;
+    /* From an event callback the kernel resumes at once (as any woken
+     * process would); from within the submitting call it must yield first. */
+    if (op->submitting)
         kb_sim_at(c->S->sim, kb_sim_now(c->S->sim), KB_PRIO_NORMAL, p->waiter.wake, &p->waiter);
+    else
+        p->waiter.wake(c->S->sim, &p->waiter);
 }
 
 /* The continuation: the context is at 1, the result (if any) above it. */
@@ -300,14 +306,7 @@ static int start_command(lua_State *L, pe_ctx *c, const char *call)
     c->calls++;
     c->busy = true;
     c->waiting = p;
-    char *err = NULL;
-    if (!kb_pe_submit(&c->op, &err)) {
-        c->busy = false;
-        c->waiting = NULL;
-        lua_pushfstring(L, "%s: %s", call, err);
-        free(err);
-        return lua_error(L);
-    }
+    kb_pe_submit(&c->op, NULL);
     return lsim_block(L, p, after_command);
 }
 

@@ -16,8 +16,13 @@ const kb_opcount *kb_oplog_counts(const kb_oplog *log, size_t *n)
 
 static void count(kb_oplog *log, const char *name)
 {
+    for (size_t i = 0; i < log->ncounts; i++) /* names are static: the same pointer, usually */
+        if (log->counts[i].name == name) {
+            log->counts[i].n++;
+            return;
+        }
     for (size_t i = 0; i < log->ncounts; i++)
-        if (log->counts[i].name == name || strcmp(log->counts[i].name, name) == 0) {
+        if (strcmp(log->counts[i].name, name) == 0) {
             log->counts[i].n++;
             return;
         }
