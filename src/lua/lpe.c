@@ -65,6 +65,35 @@ typedef struct pe_ctx {
     uint64_t off_lo;
 } pe_ctx;
 
+/* Registry keys of the two metatables (besides their names): checking a
+ * userdata by pointer key avoids interning the name on every call. */
+static const char CTX_KEY, TENSOR_KEY;
+
+static void *test_ud(lua_State *L, int idx, const void *key)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, key);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+
+static void *check_ud(lua_State *L, int idx, const void *key, const char *what)
+{
+    void *p = test_ud(L, idx, key);
+    if (!p)
+        luaL_typeerror(L, idx, what);
+    return p;
+}
+
+static void set_tensor_mt(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &TENSOR_KEY);
+    lua_setmetatable(L, -2);
+}
+
 typedef struct ctx_ud {
     pe_ctx *c;
 } ctx_ud;
@@ -79,7 +108,7 @@ typedef struct tensor_ud {
 
 static pe_ctx *check_ctx(lua_State *L, int idx)
 {
-    ctx_ud *u = luaL_checkudata(L, idx, LPE_MT);
+    ctx_ud *u = check_ud(L, idx, &CTX_KEY, "PE context");
     if (!u->c)
         luaL_error(L, "PE context is closed");
     return u->c;
@@ -152,7 +181,7 @@ static int l_context(lua_State *L)
 
 /* ---- tensors ---- */
 
-static tensor_ud *test_tensor(lua_State *L, int idx) { return luaL_testudata(L, idx, LTEN_MT); }
+static tensor_ud *test_tensor(lua_State *L, int idx) { return test_ud(L, idx, &TENSOR_KEY); }
 
 static bool tensor_live(const pe_ctx *c, const tensor_ud *t)
 {
@@ -207,7 +236,7 @@ static tensor_ud *push_result(lua_State *L, int ctx_idx, pe_ctx *c, const char *
     c->vcur += n;
     t->v = v;
     t->made_by = call;
-    luaL_setmetatable(L, LTEN_MT);
+    set_tensor_mt(L);
     lua_pushvalue(L, ctx_idx);
     lua_setiuservalue(L, -2, 1);
     return t;
@@ -695,7 +724,7 @@ static int ctx_trans(lua_State *L)
     r->v.stride[d - 1] = r->v.stride[d - 2];
     r->v.shape[d - 2] = s;
     r->v.stride[d - 2] = st;
-    luaL_setmetatable(L, LTEN_MT);
+    set_tensor_mt(L);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
     return 1;
@@ -806,13 +835,13 @@ static int t_item(lua_State *L)
 
 static int t_numel(lua_State *L)
 {
-    lua_pushinteger(L, kb_tview_numel(&((tensor_ud *)luaL_checkudata(L, 1, LTEN_MT))->v));
+    lua_pushinteger(L, kb_tview_numel(&((tensor_ud *)check_ud(L, 1, &TENSOR_KEY, "tl.tensor"))->v));
     return 1;
 }
 
 static int t_nbytes(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)kb_tview_nbytes(&((tensor_ud *)luaL_checkudata(L, 1, LTEN_MT))->v));
+    lua_pushinteger(L, (lua_Integer)kb_tview_nbytes(&((tensor_ud *)check_ud(L, 1, &TENSOR_KEY, "tl.tensor"))->v));
     return 1;
 }
 
@@ -822,7 +851,7 @@ static const luaL_Reg tensor_methods[] = {
 /* h[i]: a view of row i (0-based), or the value when one dimension is left. */
 static int t_index(lua_State *L)
 {
-    tensor_ud *t = luaL_checkudata(L, 1, LTEN_MT);
+    tensor_ud *t = check_ud(L, 1, &TENSOR_KEY, "tl.tensor");
     if (lua_type(L, 2) == LUA_TSTRING) {
         const char *k = lua_tostring(L, 2);
         if (strcmp(k, "shape") == 0)
@@ -866,7 +895,7 @@ static int t_index(lua_State *L)
     r->v.ndim--;
     memmove(r->v.shape, r->v.shape + 1, (size_t)r->v.ndim * sizeof r->v.shape[0]);
     memmove(r->v.stride, r->v.stride + 1, (size_t)r->v.ndim * sizeof r->v.stride[0]);
-    luaL_setmetatable(L, LTEN_MT);
+    set_tensor_mt(L);
     lua_getiuservalue(L, 1, 1);
     lua_setiuservalue(L, -2, 1);
     return 1;
@@ -879,13 +908,13 @@ static int t_newindex(lua_State *L)
 
 static int t_len(lua_State *L)
 {
-    lua_pushinteger(L, ((tensor_ud *)luaL_checkudata(L, 1, LTEN_MT))->v.shape[0]);
+    lua_pushinteger(L, ((tensor_ud *)check_ud(L, 1, &TENSOR_KEY, "tl.tensor"))->v.shape[0]);
     return 1;
 }
 
 static int t_tostring(lua_State *L)
 {
-    tensor_ud *t = luaL_checkudata(L, 1, LTEN_MT);
+    tensor_ud *t = check_ud(L, 1, &TENSOR_KEY, "tl.tensor");
     char s[128];
     lua_pushfstring(L, "tl.tensor(shape=%s, dtype=%s, tcm+0x%I)",
                     kb_shape_str(t->v.ndim, t->v.shape, s, sizeof s), kb_dtype_name(t->v.dtype),
@@ -936,12 +965,16 @@ static const luaL_Reg funcs[] = {{"context", l_context},         {"is_tensor", l
 int luaopen_kb_pe(lua_State *L)
 {
     luaL_newmetatable(L, LPE_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
     luaL_newlib(L, ctx_methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     luaL_newmetatable(L, LTEN_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &TENSOR_KEY);
     luaL_setfuncs(L, tensor_meta, 0);
     luaL_newlib(L, tensor_methods);
     lua_setfield(L, -2, "methods");
