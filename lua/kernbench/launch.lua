@@ -193,6 +193,14 @@ function M.attach(torch, rt)
   function torch.submit_launch(msg, fn)
     local why = M.problem(msg)
     if why then error("KernelLaunch rejected: " .. why, 2) end
+    if msg.failure_policy == "collect_all" then
+      error("KernelLaunch: failure_policy collect_all is not implemented: a kernel error stops the run " ..
+            "(fail_fast)", 2)
+    end
+    if msg.kernel_ref.kind == "deployed" then
+      error("KernelLaunch: deployed kernels (a binary placed in memory) are not modelled: kernels are Lua " ..
+            "functions, kernel_ref.kind = builtin", 2)
+    end
     if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
     local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
     if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end

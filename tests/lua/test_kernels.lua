@@ -29,6 +29,22 @@ function TestKernels:test_v1_shards_without_placement_tags_are_rejected()
   torch.close()
 end
 
+function TestKernels:test_unmodelled_message_options_are_refused()
+  local torch = runtime("small_1cube_8pe")
+  local shards = { { sip = 0, cube = 0, pe = 0, pa = 0, nbytes = 64, offset_bytes = 0 } }
+  local msg = message(torch, shards)
+  msg.failure_policy = "collect_all"
+  lu.assertErrorMsgContains("failure_policy collect_all is not implemented", torch.submit_launch, msg, function() end)
+  msg = message(torch, shards)
+  msg.kernel_ref.kind = "deployed"
+  msg.kernel_ref.deploy_pa = 0
+  lu.assertErrorMsgContains("deployed kernels (a binary placed in memory) are not modelled",
+                            torch.submit_launch, msg, function() end)
+  msg.kernel_ref.deploy_pa = nil
+  lu.assertErrorMsgContains("kernel_ref.deploy_pa is required", torch.submit_launch, msg, function() end)
+  torch.close()
+end
+
 function TestKernels:test_v2_one_submit_fans_out_to_the_two_shard_pes_and_completes_once()
   local function run()
     local torch = runtime("small_1cube_8pe")
