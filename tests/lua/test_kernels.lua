@@ -229,6 +229,32 @@ function TestKernels:test_loaded_values_constants_and_views_can_be_read()
   end, { x })
 end
 
+-- ---- timing follows docs/pe-model.md ----
+
+function TestKernels:test_command_times_follow_the_pe_model()
+  local torch = runtime("small_1cube_1pe")
+  local times = {}
+  torch.launch(function(tl)
+    local a, b = tl.zeros({ 128, 256 }), tl.zeros({ 256, 128 }) -- metadata: no time
+    local t0 = torch.now_ns()
+    tl.dot(a, b)
+    times.dot = torch.now_ns() - t0
+    t0 = torch.now_ns()
+    tl.cycles(100)
+    times.cycles = torch.now_ns() - t0
+    t0 = torch.now_ns()
+    tl.exp(tl.zeros({ 1000 }, "f32"))
+    times.exp = torch.now_ns() - t0
+  end, 1)
+  -- dispatch 1 ns; fetch 128 KiB at 512 GB/s = 256 ns; 4 * 4 * 64 = 1024 cycles; store 32 KiB = 64 ns
+  lu.assertEquals(times.dot, 1 + 256 + 1024 + 64)
+  lu.assertEquals(times.cycles, 1 + 100)
+  -- fetch 4000 B at 512 GB/s = 7.8125 ns, rounded up to 7.813; ceil(1000 / 32) = 32 vectors * 4
+  -- cycles; store 7.813 ns
+  lu.assertAlmostEquals(times.exp, 1 + 7.813 + 128 + 7.813, 1e-9)
+  torch.close()
+end
+
 -- ---- timing does not depend on data mode ----
 
 function TestKernels:test_timing_only_and_data_runs_have_the_same_timing()
