@@ -58,6 +58,7 @@ perf: build
 	./$(BUILD)/bin/kernbench benches/perf/lua_processes.lua
 	./$(BUILD)/bin/kernbench benches/perf/chain.lua
 	KB_OUT_DIR=$(BUILD) ./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua
+	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -25,7 +25,7 @@ static void send_control(kb_sim *sim, void *arg)
 }
 
 /* A control message: decoded in parallel, sent when decoded. */
-static void transit_control(kb_comp *c, kb_flit *f, kb_time now)
+static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb_time now)
 {
     kb_txn *t = f->txn;
     kb_time ready = now + (f->hop == 0 && t->relay ? 0 : c->overhead_ps);
@@ -44,7 +44,7 @@ static void transit_flit(kb_comp *c, kb_flit *f)
 {
     kb_txn *t = f->txn;
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    if (t->nbytes == 0) {
+    if (__builtin_expect(t->nbytes == 0, 0)) { /* rare next to data flits */
         transit_control(c, f, now);
         return;
     }
