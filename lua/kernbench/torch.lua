@@ -25,11 +25,10 @@ function M.new(opts)
   local ac = require "kernbench.alloc_c"
   local topo = opts.topology or kb.topology.load()
   local P = topo:params()
-  -- data mode (--data / --verify-data): kernels compute values; the op log
-  -- keeps its records, as the original's did with data execution on
+  -- data mode (--data / --verify-data): kernels compute values
   local mode = opts.data_mode or (kb and kb.data_mode)
   local data = opts.data or mode == "data" or mode == "verify" or false
-  local s = sim.new { topology = topo, op_log = data or opts.op_log }
+  local s = sim.new { topology = topo, op_log = opts.op_log }
   local torch = {}
   local current_device = opts.device
   local requests = 0

@@ -5,9 +5,8 @@
  * stable-sorted by t_start (ties keep insertion order).
  *
  * Counts per op name are always kept; the records themselves only when the
- * log is kept (kb_oplog_keep: --op-log, sim.new{op_log = true}, data mode),
- * as the original kept an op log only with data execution on: a long
- * timing-only run then holds no per-operation memory. Callers whose
+ * log is kept (kb_oplog_keep: --op-log, sim.new{op_log = true}), so a long
+ * run holds no per-operation memory unless asked to. Callers whose
  * params cost something to build test kb_oplog_keeps first. */
 #ifndef KB_TRACE_OPLOG_H
 #define KB_TRACE_OPLOG_H
