@@ -134,26 +134,17 @@ function M.attach(torch, rt)
     return { arg_kind = "tensor", tensor_pa_map = { shards = shards }, va_base = t.va_base, name = t.name }
   end
 
-  -- Host operations are ordered: a launch is submitted once its tensor
+  --- The message's args, and what the launch must wait for: host
+  -- operations are ordered, so a launch is submitted once its tensor
   -- arguments are mapped and their pending writes have landed.
-  local function wait_for_args(args)
-    local evs = {}
-    for i = 1, args.n do
-      local a = args[i]
-      if type(a) == "table" and a.shards and a.va_base then
-        for _, h in ipairs(a.pending or {}) do evs[#evs + 1] = h.finished end
-        a.pending = {}
-      end
-    end
-    if #evs > 0 then rt.wait(s:all_of(evs)) end
-  end
-
   local function build_args(args)
-    local out = {}
+    local out, pending = {}, {}
     for i = 1, args.n do
       local a = args[i]
       if type(a) == "table" and a.shards and a.va_base then
         out[i] = tensor_arg(i, a)
+        for _, h in ipairs(a.pending or {}) do pending[#pending + 1] = h.finished end
+        a.pending = {}
       elseif math.type(a) == "integer" then
         out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
       elseif math.type(a) == "float" then
@@ -166,7 +157,7 @@ function M.attach(torch, rt)
         error(("torch.launch: argument %d is %s; arguments are device tensors, numbers and booleans"):format(i, what), 4)
       end
     end
-    return out
+    return out, pending
   end
 
   --- The start barrier (ADR-0009 D5): at IO_CPU, now + the longest
@@ -281,14 +272,15 @@ function M.attach(torch, rt)
     local g = M.resolve_grid(grid, P)
     local sip = rt.sip()
     serial = serial + 1
+    local args, pending = build_args(table.pack(...))
+    if #pending > 0 then rt.wait(s:all_of(pending)) end
     local msg = {
       msg_type = "KernelLaunch", correlation_id = ("launch-%d"):format(serial), request_id = "0",
       target_device = ("sip:%d"):format(sip),
       kernel_ref = { name = name, kind = "builtin", deploy_sip = sip, deploy_cube = 0, deploy_pe = 0,
                      nbytes_code = 0 },
-      args = build_args(table.pack(...)), grid = g, failure_policy = "fail_fast",
+      args = args, grid = g, failure_policy = "fail_fast",
     }
-    wait_for_args(table.pack(...))
     return torch.submit_launch(msg, fn)
   end
 

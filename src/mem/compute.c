@@ -135,24 +135,12 @@ void kb_compute_axis(kb_mop op, const double *x, double *y, int64_t outer, int64
 
 void kb_compute_matmul_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n)
 {
-    if (m == 0 || n == 0)
-        return;
-    if (k == 0) {
-        memset(c, 0, (size_t)(m * n) * sizeof *c);
-        return;
-    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f, a,
                 (blasint)k, b, (blasint)n, 0.0f, c, (blasint)n);
 }
 
 void kb_compute_matmul_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n)
 {
-    if (m == 0 || n == 0)
-        return;
-    if (k == 0) {
-        memset(c, 0, (size_t)(m * n) * sizeof *c);
-        return;
-    }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0, a,
                 (blasint)k, b, (blasint)n, 0.0, c, (blasint)n);
 }

@@ -56,7 +56,8 @@ void kb_compute_ternary(kb_mop op, const double *a, const double *b, const doubl
  * reduction writes [outer, inner]; softmax writes [outer, len, inner]. */
 void kb_compute_axis(kb_mop op, const double *x, double *y, int64_t outer, int64_t len, int64_t inner);
 
-/* c[m x n] = a[m x k] * b[k x n], row-major, f32 accumulation (sgemm). */
+/* c[m x n] = a[m x k] * b[k x n], row-major, f32 accumulation (sgemm);
+ * sizes >= 1. */
 void kb_compute_matmul_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n);
 /* The same in double (dgemm), for integer operands. */
 void kb_compute_matmul_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n);
