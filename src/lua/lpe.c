@@ -114,14 +114,20 @@ static pe_ctx *check_ctx(lua_State *L, int idx)
     return u->c;
 }
 
+/* A command in flight still points at the context: with its simulation
+ * open, the completion frees it; with the simulation closed (its events
+ * gone) nothing will, so it is freed here. */
 static int ctx_gc(lua_State *L)
 {
     ctx_ud *u = luaL_checkudata(L, 1, LPE_MT);
     if (u->c) {
-        if (u->c->busy)
+        if (u->c->busy && u->c->S->sim) {
             u->c->orphan = true;
-        else
+        } else {
+            free(u->c->op.error);
+            free(u->c->op.buf);
             free(u->c);
+        }
         u->c = NULL;
     }
     return 0;
