@@ -150,7 +150,11 @@ install_runs_anywhere)
   (cd / && "$tmp/prefix/bin/kernbench" -e 'print(kb.format_ns(2500), package.searchpath("kernbench", package.path))') \
     >"$tmp/out" 2>"$tmp/err"; status=$?
   expect_status 0; expect_out "2.5 us	$tmp/prefix/share/kernbench/lua/kernbench/init.lua"
-  [ -f "$tmp/prefix/share/kernbench/benches/perf/demo.lua" ] || fail "benches not installed" ;;
+  [ -f "$tmp/prefix/share/kernbench/benches/perf/demo.lua" ] || fail "benches not installed"
+  # kernels are found with require "kernels.NAME" from anywhere
+  (cd / && "$tmp/prefix/bin/kernbench" -q -t small_1cube_1pe "$tmp/prefix/share/kernbench/benches/gemm_single_pe.lua" \
+     --verify-data) >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "verified C (f16)" ;;
 library_path_override)
   mkdir -p "$tmp/lib/kernbench"
   printf 'return { version = "custom", format_ns = tostring }\n' >"$tmp/lib/kernbench/init.lua"
