@@ -17,6 +17,7 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
     }
     const kb_topo_params *p = kb_topo_params_of(t);
     const kb_pa_fields *f = &out->f;
+    out->pa_lo = out->pa_hi = 0;
     char id[96];
     switch (f->kind) {
     case KB_PA_HBM: {
@@ -32,6 +33,10 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
         uint64_t slice = f->offset / p->hbm_slice_bytes;
         if (slice >= (uint64_t)p->pes_per_cube)
             slice = (uint64_t)p->pes_per_cube - 1;
+        uint64_t first = slice * p->hbm_slice_bytes;
+        uint64_t last = slice + 1 == (uint64_t)p->pes_per_cube ? cap : first + p->hbm_slice_bytes;
+        out->pa_lo = pa - (f->offset - first); /* an HBM offset is the PA's low bits */
+        out->pa_hi = out->pa_lo + (last - first);
         snprintf(id, sizeof id, "sip%u.cube%u.hbm_ctrl.pe%llu", f->sip, f->die,
                  (unsigned long long)slice);
         break;

@@ -13,6 +13,9 @@ typedef struct kb_target {
     uint32_t node;
     uint64_t offset;   /* HBM: the cube's hbm_offset; others: the sub-offset */
     kb_pa_fields f;
+    /* HBM: every PA in [pa_lo, pa_hi) is on `node`, at offset
+     * offset + (PA - pa) (a whole slice); else both 0 */
+    kb_pa pa_lo, pa_hi;
 } kb_target;
 
 /* Decodes pa and finds its node (HBM -> hbm_ctrl.pe{offset / slice},

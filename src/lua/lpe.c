@@ -363,19 +363,10 @@ static void memory_side(lua_State *L, pe_ctx *c, kb_pa pa, const char *call)
     }
     c->op.target = tg.node;
     c->op.target_off = tg.offset;
-    uint64_t slice = kb_topo_params_of(t)->hbm_slice_bytes;
-    if (tg.f.kind == KB_PA_HBM && slice) {
-        const kb_topo_params *prm = kb_topo_params_of(t);
-        uint64_t first = tg.offset / slice * slice, last = first + slice;
-        if (first / slice + 1 >= (uint64_t)prm->pes_per_cube) { /* the last slice takes the left-over bytes */
-            first = slice * (uint64_t)(prm->pes_per_cube - 1);
-            last = (uint64_t)llround(prm->hbm_total_gb_per_cube * (double)(1ull << 30));
-        }
-        c->pa_lo = pa - (tg.offset - first);
-        c->pa_hi = c->pa_lo + (last - first);
-        c->pa_node = tg.node;
-        c->off_lo = first;
-    }
+    c->pa_lo = tg.pa_lo; /* remember the slice (empty for other targets) */
+    c->pa_hi = tg.pa_hi;
+    c->pa_node = tg.node;
+    c->off_lo = tg.offset - (pa - tg.pa_lo);
 }
 
 /* A kernel's pointer through the PE's MMU: the physical address. */

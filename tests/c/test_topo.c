@@ -861,6 +861,12 @@ static void test_hbm_pa_resolves_to_the_slice_owners_controller(void **state)
     assert_string_equal(kb_topo_node(t, tg.node)->id, "sip0.cube3.hbm_ctrl.pe5");
     assert_int_equal(tg.offset, 5 * p->hbm_slice_bytes + 0x100);
     assert_int_equal(tg.f.kind, KB_PA_HBM);
+    /* the slice's whole PA range: it starts 0x100 before and holds slice_bytes */
+    assert_int_equal(tg.pa_lo, pa - 0x100);
+    assert_int_equal(tg.pa_hi - tg.pa_lo, p->hbm_slice_bytes);
+    kb_pa first;
+    assert_true(kb_pa_pe_hbm(0, 3, 5, 0, p->hbm_slice_bytes, &first, err, sizeof err));
+    assert_int_equal(tg.pa_lo, first);
     /* The first and last byte of the cube's HBM: PE 0 and the last PE. */
     assert_true(kb_pa_hbm(1, 15, 0, &pa, err, sizeof err));
     assert_string_equal(kb_topo_node(t, resolve_ok(t, pa).node)->id, "sip1.cube15.hbm_ctrl.pe0");
