@@ -27,7 +27,7 @@ return {
     local h = torch.launch("kernels.sharded_gemm", { pes, cubes }, da, db, dc, M, K, N)
     local r = h.result
     print(("sharded gemm %dx%dx%d f16 on %d cubes x %d PEs: launch to completion %s, slowest PE %s " ..
-           "(DMA %s, GEMM %s), %.2f TFLOP/s"):format(M, K, N, cubes, pes, kb.format_ns(h:elapsed_ns()),
+           "(DMA %s, GEMM %s), %.2f TFLOP/s over the grid"):format(M, K, N, cubes, pes, kb.format_ns(h:elapsed_ns()),
       kb.format_ns(r.pe_exec_ns), kb.format_ns(r.dma_ns), kb.format_ns(r.compute_ns),
       2 * M * K * N / r.pe_exec_ns / 1000))
     torch.verify("C", dc:cpu(), torch.matmul(a:float(), b:float()):half())

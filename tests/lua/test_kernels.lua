@@ -220,6 +220,12 @@ function TestKernels:test_loaded_values_constants_and_views_can_be_read()
     lu.assertEquals(t.shape, { 3, 2 })
     lu.assertEquals(t:tolist(), { { 1, 4 }, { 2, 5 }, { 3, 6 } })
     lu.assertEquals(tl.dot(t, a):tolist(), { { 17, 22, 27 }, { 22, 29, 36 }, { 27, 36, 45 } })
+    local h = tl.full({ 2, 2 }, 0.1, "f16")
+    local wide = tl.dot(h, h, { out_dtype = "f32" })
+    lu.assertEquals(wide.dtype, "f32")
+    lu.assertEquals(tl.dot(h, h).dtype, "f16")
+    -- f16 0.1 is 0.0999755859375; two products summed in f32, not rounded to f16
+    lu.assertAlmostEquals(wide[0][0], 2 * 0.0999755859375 ^ 2, 1e-8) -- f32 rounding
     lu.assertEquals(tl.arange(2, 6):tolist(), { 2, 3, 4, 5 })
     lu.assertEquals(tl.zeros({ 2 }, "f32"):tolist(), { 0, 0 })
     lu.assertEquals(tl.full({ 2, 1 }, 7, "i32"):tolist(), { { 7 }, { 7 } })
