@@ -1,14 +1,16 @@
-/* PE components whose behaviour comes with kernel execution
- * (PE_SCHEDULER, PE_FETCH_STORE, PE_GEMM, PE_MATH, PE_TCM, PE_IPCQ): they
- * are nodes of the graph with their attributes, but they do not serve
- * fabric transactions yet, and say so if one reaches them. (PE_CPU and
- * PE_MMU terminate control messages: builtin.c.) */
+/* PE components that take no fabric transactions (PE_SCHEDULER,
+ * PE_FETCH_STORE, PE_GEMM, PE_MATH, PE_TCM, PE_IPCQ): nodes of the graph
+ * with their attributes, whose work comes from their PE's commands
+ * (src/comp/pe.c; PE_IPCQ's with collectives). A transaction reaching one
+ * is a routing error, reported as such. (PE_CPU and PE_MMU terminate
+ * control messages: pe.c.) */
 #include "comp/comp.h"
 
 static void refuse(kb_comp *c, kb_txn *t)
 {
-    kb_comp_fail(c, "received a %s (transaction #%llu), but this PE component is not modelled "
-                    "yet: only PE_DMA moves data on the fabric so far",
+    kb_comp_fail(c, "received a %s (transaction #%llu), but this PE component takes no fabric "
+                    "transactions: its work comes from its PE's commands (only PE_DMA moves data on "
+                    "the fabric)",
                  kb_msg_name(t->msg), (unsigned long long)t->id);
 }
 
