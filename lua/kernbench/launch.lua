@@ -85,7 +85,8 @@ function M.resolve_kernel(kernel)
 end
 
 --- The grid {pes=, cubes=} from N or {pes, cubes}, checked against P.
-function M.resolve_grid(grid, P)
+function M.resolve_grid(grid, P, call)
+  call = call or "torch.launch"
   local pes, cubes
   if math.type(grid) == "integer" then
     pes, cubes = grid, 1
@@ -93,14 +94,14 @@ function M.resolve_grid(grid, P)
     pes, cubes = grid[1] or grid.pes, grid[2] or grid.cubes or 1
   end
   if math.type(pes) ~= "integer" or math.type(cubes) ~= "integer" or pes < 1 or cubes < 1 then
-    error(("torch.launch: the grid must be N or {pes, cubes} with positive integers (got %s)"):format(
+    error(("%s: the grid must be N or {pes, cubes} with positive integers (got %s)"):format(call,
       type(grid) == "table" and "{" .. tostring(grid[1]) .. ", " .. tostring(grid[2]) .. "}" or tostring(grid)), 4)
   end
   if pes > P.pes_per_cube then
-    error(("torch.launch: grid asks for %d PEs per cube, the topology has %d"):format(pes, P.pes_per_cube), 4)
+    error(("%s: grid asks for %d PEs per cube, the topology has %d"):format(call, pes, P.pes_per_cube), 4)
   end
   if cubes > P.cubes_per_sip then
-    error(("torch.launch: grid asks for %d cubes, the topology has %d per SIP"):format(cubes, P.cubes_per_sip), 4)
+    error(("%s: grid asks for %d cubes, the topology has %d per SIP"):format(call, cubes, P.cubes_per_sip), 4)
   end
   return { pes = pes, cubes = cubes }
 end
@@ -199,6 +200,7 @@ function M.attach(torch, rt)
     -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
     local grid, targets = msg.grid, {}
     if grid then
+      grid = M.resolve_grid({ grid.pes, grid.cubes }, P, "KernelLaunch")
       for cube = 0, grid.cubes - 1 do
         for pe = 0, grid.pes - 1 do targets[#targets + 1] = { sip = sip, cube = cube, pe = pe } end
       end
