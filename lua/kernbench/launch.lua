@@ -242,6 +242,7 @@ function M.attach(torch, rt)
       local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
       local kernel = registry[name]
       kernel(tl, table.unpack(kargs, 1, nargs))
+      ctx:wait() -- the PE answers once its composite commands are done too
       ctx:span("kernel " .. name, start)
       rt.free_tcm(psip, cube, pe, scratch.offset)
       local st = ctx:stats()

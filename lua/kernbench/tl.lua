@@ -26,6 +26,84 @@ local function not_yet(what, issue)
   end
 end
 
+-- Epilogue ops (ADR-0046 D3.9 plus gelu, silu and add): the field each
+-- takes (a number or a tensor handle broadcast over the output), if any.
+local EPILOGUE = { dequant = "scale", bias = "bias", relu = false, scale = "factor", gelu = false,
+                   silu = false, add = "other" }
+local SCOPES = { k_tile = true, output_tile = true }
+
+local function bad(level, fmt, ...) error(("tl.composite: " .. fmt):format(...), level + 1) end
+
+--- Checks a tl.composite table and returns the form the PE context takes;
+-- an unknown op, a missing field or a bad scope is an error at the call.
+function M.composite_args(spec, level)
+  level = level + 1
+  if type(spec) ~= "table" then bad(level, "takes one table {op =, a =, b =, out_ptr =, ...}") end
+  local known = { op = 1, a = 1, b = 1, out_ptr = 1, math_op = 1, epilogue = 1, acc_dtype = 1, out_dtype = 1,
+                  tile_shape = 1 }
+  for k in pairs(spec) do
+    if not known[k] then bad(level, "unknown field '%s'", tostring(k)) end
+  end
+  if spec.op ~= "gemm" and spec.op ~= "math" then
+    bad(level, "op must be \"gemm\" or \"math\", got %s", tostring(spec.op))
+  end
+  local function operand(name, required)
+    local v = spec[name]
+    if v == nil then
+      if required then bad(level + 1, "field '%s' is missing", name) end
+      return nil
+    end
+    if M.is_ref(v) then return { ptr = v.ptr, shape = v.shape, dtype = v.dtype } end
+    if pe_c.is_tensor(v) then return v end
+    bad(level + 1, "%s must be a tensor handle (tl.load: pinned in TCM) or a tl.ref (streamed), got %s", name, type(v))
+  end
+  local out = { op = spec.op, a = operand("a", true), b = operand("b", spec.op == "gemm"),
+                out_dtype = spec.out_dtype }
+  if math.type(spec.out_ptr) ~= "integer" then bad(level, "out_ptr must be an integer address") end
+  out.out_ptr = spec.out_ptr
+  if spec.acc_dtype ~= nil and spec.acc_dtype ~= "f32" then
+    bad(level, "acc_dtype %s: only f32 accumulation is modelled", tostring(spec.acc_dtype))
+  end
+  if spec.op == "math" then
+    if type(spec.math_op) ~= "string" then bad(level, "a math composite needs math_op (\"exp\", \"add\" ...)") end
+    if spec.epilogue then bad(level, "epilogues belong to gemm composites") end
+    out.math_op = spec.math_op
+  elseif spec.math_op then
+    bad(level, "math_op is for op = \"math\"")
+  end
+  if spec.tile_shape ~= nil then
+    local t = spec.tile_shape
+    if type(t) ~= "table" then bad(level, "tile_shape must be {tm, tk, tn} (gemm) or {tm, tn} (math)") end
+    out.tile = spec.op == "gemm" and { t[1], t[2], t[3] } or { t[1], nil, t[2] }
+  end
+  if spec.epilogue ~= nil then
+    if type(spec.epilogue) ~= "table" then bad(level, "epilogue must be a list of ops") end
+    out.epilogue = {}
+    for i, e in ipairs(spec.epilogue) do
+      if type(e) ~= "table" then bad(level, "epilogue[%d] must be a table {op = ...}", i) end
+      local field = EPILOGUE[e.op]
+      if field == nil then
+        bad(level, "epilogue[%d]: unknown op '%s' (dequant, bias, relu, scale, gelu, silu, add)", i, tostring(e.op))
+      end
+      local scope = e.scope or "output_tile"
+      if scope == "kernel" then
+        bad(level, "epilogue[%d]: scope 'kernel' has no place in a tile plan: use k_tile or output_tile", i)
+      end
+      if not SCOPES[scope] then bad(level, "epilogue[%d]: scope must be k_tile or output_tile, got %s", i, tostring(scope)) end
+      local op = { kind = e.op, scope = scope }
+      if field then
+        local v = e[field]
+        if v == nil then bad(level, "epilogue[%d]: %s needs field '%s'", i, e.op, field) end
+        if type(v) == "number" then op.value = v
+        elseif pe_c.is_tensor(v) then op.view = v
+        else bad(level, "epilogue[%d]: %s.%s must be a number or a tensor handle", i, e.op, field) end
+      end
+      out.epilogue[i] = op
+    end
+  end
+  return out
+end
+
 --- A tl table for context `ctx` (kernbench.pe_c) with info:
 -- pe, cube, num_pes, num_cubes (the launch grid).
 function M.new(ctx, info)
@@ -107,16 +185,21 @@ function M.new(ctx, info)
     ctx:cycles(n)
   end
 
-  --- wait([h]): every tl call so far has completed when it returns (this
-  -- kernel language has no asynchronous handle yet), so it returns at once.
-  function tl.wait(h)
-    if h ~= nil and not pe_c.is_tensor(h) then
-      error(("tl.wait: expected a handle, got %s"):format(type(h)), 2)
-    end
-    return h
+  --- composite{op = "gemm" | "math", a =, b =, out_ptr =, math_op =,
+  -- epilogue = {{op = "bias", bias = h, scope = "output_tile"}, ...},
+  -- acc_dtype = "f32", out_dtype =, tile_shape = {tm, tk, tn}}: a pipelined
+  -- command; returns a handle at once (docs/tl.md).
+  function tl.composite(spec)
+    return ctx:composite(M.composite_args(spec, 2))
   end
 
-  tl.composite = not_yet("tl.composite", "composite commands come with the PE pipeline")
+  --- wait(h): until composite h is done; wait(): until every composite of
+  -- this kernel is. Other tl calls complete before they return.
+  function tl.wait(h)
+    if h ~= nil and pe_c.is_tensor(h) then return h end -- a tensor is complete already
+    ctx:wait(h)
+    return h
+  end
   for _, name in ipairs { "send", "recv", "recv_async", "recv_no_consume" } do
     tl[name] = not_yet("tl." .. name, "PE-to-PE queues (IPCQ) come with collectives")
   end

@@ -28,10 +28,12 @@ static const kb_attr_def hbm_ctrl_attrs[] = {
      "fraction of peak HBM bandwidth achieved (scales the router edge and the channels)"},
     OVERHEAD(0.0),
 };
+#define QUEUE_DEPTH(doc) {"queue_depth", KB_ATTR_INT, 2, 1, 1 << 16, false, false, "tiles", doc}
 static const kb_attr_def pe_dma_attrs[] = {
     ATTR_NS("overhead_ns", 2.0, "DMA setup time, paid before the first flit leaves"),
     {"rd_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "read transfers in flight"},
     {"wr_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "write transfers in flight"},
+    QUEUE_DEPTH("tile tokens each DMA channel's input queue holds (pipeline backpressure)"),
 };
 static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
 /* PE clock and engine shapes: the spec gives none (execution-pe-tl.md §2.9);
@@ -47,10 +49,14 @@ static const kb_attr_def pe_cpu_attrs[] = {
 };
 static const kb_attr_def pe_scheduler_attrs[] = {
     ATTR_NS("overhead_ns", 0.0, "time to dispatch one command to an engine"),
+    {"tile_m", KB_ATTR_INT, 32, 1, 1 << 20, false, false, NULL, "default tile rows of composite commands"},
+    {"tile_k", KB_ATTR_INT, 64, 1, 1 << 20, false, false, NULL, "default tile depth (K) of composite GEMMs"},
+    {"tile_n", KB_ATTR_INT, 32, 1, 1 << 20, false, false, NULL, "default tile columns of composite commands"},
 };
 static const kb_attr_def pe_gemm_attrs[] = {
     OVERHEAD(0.0),
     CLOCK("MAC array clock"),
+    QUEUE_DEPTH("tile tokens PE_GEMM's input queue holds"),
     {"mac_rows", KB_ATTR_INT, 32, 1, 1 << 16, false, false, NULL, "output rows the MAC array computes at once"},
     {"mac_cols", KB_ATTR_INT, 32, 1, 1 << 16, false, false, NULL, "output columns the MAC array computes at once"},
     {"mac_depth", KB_ATTR_INT, 4, 1, 1 << 16, false, false, NULL,
@@ -61,6 +67,7 @@ static const kb_attr_def pe_gemm_attrs[] = {
 static const kb_attr_def pe_math_attrs[] = {
     OVERHEAD(0.0),
     CLOCK("vector unit clock"),
+    QUEUE_DEPTH("tile tokens PE_MATH's input queue holds"),
     {"simd_bytes", KB_ATTR_INT, 128, 1, 1 << 20, false, false, "bytes",
      "bytes of elements one vector instruction processes (64 f16 or 32 f32 lanes)"},
     {"transcendental_cycles", KB_ATTR_NUMBER, 4.0, 1, INFINITY, false, false, "cycles",
@@ -68,6 +75,9 @@ static const kb_attr_def pe_math_attrs[] = {
 };
 static const kb_attr_def pe_fetch_store_attrs[] = {
     ATTR_NS("overhead_ns", 0.0, "time to start one TCM <-> register file move"),
+    QUEUE_DEPTH("tile tokens each of the fetch and store queues holds"),
+    {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, INFINITY, true, false, "KiB",
+     "register file the pipeline's operands and accumulators share; a fetch stalls when it is full"},
 };
 static const kb_attr_def pe_tcm_attrs[] = {
     OVERHEAD(0.0),

@@ -3,6 +3,8 @@
  * control messages like any store-and-forward node. */
 #include "comp/pe.h"
 
+#include "comp/pipeline.h"
+
 #include "core/sim.h"
 #include "core/util.h"
 #include "mem/memstore.h"
@@ -80,7 +82,12 @@ static void pe_init(kb_comp *c)
                                 attr(t, p->math, "transcendental_cycles"), attr_ps(t, p->math, "overhead_ns")};
 }
 
-static void pe_fini(kb_comp *c) { free(c->state); }
+static void pe_fini(kb_comp *c)
+{
+    if (c->state)
+        kb_pipe_free(c->state);
+    free(c->state);
+}
 
 const kb_comp_ops kb_pe_cpu_ops = {
     .flit_aware = false, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
@@ -166,15 +173,6 @@ static void span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_ti
 {
     kb_targ a = {"bytes", NULL, (int64_t)n};
     span_args(p, node, name, start, end, &a, 1);
-}
-
-/* A capacity-1 port served in request order: when a request made now of
- * `dur` ends; books the port until then. */
-static kb_time take(kb_time *free_at, kb_time now, kb_time dur, kb_time *start)
-{
-    *start = *free_at > now ? *free_at : now;
-    *free_at = *start + dur;
-    return *free_at;
 }
 
 static uint64_t operand_bytes(const kb_pe_op *op)
@@ -449,7 +447,7 @@ static void run(kb_pe_op *op)
         case S_TCM_READ: {
             int w = plans[op->kind][op->stage] == S_TCM_WRITE;
             uint64_t n = kb_tview_nbytes(&op->tcm);
-            end = take(&p->tcm_free[w], now, kb_bw_ps(n, p->tcm_bw[w]), &start);
+            end = kb_pe_take(&p->tcm_free[w], now, kb_bw_ps(n, p->tcm_bw[w]), &start);
             span(p, p->tcm, w ? "write" : "read", start, end, n);
             if (op->data && !w) { /* a store's bytes leave TCM now (a load's land at the end) */
                 op->buf = kb_xmalloc(n ? n : 1);
@@ -461,13 +459,13 @@ static void run(kb_pe_op *op)
         case S_WRITEBACK: {
             int w = plans[op->kind][op->stage] == S_WRITEBACK;
             uint64_t n = w ? kb_tview_nbytes(&op->out) : operand_bytes(op);
-            end = take(&p->tcm_free[w], now + p->fs_ps, kb_bw_ps(n, p->tcm_bw[w]), &start);
+            end = kb_pe_take(&p->tcm_free[w], now + p->fs_ps, kb_bw_ps(n, p->tcm_bw[w]), &start);
             span(p, p->fetch_store, w ? "store" : "fetch", now, end, n);
             span(p, p->tcm, w ? "write" : "read", start, end, n);
             return after(op, end);
         }
         case S_COMPUTE: {
-            end = take(&p->accel_free, now, compute_ps(op), &start);
+            end = kb_pe_take(&p->accel_free, now, compute_ps(op), &start);
             if (op->kind == KB_PE_GEMM) {
                 kb_targ a[3] = {{"m", NULL, op->in[0].v.shape[0]}, {"k", NULL, op->in[0].v.shape[1]},
                                 {"n", NULL, op->in[1].v.shape[1]}};

@@ -38,7 +38,18 @@ typedef struct kb_pe {
     double tcm_bw[2];
     kb_gemm_model gemm_m;
     kb_math_model math_m;
+    struct kb_pipe *pipe; /* composite commands (pipeline.c), made on first use */
 } kb_pe;
+
+/* A capacity-1 port served in request order: a request made at `now` that
+ * takes `dur` starts at *start and ends at the returned time; the port is
+ * booked until then. */
+static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_time *start)
+{
+    *start = *free_at > now ? *free_at : now;
+    *free_at = *start + dur;
+    return *free_at;
+}
 
 /* The PE of the pe_cpu node `node`, or NULL if it is not a builtin.pe_cpu. */
 kb_pe *kb_pe_of(kb_fabric *f, uint32_t node);

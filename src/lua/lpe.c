@@ -29,6 +29,7 @@
  * Values: with data on (--data), handles can be read (h[i], h:tolist(),
  * h:item()); without, reading is an error. Indices are 0-based. */
 #include "lua/lpe.h"
+#include "lua/lpe_internal.h"
 
 #include "comp/entry.h"
 #include "comp/pe.h"
@@ -44,26 +45,7 @@
 #define LPE_MT "kernbench.pe_context"
 #define LTEN_MT "kernbench.tl_tensor"
 
-typedef struct pe_ctx {
-    lsim *S;
-    kb_pe *pe;
-    uint64_t scratch_base, scratch_size;
-    uint64_t vcur;     /* bytes of scratch handed out so far (virtual, never wraps) */
-    bool data;
-    bool pa_fallback;  /* an unmapped VA is used as a PA (the original's behaviour) */
-    bool busy;         /* a blocking command is in flight */
-    bool orphan;       /* the userdata was collected while busy: free when done */
-    kb_pe_op op;
-    lproc *waiting;
-    kb_time dma_ps, compute_ps;
-    uint64_t calls;
-    char where[48];    /* "sip0.cube0.pe3" */
-    /* the HBM slice last resolved: PAs [pa_lo, pa_hi) are node's offsets
-     * from off_lo (HBM offsets are a PA's low bits) */
-    kb_pa pa_lo, pa_hi;
-    uint32_t pa_node;
-    uint64_t off_lo;
-} pe_ctx;
+
 
 /* Registry keys of the two metatables (besides their names): checking a
  * userdata by pointer key avoids interning the name on every call. */
@@ -98,15 +80,11 @@ typedef struct ctx_ud {
     pe_ctx *c;
 } ctx_ud;
 
-typedef struct tensor_ud {
-    kb_tview v;
-    uint64_t vstart;   /* scratch position it was made at (validity) */
-    const char *made_by; /* "tl.load" ... (static) */
-} tensor_ud;
+
 
 /* ---- contexts ---- */
 
-static pe_ctx *check_ctx(lua_State *L, int idx)
+pe_ctx *lpe_check_ctx(lua_State *L, int idx)
 {
     ctx_ud *u = check_ud(L, idx, &CTX_KEY, "PE context");
     if (!u->c)
@@ -121,6 +99,7 @@ static int ctx_gc(lua_State *L)
 {
     ctx_ud *u = luaL_checkudata(L, 1, LPE_MT);
     if (u->c) {
+        lcomposite_release(u->c);
         if (u->c->busy && u->c->S->sim) {
             u->c->orphan = true;
         } else {
@@ -187,7 +166,7 @@ static int l_context(lua_State *L)
 
 /* ---- tensors ---- */
 
-static tensor_ud *test_tensor(lua_State *L, int idx) { return test_ud(L, idx, &TENSOR_KEY); }
+tensor_ud *lpe_test_tensor(lua_State *L, int idx) { return test_ud(L, idx, &TENSOR_KEY); }
 
 static bool tensor_live(const pe_ctx *c, const tensor_ud *t)
 {
@@ -198,14 +177,14 @@ static bool tensor_live(const pe_ctx *c, const tensor_ud *t)
 static pe_ctx *tensor_ctx(lua_State *L, int idx)
 {
     lua_getiuservalue(L, idx, 1);
-    pe_ctx *c = check_ctx(L, -1);
+    pe_ctx *c = lpe_check_ctx(L, -1);
     lua_pop(L, 1);
     return c;
 }
 
-static tensor_ud *check_tensor(lua_State *L, int idx, const char *call, int argn, pe_ctx *c)
+tensor_ud *lpe_check_tensor(lua_State *L, int idx, const char *call, int argn, pe_ctx *c)
 {
-    tensor_ud *t = test_tensor(L, idx);
+    tensor_ud *t = lpe_test_tensor(L, idx);
     if (!t)
         luaL_error(L, "%s: argument %d must be a tensor handle (got %s)", call, argn, luaL_typename(L, idx));
     if (c && tensor_ctx(L, idx) != c)
@@ -248,7 +227,7 @@ static tensor_ud *push_result(lua_State *L, int ctx_idx, pe_ctx *c, const char *
     return t;
 }
 
-static int parse_shape(lua_State *L, int idx, const char *call, int64_t *shape)
+int lpe_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape)
 {
     if (lua_isinteger(L, idx)) {
         shape[0] = lua_tointeger(L, idx);
@@ -274,7 +253,7 @@ static int parse_shape(lua_State *L, int idx, const char *call, int64_t *shape)
     return n;
 }
 
-static kb_dtype parse_dtype(lua_State *L, int idx, const char *call, const char *dflt)
+kb_dtype lpe_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt)
 {
     const char *name = luaL_optstring(L, idx, dflt);
     kb_dtype t;
@@ -313,19 +292,19 @@ static int after_command(lua_State *L, int status, lua_KContext k)
 {
     (void)status;
     (void)k;
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     if (c->op.error) {
         lua_pushstring(L, c->op.error);
         free(c->op.error);
         c->op.error = NULL;
         return lua_error(L);
     }
-    return lua_gettop(L) >= 1 && c->op.kind != KB_PE_STORE && c->op.kind != KB_PE_CYCLES ? 1 : 0;
+    return c->nret;
 }
 
 /* Starts c->op (filled by the caller) and yields until it completes; the
  * result handle, if any, is on the top of the stack. */
-static int start_command(lua_State *L, pe_ctx *c, const char *call)
+int lpe_start_command(lua_State *L, pe_ctx *c, const char *call)
 {
     lproc *p = lsim_current(L, c->S, call);
     if (!p)
@@ -333,6 +312,7 @@ static int start_command(lua_State *L, pe_ctx *c, const char *call)
     if (c->busy)
         return luaL_error(L, "%s: %s already has a command in flight", call, c->where);
     lsim_prepare_block(L, p, call);
+    c->nret = lua_gettop(L) > 1; /* the result, if any, sits above the context */
     c->op.pe = c->pe;
     c->op.what = call;
     c->op.data = c->data;
@@ -370,7 +350,7 @@ static void memory_side(lua_State *L, pe_ctx *c, kb_pa pa, const char *call)
 }
 
 /* A kernel's pointer through the PE's MMU: the physical address. */
-static kb_pa translate(lua_State *L, pe_ctx *c, int idx, const char *call)
+kb_pa lpe_translate(lua_State *L, pe_ctx *c, int idx, const char *call)
 {
     int ok;
     lua_Integer va = lua_tointegerx(L, idx, &ok);
@@ -409,13 +389,13 @@ static void unref(lua_State *L, int idx, bool all)
 /* tl.load(ptr, shape, dtype="f16") or tl.load(ref): upvalue 1 is the context. */
 static int tl_load(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, lua_upvalueindex(1));
+    pe_ctx *c = lpe_check_ctx(L, lua_upvalueindex(1));
     lua_settop(L, 3);
     unref(L, 1, true);
-    kb_pa pa = translate(L, c, 1, "tl.load");
+    kb_pa pa = lpe_translate(L, c, 1, "tl.load");
     int64_t shape[KB_VIEW_MAXDIM];
-    int nd = parse_shape(L, 2, "tl.load", shape);
-    kb_dtype dt = parse_dtype(L, 3, "tl.load", "f16");
+    int nd = lpe_parse_shape(L, 2, "tl.load", shape);
+    kb_dtype dt = lpe_parse_dtype(L, 3, "tl.load", "f16");
     memset(&c->op, 0, sizeof c->op);
     memory_side(L, c, pa, "tl.load");
     c->op.kind = KB_PE_LOAD;
@@ -424,20 +404,20 @@ static int tl_load(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     tensor_ud *t = push_result(L, 1, c, "tl.load", dt, nd, shape);
     c->op.tcm = t->v;
-    return start_command(L, c, "tl.load");
+    return lpe_start_command(L, c, "tl.load");
 }
 
 /* tl.store(ptr, handle): upvalue 1 is the context. */
 static int tl_store(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, lua_upvalueindex(1));
+    pe_ctx *c = lpe_check_ctx(L, lua_upvalueindex(1));
     lua_settop(L, 2);
     unref(L, 1, false);
-    kb_pa pa = translate(L, c, 1, "tl.store");
-    if (!test_tensor(L, 2))
+    kb_pa pa = lpe_translate(L, c, 1, "tl.store");
+    if (!lpe_test_tensor(L, 2))
         return luaL_error(L, "tl.store: the value must be a tensor handle (from tl.load, tl.dot, math ...), got %s",
                           lua_istable(L, 2) ? "a table (a tl.ref? load it first)" : luaL_typename(L, 2));
-    tensor_ud *t = check_tensor(L, 2, "tl.store", 2, c);
+    tensor_ud *t = lpe_check_tensor(L, 2, "tl.store", 2, c);
     if (!kb_tview_contiguous(&t->v))
         return luaL_error(L, "tl.store: the handle is a transposed view (tl.trans); a store moves "
                              "contiguous bytes: compute a contiguous result first");
@@ -448,13 +428,13 @@ static int tl_store(lua_State *L)
     c->op.translated = true;
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
-    return start_command(L, c, "tl.store");
+    return lpe_start_command(L, c, "tl.store");
 }
 
 /* ctx:tl_functions() -> load, store: the two C closures bound to ctx. */
 static int ctx_tl_functions(lua_State *L)
 {
-    check_ctx(L, 1);
+    lpe_check_ctx(L, 1);
     lua_pushvalue(L, 1);
     lua_pushcclosure(L, tl_load, 1);
     lua_pushvalue(L, 1);
@@ -532,7 +512,7 @@ static int l_mmu_regions(lua_State *L)
 
 static int ctx_cycles(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     lua_Integer n = luaL_checkinteger(L, 2);
     if (n < 0)
         return luaL_error(L, "tl.cycles: the count must be >= 0 (got %I)", n);
@@ -540,13 +520,13 @@ static int ctx_cycles(lua_State *L)
     c->op.kind = KB_PE_CYCLES;
     c->op.cycles = n;
     lua_settop(L, 1);
-    return start_command(L, c, "tl.cycles");
+    return lpe_start_command(L, c, "tl.cycles");
 }
 
 static int ctx_dot(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
-    tensor_ud *a = check_tensor(L, 2, "tl.dot", 1, c), *b = check_tensor(L, 3, "tl.dot", 2, c);
+    pe_ctx *c = lpe_check_ctx(L, 1);
+    tensor_ud *a = lpe_check_tensor(L, 2, "tl.dot", 1, c), *b = lpe_check_tensor(L, 3, "tl.dot", 2, c);
     char sa[96], sb[96];
     kb_shape_str(a->v.ndim, a->v.shape, sa, sizeof sa);
     kb_shape_str(b->v.ndim, b->v.shape, sb, sizeof sb);
@@ -558,7 +538,7 @@ static int ctx_dot(lua_State *L)
     if (a->v.dtype != b->v.dtype)
         return luaL_error(L, "tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->v.dtype),
                           kb_dtype_name(b->v.dtype));
-    kb_dtype out = lua_isnoneornil(L, 4) ? a->v.dtype : parse_dtype(L, 4, "tl.dot", NULL);
+    kb_dtype out = lua_isnoneornil(L, 4) ? a->v.dtype : lpe_parse_dtype(L, 4, "tl.dot", NULL);
     memset(&c->op, 0, sizeof c->op);
     c->op.kind = KB_PE_GEMM;
     c->op.nin = 2;
@@ -567,7 +547,7 @@ static int ctx_dot(lua_State *L)
     int64_t shape[2] = {a->v.shape[0], b->v.shape[1]};
     lua_settop(L, 1);
     c->op.out = push_result(L, 1, c, "tl.dot", out, 2, shape)->v;
-    return start_command(L, c, "tl.dot");
+    return lpe_start_command(L, c, "tl.dot");
 }
 
 /* Result dtype of math over operands: their common dtype; mixed float
@@ -609,7 +589,7 @@ static int math_command(lua_State *L, pe_ctx *c, kb_mop op, int first, int nargs
             o->imm = lua_isboolean(L, idx) ? lua_toboolean(L, idx) : lua_tonumber(L, idx);
             continue;
         }
-        tensor_ud *t = check_tensor(L, idx, call, i + 1, c);
+        tensor_ud *t = lpe_check_tensor(L, idx, call, i + 1, c);
         o->v = t->v;
         char s[96];
         size_t len = strlen(seen);
@@ -651,12 +631,12 @@ static int math_command(lua_State *L, pe_ctx *c, kb_mop op, int first, int nargs
     }
     lua_settop(L, 1);
     c->op.out = push_result(L, 1, c, info->name, dt, nd, shape)->v;
-    return start_command(L, c, info->name);
+    return lpe_start_command(L, c, info->name);
 }
 
 static int ctx_math(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     const char *name = luaL_checkstring(L, 2);
     kb_mop op;
     if (!kb_mop_parse(name, &op))
@@ -669,10 +649,10 @@ static int ctx_math(lua_State *L)
 
 static int ctx_full(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     int64_t shape[KB_VIEW_MAXDIM];
-    int nd = parse_shape(L, 2, "tl.full", shape);
-    kb_dtype dt = parse_dtype(L, 3, "tl.full", "f16");
+    int nd = lpe_parse_shape(L, 2, "tl.full", shape);
+    kb_dtype dt = lpe_parse_dtype(L, 3, "tl.full", "f16");
     double v = lua_isboolean(L, 4) ? lua_toboolean(L, 4) : luaL_checknumber(L, 4);
     lua_settop(L, 1);
     tensor_ud *t = push_result(L, 1, c, "tl.full", dt, nd, shape);
@@ -689,11 +669,11 @@ static int ctx_full(lua_State *L)
 
 static int ctx_arange(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
     if (b <= a)
         return luaL_error(L, "tl.arange: end (%I) must be greater than start (%I)", b, a);
-    kb_dtype dt = parse_dtype(L, 4, "tl.arange", "i32");
+    kb_dtype dt = lpe_parse_dtype(L, 4, "tl.arange", "i32");
     int64_t n = (int64_t)(b - a);
     lua_settop(L, 1);
     tensor_ud *t = push_result(L, 1, c, "tl.arange", dt, 1, &n);
@@ -709,8 +689,8 @@ static int ctx_arange(lua_State *L)
 
 static int ctx_trans(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
-    tensor_ud *t = check_tensor(L, 2, "tl.trans", 1, c);
+    pe_ctx *c = lpe_check_ctx(L, 1);
+    tensor_ud *t = lpe_check_tensor(L, 2, "tl.trans", 1, c);
     if (t->v.ndim < 2)
         return luaL_error(L, "tl.trans: needs at least 2 dimensions (got %d)", t->v.ndim);
     tensor_ud *r = lua_newuserdatauv(L, sizeof *r, 1);
@@ -729,7 +709,7 @@ static int ctx_trans(lua_State *L)
 
 static int ctx_stats(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     lua_createtable(L, 0, 4);
     lsim_push_time(L, c->dma_ps);
     lua_setfield(L, -2, "dma_ns");
@@ -745,7 +725,7 @@ static int ctx_stats(lua_State *L)
 /* ctx:span(name, start_ps): a slice on the PE_CPU track from start to now. */
 static int ctx_span(lua_State *L)
 {
-    pe_ctx *c = check_ctx(L, 1);
+    pe_ctx *c = lpe_check_ctx(L, 1);
     const char *name = luaL_checkstring(L, 2);
     kb_time start = (kb_time)luaL_checkinteger(L, 3);
     kb_tracer *tr = kb_fabric_tracer(c->S->fab);
@@ -757,7 +737,7 @@ static int ctx_span(lua_State *L)
 
 static int ctx_is_data(lua_State *L)
 {
-    lua_pushboolean(L, check_ctx(L, 1)->data);
+    lua_pushboolean(L, lpe_check_ctx(L, 1)->data);
     return 1;
 }
 
@@ -807,7 +787,7 @@ static void push_list(lua_State *L, const double *x, const kb_tview *v, int dim,
 static int t_tolist(lua_State *L)
 {
     pe_ctx *c = tensor_ctx(L, 1);
-    tensor_ud *t = check_tensor(L, 1, "tolist", 1, NULL);
+    tensor_ud *t = lpe_check_tensor(L, 1, "tolist", 1, NULL);
     need_data(L, c, "tolist");
     int64_t n = kb_tview_numel(&t->v), pos = 0;
     double *x = kb_xmalloc((size_t)n * sizeof *x);
@@ -820,7 +800,7 @@ static int t_tolist(lua_State *L)
 static int t_item(lua_State *L)
 {
     pe_ctx *c = tensor_ctx(L, 1);
-    tensor_ud *t = check_tensor(L, 1, "item", 1, NULL);
+    tensor_ud *t = lpe_check_tensor(L, 1, "item", 1, NULL);
     need_data(L, c, "item");
     if (kb_tview_numel(&t->v) != 1)
         return luaL_error(L, "item: the tensor has %d elements, not 1", (int)kb_tview_numel(&t->v));
@@ -872,7 +852,7 @@ static int t_index(lua_State *L)
     if (!ok)
         return luaL_error(L, "tensor index must be an integer (0-based) or a field name");
     pe_ctx *c = tensor_ctx(L, 1);
-    check_tensor(L, 1, "index", 1, NULL);
+    lpe_check_tensor(L, 1, "index", 1, NULL);
     need_data(L, c, "reading a tensor element");
     if (i < 0)
         i += t->v.shape[0];
@@ -922,9 +902,9 @@ static int t_tostring(lua_State *L)
 /* Operators: the handle's context issues a PE_MATH command. */
 static int arith(lua_State *L, kb_mop op)
 {
-    int h = test_tensor(L, 1) ? 1 : 2;
+    int h = lpe_test_tensor(L, 1) ? 1 : 2;
     lua_getiuservalue(L, h, 1);
-    pe_ctx *c = check_ctx(L, -1);
+    pe_ctx *c = lpe_check_ctx(L, -1);
     /* stack: a, b, ctx -> ctx, a, b */
     lua_insert(L, 1);
     int nargs = op == KB_OP_NEG ? 1 : 2;
@@ -948,9 +928,16 @@ static const luaL_Reg ctx_methods[] = {
     {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
     {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {NULL, NULL}};
 
+/* The context's methods: these and lcomposite.c's. */
+static void push_ctx_methods(lua_State *L)
+{
+    luaL_newlib(L, ctx_methods);
+    luaL_setfuncs(L, lcomposite_ctx_methods, 0);
+}
+
 static int l_is_tensor(lua_State *L)
 {
-    lua_pushboolean(L, test_tensor(L, 1) != NULL);
+    lua_pushboolean(L, lpe_test_tensor(L, 1) != NULL);
     return 1;
 }
 
@@ -964,7 +951,7 @@ int luaopen_kb_pe(lua_State *L)
     luaL_newmetatable(L, LPE_MT);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
-    luaL_newlib(L, ctx_methods);
+    push_ctx_methods(L);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
@@ -978,6 +965,7 @@ int luaopen_kb_pe(lua_State *L)
     lua_pushliteral(L, "tl.tensor");
     lua_setfield(L, -2, "__name");
     lua_pop(L, 1);
+    lcomposite_open(L);
     luaL_newlib(L, funcs);
     return 1;
 }
