@@ -479,45 +479,8 @@ end
 -- ---------------------------------------------------------------------------
 -- JSON (keys in a fixed order).
 
-local function json_num(x)
-  if x ~= x or x == math.huge or x == -math.huge then return "null" end
-  if math.type(x) == "integer" then return ("%d"):format(x) end
-  if x == math.floor(x) and math.abs(x) < 2 ^ 53 then return ("%d"):format(math.tointeger(x)) end
-  for _, f in ipairs { "%.15g", "%.16g" } do
-    local s = f:format(x)
-    if tonumber(s) == x then return s end
-  end
-  return ("%.17g"):format(x)
-end
-
-local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n",
-              ["\r"] = "\\r", ["\t"] = "\\t" }
-
-local function json_str(s)
-  return '"' .. s:gsub('[%c"\\]', function(ch)
-    return ESC[ch] or ("\\u%04x"):format(ch:byte())
-  end) .. '"'
-end
-
--- A value: nil -> null; {__obj = {{k, v}, ...}} -> object; other tables -> array.
-local function enc(v)
-  local ty = type(v)
-  if v == nil then return "null"
-  elseif ty == "boolean" then return tostring(v)
-  elseif ty == "number" then return json_num(v)
-  elseif ty == "string" then return json_str(v)
-  elseif ty == "table" then
-    if v.__obj then
-      local parts = {}
-      for i, kv in ipairs(v.__obj) do parts[i] = json_str(kv[1]) .. ":" .. enc(kv[2]) end
-      return "{" .. table.concat(parts, ",") .. "}"
-    end
-    local parts = {}
-    for i = 1, #v do parts[i] = enc(v[i]) end
-    return "[" .. table.concat(parts, ",") .. "]"
-  end
-  error("kernbench probe: cannot encode a " .. ty .. " as JSON")
-end
+local json = require "kernbench.json"
+local enc = json.encode
 M.json_encode = enc
 
 local function obj(...) return { __obj = { ... } } end

@@ -161,7 +161,7 @@ library_path_override)
   KERNBENCH_PATH="$tmp/lib" run -e 'print(kb.version)'; expect_status 0; expect_out "custom"
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
-probe_* | trace_* | bench_* | kernel_* | stats_json_and_op_log | summary_and_quiet | dump_config)
+probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config)
   "$case_name" ;;
 *)
   fail "unknown case" ;;

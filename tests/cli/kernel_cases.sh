@@ -6,7 +6,7 @@
 # helpers and tests/cli/trace_check.lua).
 
 kernel_cases=(kernel_benches_verify kernel_error_exits_1 kernel_verify_mismatch_exits_1
-              kernel_trace_and_op_log)
+              kernel_trace_and_op_log milestone_quick_writes_its_reports pipeline_trace_and_op_log)
 
 kernel_benches_verify() {
   run -q -t small_2x2 benches/sharded_gemm.lua --verify-data; expect_status 0
@@ -74,4 +74,44 @@ kernel_trace_and_op_log() {
   grep -qF '"params":{"src_a_addr":' "$tmp/ops.jsonl" || fail "gemm record without its parameters"
   grep -qF '"m":64,"k":256,"n":64' "$tmp/ops.jsonl" || fail "gemm record without m, k, n"
   [ "$(grep -c '"op_name":"dma_read"' "$tmp/ops.jsonl")" -eq 64 ] || fail "expected 64 dma_read records"
+}
+
+milestone_quick_writes_its_reports() {
+  run -q benches/milestone_gemm.lua --quick --out "$tmp/ms"; expect_status 0
+  expect_out "32x3072x32/load_ref/cube"; expect_out "written to $tmp/ms/gemm_sweep.json"
+  [ -f "$tmp/ms/gemm_sweep.csv" ] || fail "no CSV"
+  [ "$(wc -l <"$tmp/ms/gemm_sweep.csv")" -eq 7 ] || fail "the CSV should have a header and 6 rows"
+  cat >"$tmp/check.lua" <<'LUA'
+package.path = "tests/lua/?.lua;" .. package.path
+local f = assert(io.open(arg[1]))
+local doc = require("json_decode")(f:read("a"))
+f:close()
+assert(doc.bench == "milestone-gemm" and doc.quick == true and #doc.points == 6)
+assert(doc.tile_sizes.m == 32 and doc.tile_sizes.k == 64 and doc.tile_sizes.n == 32)
+for _, p in ipairs(doc.points) do
+  assert(p.tiles >= 1 and p.pe_window_ns > 0 and p.efficiency > 0 and p.efficiency <= 1, p.label)
+  assert(p.bound == "compute" or p.bound == "hbm", p.label)
+  assert(p.stage_counts.GEMM == p.tiles and p.stage_counts.DMA_WRITE >= 1, p.label)
+  for _, e in pairs(p.pipeline_efficiency) do assert(e >= 0 and e <= 1, p.label) end
+end
+print("ok")
+LUA
+  "$KB" "$tmp/check.lua" "$tmp/ms/gemm_sweep.json" >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "ok"
+  # with --verify-data every point is checked against the CPU reference
+  run -q benches/milestone_gemm.lua --quick --out "$tmp/ms2" --verify-data; expect_status 0
+  expect_out "verified C 128x128x128 load_ref cube (f16)"
+}
+
+pipeline_trace_and_op_log() {
+  MILESTONE_QUICK=1 run -q -t small_1cube_8pe --trace "$tmp/t.json" --op-log "$tmp/ops.jsonl" \
+    benches/milestone_gemm.lua --out "$tmp/ms"; expect_status 0
+  check "$tmp/t.json"
+  for span in '"name":"DMA_READ"' '"name":"FETCH"' '"name":"GEMM"' '"name":"STORE"' '"name":"DMA_WRITE"'; do
+    grep -qF "$span" "$tmp/t.json" || fail "no $span slice in the trace"
+  done
+  grep -qF '"op_name":"TileToken/GEMM"' "$tmp/ops.jsonl" || fail "no TileToken/GEMM record"
+  grep -qF '"stage_type":"DMA_WRITE","tile_id":' "$tmp/ops.jsonl" || fail "stage records without their parameters"
+  # one composite per PE of each point: 3 shapes on 1 PE and on the 8 PEs of the cube
+  [ "$(grep -c '"op_name":"composite_gemm"' "$tmp/ops.jsonl")" -eq 27 ] || fail "one composite record per PE and point"
 }
