@@ -59,6 +59,7 @@ perf: build
 	./$(BUILD)/bin/kernbench benches/perf/chain.lua
 	KB_OUT_DIR=$(BUILD) ./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
+	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
