@@ -49,10 +49,12 @@ static void remove_live(pe_ctx *x, kb_composite *c)
         }
 }
 
+/* The context's list of composites in flight holds a reference on each. */
 static void composite_done(kb_composite *c)
 {
     pe_ctx *x = c->arg;
     remove_live(x, c);
+    kb_composite_unref(c); /* the list's; the pipeline still holds one while it calls this */
     x->dma_ps += c->stage_ps[KB_ST_DMA_READ] + c->stage_ps[KB_ST_DMA_WRITE];
     x->compute_ps += c->stage_ps[KB_ST_GEMM] + c->stage_ps[KB_ST_MATH];
     if (c->error && !x->composite_error)
@@ -68,8 +70,10 @@ static void composite_done(kb_composite *c)
 
 void lcomposite_release(pe_ctx *x)
 {
-    for (size_t i = 0; i < x->nlive; i++) /* in flight: nobody to tell any more */
+    for (size_t i = 0; i < x->nlive; i++) { /* in flight: nobody to tell any more */
         x->live[i]->done = NULL;
+        kb_composite_unref(x->live[i]);
+    }
     free(x->live);
     free(x->composite_error);
     x->live = NULL;
@@ -237,7 +241,9 @@ static int ctx_composite(lua_State *L)
     pe_ctx *x = lpe_check_ctx(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     kb_pe *p = x->pe;
-    kb_composite *c = kb_xcalloc(1, sizeof *c);
+    kb_composite spec; /* checked here, copied to the heap once nothing can raise */
+    memset(&spec, 0, sizeof spec);
+    kb_composite *c = &spec;
     field(L, 2, "op");
     c->plan.gemm = strcmp(luaL_checkstring(L, -1), "gemm") == 0;
     lua_pop(L, 1);
@@ -306,6 +312,8 @@ static int ctx_composite(lua_State *L)
     c->ready_at = now + kb_cycles_ps((double)p->dispatch_cycles, p->cpu_clock_ghz) + p->cpu_ps + p->sched_ps;
     c->done = composite_done;
     c->arg = x;
+    c = kb_xmalloc(sizeof *c);
+    *c = spec;
     char *err = NULL;
     if (!kb_composite_submit(p, c, &err)) {
         free(c);
@@ -318,6 +326,7 @@ static int ctx_composite(lua_State *L)
         x->live = kb_xrealloc(x->live, x->cap_live * sizeof *x->live);
     }
     x->live[x->nlive++] = c;
+    c->refs++; /* the list's */
     /* the handle, then the PE_CPU's dispatch of the call */
     lua_settop(L, 1);
     comp_ud *u = lua_newuserdatauv(L, sizeof *u, 1);

@@ -229,3 +229,29 @@ function TestPipeline:test_bad_composite_tables_fail_at_the_call()
   end, 1, d)
   torch.close()
 end
+
+function TestPipeline:test_a_kernel_failing_with_composites_in_flight_stops_cleanly()
+  local torch = runtime(nil, true)
+  local one = torch.DPPolicy {}
+  local d = torch.empty({ 256, 256 }, { dtype = "f16", dp = one })
+  local ok, err = pcall(torch.launch, { name = "dies", fn = function(tl, p)
+    tl.composite { op = "gemm", a = tl.ref(p, { 256, 256 }), b = tl.ref(p, { 256, 256 }), out_ptr = p }
+    tl.cycles(10)
+    error("gone while tiles fly")
+  end }, 1, d)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "gone while tiles fly")
+  torch.close()
+  collectgarbage()
+end
+
+function TestPipeline:test_an_unmapped_output_fails_at_the_call()
+  local torch = runtime(nil, false)
+  local d = torch.empty({ 32, 64 }, { dtype = "f16", dp = torch.DPPolicy {} })
+  local ok, err = pcall(torch.launch, function(tl, p)
+    tl.composite { op = "gemm", a = tl.ref(p, { 32, 64 }), b = tl.ref(p, { 64, 32 }), out_ptr = 0x7000000000 }
+  end, 1, d)
+  torch.close()
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "tl.composite: virtual address 0x7000000000 is not mapped on sip0.cube0.pe0")
+end
