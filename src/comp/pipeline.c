@@ -309,62 +309,47 @@ static float *tile_alloc(int64_t rows, int64_t cols)
     return kb_xcalloc((size_t)(rows * cols + 1), sizeof(float)); /* +1: never a 0-byte allocation */
 }
 
-/* Reads rows x cols of a row-major matrix at virtual address va (ld
- * elements per row) through the page table, row by row. */
-static bool read_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t ld, kb_dtype dt, int64_t rows,
-                      int64_t cols, float *out, char **err)
+/* The memory node and offset of virtual address va, through the PE's page
+ * table (or as a PA with pa_fallback). */
+static bool resolve_va(kb_pipe *pp, const kb_composite *c, uint64_t va, kb_target *tg, char **err)
 {
-    const kb_topo *topo = kb_fabric_topo(pp->pe->fab);
-    kb_memstore *m = kb_fabric_memstore(pp->pe->fab);
+    uint64_t pa = va;
     kb_pagetable *pt = kb_pe_pagetable(pp->pe);
-    size_t sz = kb_dtype_size(dt);
-    double *row = kb_xmalloc((size_t)cols * sizeof *row);
-    for (int64_t r = 0; r < rows; r++) {
-        uint64_t a = va + (uint64_t)(r * ld) * sz, pa = a;
-        kb_target tg;
-        if ((pt && kb_pt_translate(pt, a, &pa)) || c->pa_fallback) {
-            if (kb_resolve_data_target(topo, (kb_pa)pa, &tg, "tl.composite", err)) {
-                kb_memstore_read_elems(m, tg.node, tg.offset, dt, row, (size_t)cols);
-                for (int64_t j = 0; j < cols; j++)
-                    out[r * cols + j] = (float)row[j];
-                continue;
-            }
-        } else {
-            *err = kb_asprintf("tl.composite: virtual address 0x%llx is not mapped", (unsigned long long)a);
-        }
-        free(row);
+    if (!((pt && kb_pt_translate(pt, va, &pa)) || c->pa_fallback)) {
+        *err = kb_asprintf("tl.composite: virtual address 0x%llx is not mapped on sip%d.cube%d.pe%d",
+                           (unsigned long long)va, pp->pe->sip, pp->pe->cube, pp->pe->pe);
         return false;
     }
-    free(row);
-    return true;
+    return kb_resolve_data_target(kb_fabric_topo(pp->pe->fab), (kb_pa)pa, tg, "tl.composite", err);
 }
 
-static bool write_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t ld, kb_dtype dt, int64_t rows,
-                       int64_t cols, const float *in, char **err)
+/* Moves rows x cols of a row-major matrix at virtual address va (ld
+ * elements per row) between memory and buf, row by row (each row
+ * translated on its own: a tile's rows may lie on different slices). */
+static bool move_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t ld, kb_dtype dt, int64_t rows,
+                      int64_t cols, float *buf, bool write, char **err)
 {
-    const kb_topo *topo = kb_fabric_topo(pp->pe->fab);
     kb_memstore *m = kb_fabric_memstore(pp->pe->fab);
-    kb_pagetable *pt = kb_pe_pagetable(pp->pe);
     size_t sz = kb_dtype_size(dt);
     double *row = kb_xmalloc((size_t)cols * sizeof *row);
-    for (int64_t r = 0; r < rows; r++) {
-        uint64_t a = va + (uint64_t)(r * ld) * sz, pa = a;
+    bool ok = true;
+    for (int64_t r = 0; r < rows && ok; r++) {
         kb_target tg;
-        if (!((pt && kb_pt_translate(pt, a, &pa)) || c->pa_fallback)) {
-            *err = kb_asprintf("tl.composite: virtual address 0x%llx is not mapped", (unsigned long long)a);
-            free(row);
-            return false;
+        ok = resolve_va(pp, c, va + (uint64_t)(r * ld) * sz, &tg, err);
+        if (!ok)
+            break;
+        if (write) {
+            for (int64_t j = 0; j < cols; j++)
+                row[j] = buf[r * cols + j];
+            kb_memstore_write_elems(m, tg.node, tg.offset, dt, row, (size_t)cols);
+        } else {
+            kb_memstore_read_elems(m, tg.node, tg.offset, dt, row, (size_t)cols);
+            for (int64_t j = 0; j < cols; j++)
+                buf[r * cols + j] = (float)row[j];
         }
-        if (!kb_resolve_data_target(topo, (kb_pa)pa, &tg, "tl.composite", err)) {
-            free(row);
-            return false;
-        }
-        for (int64_t j = 0; j < cols; j++)
-            row[j] = in[r * cols + j];
-        kb_memstore_write_elems(m, tg.node, tg.offset, dt, row, (size_t)cols);
     }
     free(row);
-    return true;
+    return ok;
 }
 
 /* The operand tile of token t: [rows, depth] of A or [depth, cols] of B
@@ -399,17 +384,15 @@ static void load_operand(kb_pipe *pp, token *t, int i)
         for (int64_t k = 0; k < rows * cols; k++)
             t->buf[i][k] = (float)x[k];
         free(x);
-    } else if (!read_rows(pp, c, o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype), o->cols,
-                          o->dtype, rows, cols, t->buf[i], &err)) {
+    } else if (!move_rows(pp, c, o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype), o->cols,
+                          o->dtype, rows, cols, t->buf[i], false, &err)) {
         fail_composite(c, err);
     }
 }
 
 /* Epilogue operand value for output element (r, c) of the whole output. */
-static double epi_at(kb_memstore *m, const kb_epilogue *e, int64_t M, int64_t N, int64_t r, int64_t col,
-                     double *cache_row)
+static double epi_at(kb_memstore *m, const kb_epilogue *e, int64_t M, int64_t N, int64_t r, int64_t col)
 {
-    (void)cache_row;
     if (!e->has_view)
         return e->value;
     kb_tview b;
@@ -431,7 +414,7 @@ static void apply_epilogue(kb_pipe *pp, const token *t, const kb_epilogue *e, fl
             double v = x[r * cols + j], o = 0;
             if (e->kind == KB_EPI_DEQUANT || e->kind == KB_EPI_BIAS || e->kind == KB_EPI_SCALE ||
                 e->kind == KB_EPI_ADD)
-                o = epi_at(m, e, s->M, s->N, r0 + r, c0 + j, NULL);
+                o = epi_at(m, e, s->M, s->N, r0 + r, c0 + j);
             switch (e->kind) {
             case KB_EPI_DEQUANT:
             case KB_EPI_SCALE: v *= o; break;
@@ -492,10 +475,10 @@ static void stage_data(kb_pipe *pp, token *t, const kb_stage *st)
         }
         break;
     case KB_ST_DMA_WRITE: {
-        const float *out = s->gemm ? t->acc : t->res;
+        float *out = s->gemm ? t->acc : t->res;
         char *err = NULL;
         uint64_t va = c->out_va + (uint64_t)(t->t.m * s->tm * s->N + t->t.n * s->tn) * kb_dtype_size(c->out_dtype);
-        if (out && !write_rows(pp, c, va, s->N, c->out_dtype, rows, cols, out, &err))
+        if (out && !move_rows(pp, c, va, s->N, c->out_dtype, rows, cols, out, true, &err))
             fail_composite(c, err);
         break;
     }
@@ -588,14 +571,7 @@ static bool tile_target(kb_pipe *pp, token *t, const kb_stage *st, kb_target *tg
         const kb_operand *o = &c->in[st->arg];
         va = o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype);
     }
-    uint64_t pa = va;
-    kb_pagetable *pt = kb_pe_pagetable(pp->pe);
-    if (!((pt && kb_pt_translate(pt, va, &pa)) || c->pa_fallback)) {
-        *err = kb_asprintf("tl.composite: virtual address 0x%llx is not mapped on sip%d.cube%d.pe%d",
-                           (unsigned long long)va, pp->pe->sip, pp->pe->cube, pp->pe->pe);
-        return false;
-    }
-    return kb_resolve_data_target(kb_fabric_topo(pp->pe->fab), (kb_pa)pa, tg, "tl.composite", err);
+    return resolve_va(pp, c, va, tg, err);
 }
 
 static void step(lane *L);
