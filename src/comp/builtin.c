@@ -93,14 +93,17 @@ static const kb_attr_def pe_mmu_attrs[] = {
     ATTR_NS("tlb_overhead_ns", 0.0, "time per translation"),
 };
 
-#define IMPL(nm, kinds, attrs, ops, doc) {nm, kinds, attrs, COUNT(attrs), &ops, doc}
+#define IMPL(nm, kinds, attrs, ops, doc) {nm, kinds, attrs, COUNT(attrs), &ops, doc, NULL}
+/* With a latency formula a Lua model may replace: `lat` says what it gets. */
+#define IMPL_LAT(nm, kinds, attrs, ops, doc, lat) {nm, kinds, attrs, COUNT(attrs), &ops, doc, lat}
+#define TRANSIT_LAT "{op = \"decode\", bytes, builtin_ns = overhead_ns}: a transaction's header decode"
 
 static const kb_impl builtins[] = {
-    IMPL("builtin.forwarding", NULL, forwarding_attrs, kb_transit_ops,
-         "flit-aware transit node: one serial worker, overhead on the first flit"),
-    IMPL("builtin.noc", NULL, router_attrs, kb_transit_ops, "cube NoC router (transit node)"),
-    IMPL("builtin.switch", NULL, switch_attrs, kb_transit_ops, "tray switch (transit node)"),
-    IMPL("builtin.ucie", NULL, ucie_attrs, kb_transit_ops, "UCIe protocol endpoint (transit node)"),
+    IMPL_LAT("builtin.forwarding", NULL, forwarding_attrs, kb_transit_ops,
+         "flit-aware transit node: one serial worker, overhead on the first flit", TRANSIT_LAT),
+    IMPL_LAT("builtin.noc", NULL, router_attrs, kb_transit_ops, "cube NoC router (transit node)", TRANSIT_LAT),
+    IMPL_LAT("builtin.switch", NULL, switch_attrs, kb_transit_ops, "tray switch (transit node)", TRANSIT_LAT),
+    IMPL_LAT("builtin.ucie", NULL, ucie_attrs, kb_transit_ops, "UCIe protocol endpoint (transit node)", TRANSIT_LAT),
     IMPL("builtin.pcie_ep", "pcie_ep", pcie_ep_attrs, kb_store_forward_ops,
          "PCIe endpoint: reassembles, overhead per transaction"),
     IMPL("builtin.io_cpu", "io_cpu", io_cpu_attrs, kb_store_forward_ops,
@@ -108,17 +111,23 @@ static const kb_impl builtins[] = {
     IMPL("builtin.m_cpu", "m_cpu", m_cpu_attrs, kb_store_forward_ops,
          "cube command processor (store and forward)"),
     IMPL("builtin.sram", "sram", sram_attrs, kb_sram_ops, "cube shared SRAM (terminal)"),
-    IMPL("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
-         "per-PE HBM controller with address-interleaved pseudo-channels"),
-    IMPL("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine"),
+    IMPL_LAT("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
+             "per-PE HBM controller with address-interleaved pseudo-channels",
+             "{op = \"commit\", bytes, channel, write, builtin_ns = chunk time}: one burst's commit on its "
+             "pseudo-channel"),
+    IMPL_LAT("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine",
+             "{op = \"setup\", bytes, write, builtin_ns = overhead_ns}: a transfer's setup before its first flit"),
     /* Launch messages end here; the PE's engines hang off its state (pe.c). */
     IMPL("builtin.pe_cpu", "pe_cpu", pe_cpu_attrs, kb_pe_cpu_ops, "PE control processor (runs kernels)"),
     IMPL("builtin.pe_scheduler", "pe_scheduler", pe_scheduler_attrs, kb_pe_part_ops, "PE command scheduler"),
     IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_fetch_store_attrs, kb_pe_part_ops,
          "TCM <-> register file mover"),
-    IMPL("builtin.pe_gemm", "pe_gemm", pe_gemm_attrs, kb_pe_part_ops, "matrix engine (MAC array)"),
-    IMPL("builtin.pe_math", "pe_math", pe_math_attrs, kb_pe_part_ops, "vector/math engine"),
-    IMPL("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad"),
+    IMPL_LAT("builtin.pe_gemm", "pe_gemm", pe_gemm_attrs, kb_pe_part_ops, "matrix engine (MAC array)",
+             "{op = \"gemm\", m, k, n, dtype, builtin_ns}: one product on the MAC array"),
+    IMPL_LAT("builtin.pe_math", "pe_math", pe_math_attrs, kb_pe_part_ops, "vector/math engine",
+             "{op = NAME, elements, outputs, dtype, builtin_ns}: one vector operation (exp, add, sum ...)"),
+    IMPL_LAT("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad",
+             "{op = \"read\" | \"write\", bytes, builtin_ns}: one transfer through a TCM port"),
     /* Map/unmap messages end here; the page table is its state (pe.c). */
     IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_mmu_ops, "PE address translation (page table)"),
     IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),

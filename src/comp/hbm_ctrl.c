@@ -85,14 +85,22 @@ static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
     kb_time start = at > h->pc_avail[pc] ? at : h->pc_avail[pc];
     if (h->pc_dir[pc] >= 0 && h->pc_dir[pc] != dir)
         start += h->switch_ps;
-    kb_time finish = start + h->chunk_ps;
+    kb_time chunk = h->chunk_ps;
+    if (c->latency) {
+        kb_lat_query q = {.op = "commit", .builtin_ps = h->chunk_ps};
+        kb_lat_param(&q, "bytes", (double)h->burst);
+        kb_lat_param(&q, "channel", pc);
+        kb_lat_param(&q, "write", dir);
+        chunk = kb_comp_latency(c, &q);
+    }
+    kb_time finish = start + chunk;
     h->pc_avail[pc] = finish;
     h->pc_dir[pc] = (signed char)dir;
-    h->pc_busy[pc] += h->chunk_ps;
+    h->pc_busy[pc] += chunk;
     if (!h->ctr_ready)
         init_counters(c, h);
     if (h->pc_ctr)
-        kb_trace_busy(kb_fabric_tracer(c->fab), h->pc_ctr[pc], finish - h->chunk_ps, finish);
+        kb_trace_busy(kb_fabric_tracer(c->fab), h->pc_ctr[pc], finish - chunk, finish);
     return finish;
 }
 

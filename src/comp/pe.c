@@ -135,6 +135,46 @@ kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err)
     return p;
 }
 
+/* ---- engine times ---- */
+
+kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes)
+{
+    kb_time t = kb_bw_ps(bytes, p->tcm_bw[write]);
+    kb_comp *c = kb_fabric_comp(p->fab, p->tcm);
+    if (!c->latency)
+        return t;
+    kb_lat_query q = {.op = write ? "write" : "read", .builtin_ps = t};
+    kb_lat_param(&q, "bytes", (double)bytes);
+    return kb_comp_latency(c, &q);
+}
+
+kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype dt)
+{
+    kb_time t = kb_gemm_ps(&p->gemm_m, m, k, n, dt);
+    kb_comp *c = kb_fabric_comp(p->fab, p->gemm);
+    if (!c->latency)
+        return t;
+    kb_lat_query q = {.op = "gemm", .builtin_ps = t};
+    kb_lat_param(&q, "m", (double)m);
+    kb_lat_param(&q, "k", (double)k);
+    kb_lat_param(&q, "n", (double)n);
+    kb_lat_param(&q, "dtype_bytes", (double)kb_dtype_size(dt));
+    return kb_comp_latency(c, &q);
+}
+
+kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype dt)
+{
+    kb_time t = kb_math_ps(&p->math_m, op, elems, outs, dt);
+    kb_comp *c = kb_fabric_comp(p->fab, p->math);
+    if (!c->latency)
+        return t;
+    kb_lat_query q = {.op = kb_mop_info_of(op)->name, .builtin_ps = t};
+    kb_lat_param(&q, "elements", (double)elems);
+    kb_lat_param(&q, "outputs", (double)outs);
+    kb_lat_param(&q, "dtype_bytes", (double)kb_dtype_size(dt));
+    return kb_comp_latency(c, &q);
+}
+
 /* ---- stages ---- */
 
 enum stage {
@@ -391,15 +431,15 @@ static void log_compute(kb_pe_op *op, kb_time start, kb_time end)
 
 static kb_time compute_ps(const kb_pe_op *op)
 {
-    const kb_pe *p = op->pe;
+    kb_pe *p = op->pe;
     if (op->kind == KB_PE_GEMM) {
         const kb_tview *a = &op->in[0].v;
-        return kb_gemm_ps(&p->gemm_m, a->shape[0], a->shape[1], op->in[1].v.shape[1], a->dtype);
+        return kb_pe_gemm_ps(p, a->shape[0], a->shape[1], op->in[1].v.shape[1], a->dtype);
     }
     /* elements processed: the input of an axis op, else the (broadcast) output */
     const kb_tview *v = kb_mop_info_of(op->mop)->axis ? &op->in[0].v : &op->out;
     int64_t outs = kb_tview_numel(&op->out);
-    return kb_math_ps(&p->math_m, op->mop, kb_tview_numel(v), outs, v->dtype);
+    return kb_pe_math_ps(p, op->mop, kb_tview_numel(v), outs, v->dtype);
 }
 
 /* ---- the stage machine ---- */
@@ -447,7 +487,7 @@ static void run(kb_pe_op *op)
         case S_TCM_READ: {
             int w = plans[op->kind][op->stage] == S_TCM_WRITE;
             uint64_t n = kb_tview_nbytes(&op->tcm);
-            end = kb_pe_take(&p->tcm_free[w], now, kb_bw_ps(n, p->tcm_bw[w]), &start);
+            end = kb_pe_take(&p->tcm_free[w], now, kb_pe_tcm_ps(p, w, n), &start);
             span(p, p->tcm, w ? "write" : "read", start, end, n);
             if (op->data && !w) { /* a store's bytes leave TCM now (a load's land at the end) */
                 op->buf = kb_xmalloc(n ? n : 1);
@@ -459,7 +499,7 @@ static void run(kb_pe_op *op)
         case S_WRITEBACK: {
             int w = plans[op->kind][op->stage] == S_WRITEBACK;
             uint64_t n = w ? kb_tview_nbytes(&op->out) : operand_bytes(op);
-            end = kb_pe_take(&p->tcm_free[w], now + p->fs_ps, kb_bw_ps(n, p->tcm_bw[w]), &start);
+            end = kb_pe_take(&p->tcm_free[w], now + p->fs_ps, kb_pe_tcm_ps(p, w, n), &start);
             span(p, p->fetch_store, w ? "store" : "fetch", now, end, n);
             span(p, p->tcm, w ? "write" : "read", start, end, n);
             return after(op, end);

@@ -59,6 +59,12 @@ kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err);
 /* The PE's page table (its PE_MMU's), or NULL if PE_MMU is not builtin. */
 kb_pagetable *kb_pe_pagetable(kb_pe *p);
 
+/* Engine times: the builtin formulas (pe_model.h), or the component's Lua
+ * latency model when the topology names one. */
+kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes);
+kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype t);
+kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+
 typedef enum kb_pe_kind { KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES } kb_pe_kind;
 
 /* A math operand: a tensor view or an immediate. */

@@ -38,10 +38,16 @@ static channel *channel_of(dma *d, kb_msg request)
 static void start(kb_comp *c, channel *ch, kb_txn *t)
 {
     ch->busy++;
-    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    kb_comp_busy(c, now, now + c->overhead_ps);
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab)), setup = c->overhead_ps;
+    if (c->latency) {
+        kb_lat_query q = {.op = "setup", .builtin_ps = c->overhead_ps};
+        kb_lat_param(&q, "bytes", (double)t->req_bytes);
+        kb_lat_param(&q, "write", t->msg == KB_MSG_DMA_WRITE);
+        setup = kb_comp_latency(c, &q);
+    }
+    kb_comp_busy(c, now, now + setup);
     t->t_chan = now;
-    kb_fabric_forward(t, now + c->overhead_ps);
+    kb_fabric_forward(t, now + setup);
 }
 
 /* The op-log record of a finished transfer (the response t is back): from

@@ -638,7 +638,7 @@ static void step(lane *L)
         if (L->phase == 0)
             L->svc_start = now;
         if (write && L->phase == 0) {
-            end = kb_pe_take(&p->tcm_free[0], now, kb_bw_ps(st->bytes, p->tcm_bw[0]), &start);
+            end = kb_pe_take(&p->tcm_free[0], now, kb_pe_tcm_ps(p, 0, st->bytes), &start);
             return next_phase_at(L, end);
         }
         if (ph == 0) {
@@ -658,7 +658,7 @@ static void step(lane *L)
             return;
         }
         if (!write && ph == 2) {
-            end = kb_pe_take(&p->tcm_free[1], now, kb_bw_ps(st->bytes, p->tcm_bw[1]), &start);
+            end = kb_pe_take(&p->tcm_free[1], now, kb_pe_tcm_ps(p, 1, st->bytes), &start);
             return next_phase_at(L, end);
         }
         return stage_end(L);
@@ -677,14 +677,14 @@ static void step(lane *L)
             if (c->plan.gemm)
                 c->acc_rf += need - st->bytes;
             L->svc_start = now;
-            end = kb_pe_take(&p->tcm_free[0], now + p->fs_ps, kb_bw_ps(st->bytes, p->tcm_bw[0]), &start);
+            end = kb_pe_take(&p->tcm_free[0], now + p->fs_ps, kb_pe_tcm_ps(p, 0, st->bytes), &start);
             return next_phase_at(L, end);
         }
         return stage_end(L);
     case KB_ST_STORE:
         if (L->phase == 0) {
             L->svc_start = now;
-            end = kb_pe_take(&p->tcm_free[1], now + p->fs_ps, kb_bw_ps(st->bytes, p->tcm_bw[1]), &start);
+            end = kb_pe_take(&p->tcm_free[1], now + p->fs_ps, kb_pe_tcm_ps(p, 1, st->bytes), &start);
             return next_phase_at(L, end);
         }
         return stage_end(L);
@@ -693,11 +693,11 @@ static void step(lane *L)
         if (L->phase == 0) {
             kb_time dur;
             if (st->type == KB_ST_GEMM)
-                dur = kb_gemm_ps(&p->gemm_m, t->t.rows, t->t.depth, t->t.cols, c->in[0].dtype);
+                dur = kb_pe_gemm_ps(p, t->t.rows, t->t.depth, t->t.cols, c->in[0].dtype);
             else if (st->arg == KB_STAGE_HEAD)
-                dur = kb_math_ps(&p->math_m, c->mop, st->bytes, st->bytes, c->in[0].dtype);
+                dur = kb_pe_math_ps(p, c->mop, st->bytes, st->bytes, c->in[0].dtype);
             else /* epilogues work on the f32 accumulator */
-                dur = kb_math_ps(&p->math_m, epi_mop(c->epi[st->arg].kind), st->bytes, st->bytes, KB_F32);
+                dur = kb_pe_math_ps(p, epi_mop(c->epi[st->arg].kind), st->bytes, st->bytes, KB_F32);
             end = kb_pe_take(&p->accel_free, now, dur, &start);
             L->svc_start = start; /* service starts when the slot is free */
             return next_phase_at(L, end);

@@ -25,10 +25,20 @@ static void send_control(kb_sim *sim, void *arg)
 }
 
 /* A control message: decoded in parallel, sent when decoded. */
+/* A transaction's header decode: overhead_ns, or the node's latency model's. */
+static kb_time decode_ps(kb_comp *c, const kb_txn *t)
+{
+    if (!c->latency)
+        return c->overhead_ps;
+    kb_lat_query q = {.op = "decode", .builtin_ps = c->overhead_ps};
+    kb_lat_param(&q, "bytes", (double)t->nbytes);
+    return kb_comp_latency(c, &q);
+}
+
 static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb_time now)
 {
     kb_txn *t = f->txn;
-    kb_time ready = now + (f->hop == 0 && t->relay ? 0 : c->overhead_ps);
+    kb_time ready = now + (f->hop == 0 && t->relay ? 0 : decode_ps(c, t));
     kb_comp_busy(c, now, ready);
     if (kb_flit_at_end(f)) {
         kb_fabric_free_flit(c->fab, f);
@@ -50,8 +60,9 @@ static void transit_flit(kb_comp *c, kb_flit *f)
     }
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0 && !(f->hop == 0 && t->relay)) {
-        kb_comp_busy(c, start, start + c->overhead_ps);
-        start += c->overhead_ps;
+        kb_time oh = decode_ps(c, t);
+        kb_comp_busy(c, start, start + oh);
+        start += oh;
     }
     c->busy_until = start;
     if (!kb_flit_at_end(f)) {

@@ -126,6 +126,26 @@ typedef struct kb_wire {
 
 /* ---- components ---- */
 
+/* A timing query to a component's latency model (a Lua function named by
+ * `latency_model` in the topology): the operation, its parameters, and the
+ * builtin formula's answer. The model returns the time to use instead. */
+#define KB_LAT_MAXP 6
+typedef struct kb_lat_query {
+    const char *op;
+    int n;
+    const char *keys[KB_LAT_MAXP];
+    double vals[KB_LAT_MAXP];
+    kb_time builtin_ps;
+} kb_lat_query;
+
+static inline void kb_lat_param(kb_lat_query *q, const char *key, double v)
+{
+    if (q->n < KB_LAT_MAXP) {
+        q->keys[q->n] = key;
+        q->vals[q->n++] = v;
+    }
+}
+
 /* Behaviour of an implementation (kb_impl.ops points at one of these). */
 typedef struct kb_comp_ops {
     bool flit_aware;
@@ -150,7 +170,16 @@ struct kb_comp {
     kb_time busy_ps;      /* time with work in service (see kb_comp_busy) */
     kb_time busy_end;
     void *state;
+    /* set by the host when the node has a latency model (NULL: formulas) */
+    kb_time (*latency)(kb_comp *c, const kb_lat_query *q, void *ctx);
+    void *latency_ctx;
 };
+
+/* q's time from c's latency model, or the builtin's when c has none. */
+static inline kb_time kb_comp_latency(kb_comp *c, const kb_lat_query *q)
+{
+    return c->latency ? c->latency(c, q, c->latency_ctx) : q->builtin_ps;
+}
 
 /* Books [start, end) as busy time of c. Intervals must come in
  * non-decreasing start order; overlapping ones count once, so the

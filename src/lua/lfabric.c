@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "lua/host.h"
 #include "lua/ldata.h"
+#include "lua/lmodels.h"
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
@@ -54,6 +55,7 @@ static void op_free(lop *o)
 
 void lfabric_close(lua_State *L, lsim *S)
 {
+    lmodels_close(L, S);
     while (S->ops) {
         lop *o = S->ops;
         op_unlink(o);
@@ -358,6 +360,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     lua_pop(L, 1);
     lobserve_attach(S);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
+    lmodels_attach(L, S);
 }
 
 const luaL_Reg lfabric_methods[] = {

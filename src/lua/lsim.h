@@ -52,6 +52,9 @@ typedef struct lsim {
     struct kb_tracer *tracer; /* when the command line asked for a trace */
     struct lrequest *requests; /* host requests completed (statistics) */
     size_t nrequests, cap_requests;
+    struct lmodel *models;     /* latency models of its components (lmodels.c) */
+    lua_State *model_thread;   /* where they are called */
+    int model_thread_ref;
 } lsim;
 
 typedef struct lrequest {

@@ -33,6 +33,9 @@ typedef struct kb_impl {
     size_t nattrs;
     const void *ops;         /* behaviour, interpreted by the component layer */
     const char *doc;
+    /* What a Lua latency model replacing its timing formula receives
+     * (`latency_model: lua:MODULE` in a topology); NULL: it has none. */
+    const char *latency;
 } kb_impl;
 
 typedef struct kb_registry kb_registry;

@@ -218,6 +218,22 @@ kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *pare
         return NULL;
     kb_comp_spec *s = new_spec(b, role, kind, impl);
     kb_cfg_note(b, blk, "impl", impl_node, impl_node ? NULL : impl_name);
+    kb_ynode *lat = blk && !blk->absent ? kb_ymap_get(blk, "latency_model") : NULL;
+    if (lat) { /* a Lua function in place of the implementation's timing formula */
+        const char *m = NULL;
+        if (!kb_yas_string(lat, &m, &b->err))
+            return NULL;
+        if (strncmp(m, "lua:", 4) != 0 || !m[4])
+            b->err = kb_yerr(lat, "latency_model must be lua:MODULE (a Lua module returning the model), got '%s'",
+                             m);
+        else if (!impl->latency)
+            b->err = kb_yerr(lat, "%s has no latency formula a model could replace", impl->name);
+        else
+            s->latency_model = kb_xstrdup(m + 4);
+        kb_cfg_note(b, blk, "latency_model", lat, NULL);
+        if (failed(b))
+            return NULL;
+    }
     kb_ynode *attrs = blk ? kb_rd_map(b, blk, "attrs") : NULL;
     for (size_t i = 0; i < impl->nattrs && !failed(b); i++) {
         kb_ynode *n = attrs ? kb_ymap_get(attrs, impl->attrs[i].name) : NULL;
@@ -517,6 +533,7 @@ void kb_topo_free(kb_topo *t)
         free(t->specs[i]->role);
         free(t->specs[i]->kind);
         free(t->specs[i]->vals);
+        free(t->specs[i]->latency_model);
         free(t->specs[i]);
     }
     free(t->specs);

@@ -49,6 +49,7 @@ typedef struct kb_comp_spec {
     char *kind;            /* node kind it serves, e.g. "noc_router" */
     const kb_impl *impl;
     double *vals;          /* one per impl->attrs entry */
+    char *latency_model;   /* `latency_model: lua:MODULE`: the module, or NULL */
 } kb_comp_spec;
 
 /* Value of a named attribute (the implementation's default if the name is
