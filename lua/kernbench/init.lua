@@ -9,6 +9,7 @@ local kb = {
   sim = sim,
   topology = require "kernbench.topology",
   addr = require "kernbench.addr",
+  components = require "kernbench.components",
 }
 
 local units = {

@@ -19,6 +19,7 @@
 #include "lua/host.h"
 #include "lua/ldata.h"
 #include "lua/lmodels.h"
+#include "lua/lcomp.h"
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
@@ -361,6 +362,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     lobserve_attach(S);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
     lmodels_attach(L, S);
+    lcomp_attach(L, S, sim_idx);
 }
 
 const luaL_Reg lfabric_methods[] = {

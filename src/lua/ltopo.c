@@ -17,6 +17,7 @@
 #include "comp/entry.h"
 #include "core/util.h"
 #include "lua/host.h"
+#include "lua/lcomp.h"
 #include "topo/route.h"
 
 #include <fnmatch.h>
@@ -26,6 +27,10 @@
 
 typedef struct lregistry {
     kb_registry *reg;
+    kb_impl **owned;   /* Lua implementations made here */
+    size_t nowned;
+    lua_State *L;      /* while a topology loads: for the resolver */
+    const char *dir;   /* the loading topology's directory */
 } lregistry;
 
 static int reg_gc(lua_State *L)
@@ -33,6 +38,67 @@ static int reg_gc(lua_State *L)
     lregistry *r = lua_touserdata(L, 1);
     kb_registry_free(r->reg);
     r->reg = NULL;
+    for (size_t i = 0; i < r->nowned; i++)
+        lcomp_free_impl(r->owned[i]);
+    free(r->owned);
+    r->owned = NULL;
+    r->nowned = 0;
+    return 0;
+}
+
+/* Makes an implementation from the definition table at idx and adds it
+ * (an error message pushed and false if it cannot). */
+static bool add_lua_impl(lua_State *L, lregistry *r, const char *name, int idx)
+{
+    kb_impl *impl = lcomp_new_impl(L, name, idx);
+    if (!impl)
+        return false;
+    if (!kb_registry_add(r->reg, impl)) {
+        lcomp_free_impl(impl);
+        lua_pushfstring(L, "an implementation named '%s' is already registered", name);
+        return false;
+    }
+    r->owned = kb_xrealloc(r->owned, (r->nowned + 1) * sizeof *r->owned);
+    r->owned[r->nowned++] = impl;
+    return true;
+}
+
+/* `impl: lua:MODULE` during a load: kernbench.components.resolve loads the
+ * module (the topology's directory first on the path). */
+static const kb_impl *resolve_lua(void *ctx, const char *name, char **err)
+{
+    lregistry *r = ctx;
+    lua_State *L = r->L;
+    if (!L || strncmp(name, "lua:", 4) != 0)
+        return NULL;
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "kernbench.components");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        *err = kb_asprintf("%s: %s", name, lua_tostring(L, -1));
+        lua_settop(L, top);
+        return NULL;
+    }
+    lua_getfield(L, -1, "resolve");
+    lua_pushstring(L, name);
+    lua_pushstring(L, r->dir ? r->dir : ".");
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK || !add_lua_impl(L, r, name, -1)) {
+        *err = kb_xstrdup(lua_tostring(L, -1));
+        lua_settop(L, top);
+        return NULL;
+    }
+    lua_settop(L, top);
+    return kb_registry_find(r->reg, name);
+}
+
+/* T.register_impl(name, def): a Lua implementation under a name of its own. */
+static int l_register_impl(lua_State *L)
+{
+    lregistry *r = lua_touserdata(L, lua_upvalueindex(1));
+    const char *name = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    if (!add_lua_impl(L, r, name, 2))
+        return lua_error(L);
     return 0;
 }
 
@@ -72,7 +138,14 @@ static int l_load(lua_State *L)
     }
     lregistry *r = lua_touserdata(L, lua_upvalueindex(1));
     char *err = NULL;
+    const char *slash = strrchr(path, '/');
+    lua_pushlstring(L, slash ? path : ".", slash ? (size_t)(slash - path) : 1); /* the directory, anchored */
+    r->L = L;
+    r->dir = lua_tostring(L, -1);
     kb_topo *topo = kb_topo_load(path, ov, n, r->reg, &err);
+    r->L = NULL;
+    r->dir = NULL;
+    lua_pop(L, 1);
     if (!topo) {
         lua_pushstring(L, err);
         free(err);
@@ -393,8 +466,11 @@ int luaopen_kb_topology(lua_State *L)
 
     lua_newtable(L);
     lregistry *r = lua_newuserdatauv(L, sizeof *r, 0);
+    memset(r, 0, sizeof *r);
     r->reg = kb_registry_new();
     kb_comp_register_builtins(r->reg);
+    kb_registry_set_resolver(r->reg, resolve_lua, r);
+    lcomp_open(L);
     lua_newtable(L);
     lua_pushcfunction(L, reg_gc);
     lua_setfield(L, -2, "__gc");
@@ -402,7 +478,10 @@ int luaopen_kb_topology(lua_State *L)
     lua_pushvalue(L, -1);
     lua_pushcclosure(L, l_load, 1);
     lua_setfield(L, -3, "load");
+    lua_pushvalue(L, -1);
     lua_pushcclosure(L, l_implementations, 1);
-    lua_setfield(L, -2, "implementations");
+    lua_setfield(L, -3, "implementations");
+    lua_pushcclosure(L, l_register_impl, 1);
+    lua_setfield(L, -2, "register_impl");
     return 1;
 }

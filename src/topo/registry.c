@@ -9,7 +9,15 @@
 struct kb_registry {
     const kb_impl **items; /* sorted by name */
     size_t n, cap;
+    kb_impl_resolver resolver;
+    void *resolver_ctx;
 };
+
+void kb_registry_set_resolver(kb_registry *reg, kb_impl_resolver fn, void *ctx)
+{
+    reg->resolver = fn;
+    reg->resolver_ctx = ctx;
+}
 
 kb_registry *kb_registry_new(void) { return kb_xcalloc(1, sizeof(kb_registry)); }
 
@@ -53,6 +61,14 @@ const kb_impl *kb_registry_find(const kb_registry *reg, const char *name)
 {
     size_t at = lower_bound(reg, name);
     return at < reg->n && strcmp(reg->items[at]->name, name) == 0 ? reg->items[at] : NULL;
+}
+
+const kb_impl *kb_registry_lookup(const kb_registry *reg, const char *name, char **err)
+{
+    const kb_impl *impl = kb_registry_find(reg, name);
+    if (!impl && reg->resolver)
+        impl = reg->resolver(reg->resolver_ctx, name, err);
+    return impl;
 }
 
 char *kb_registry_names(const kb_registry *reg)

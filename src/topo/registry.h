@@ -46,6 +46,16 @@ void kb_registry_free(kb_registry *reg);
  * it). Returns false if the name is taken. */
 bool kb_registry_add(kb_registry *reg, const kb_impl *impl);
 const kb_impl *kb_registry_find(const kb_registry *reg, const char *name);
+
+/* A source of implementations not registered in advance (Lua components:
+ * `impl: lua:MODULE`): called by kb_registry_lookup for an unknown name;
+ * returns the implementation (which it registers and keeps alive) or NULL,
+ * with *err if the name was its to resolve but failed (a module that does
+ * not load), without *err if it does not know the name. */
+typedef const kb_impl *(*kb_impl_resolver)(void *ctx, const char *name, char **err);
+void kb_registry_set_resolver(kb_registry *reg, kb_impl_resolver fn, void *ctx);
+/* kb_registry_find, then the resolver. */
+const kb_impl *kb_registry_lookup(const kb_registry *reg, const char *name, char **err);
 /* "builtin.a, builtin.b, ..." in name order, newly allocated. */
 char *kb_registry_names(const kb_registry *reg);
 size_t kb_registry_count(const kb_registry *reg);

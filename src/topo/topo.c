@@ -202,7 +202,12 @@ kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *pare
     } else if (blk) {
         kb_cfg_note(b, blk, "kind", NULL, kind);
     }
-    const kb_impl *impl = failed(b) ? NULL : kb_registry_find(b->reg, impl_name);
+    char *rerr = NULL;
+    const kb_impl *impl = failed(b) ? NULL : kb_registry_lookup(b->reg, impl_name, &rerr);
+    if (rerr) { /* a Lua implementation that does not load */
+        b->err = kb_yerr(impl_node ? impl_node : parent, "%s", rerr);
+        free(rerr);
+    }
     if (!failed(b) && !impl) {
         char *names = kb_registry_names(b->reg);
         b->err = impl_node

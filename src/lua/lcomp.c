@@ -1,0 +1,456 @@
+/* Components written in Lua (`impl: lua:MODULE` or a name registered with
+ * kb.components.register; lua/kernbench/components.lua, docs/extending.md).
+ *
+ * The fabric sees an ordinary component: a transaction (or, if the
+ * implementation is flit-aware, a flit) arriving at the node goes into the
+ * component's inbox, a store. The Lua side is a process per node, running
+ * the implementation's run(self) on its own coroutine:
+ *
+ *   local msg = self:receive()   -- blocks until something arrives
+ *   self:sleep(ns)               -- spends modelled time (s:sleep)
+ *   msg:forward()                -- on to the next node of its path, now
+ *   msg:finish()                 -- at the end of its path: served (a memory
+ *                                -- target moves the data and answers)
+ *
+ * A message must be forwarded or finished exactly once; while a component
+ * holds any, its process counts for quiescence reports (it is a daemon
+ * otherwise), so a transaction it drops shows up with its node id. */
+#include "lua/lcomp.h"
+
+#include "comp/comp.h"
+#include "core/store.h"
+#include "core/util.h"
+#include "lua/lsim.h"
+#include "topo/registry.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINST_MT "kernbench.component"
+#define LMSG_MT "kernbench.msg"
+
+typedef struct inst {
+    kb_comp *c;
+    struct inst **ud;   /* the Lua userdata's pointer (cleared when either goes) */
+    kb_store inbox;     /* kb_txn* or kb_flit* */
+    int held;           /* received and not yet forwarded or finished */
+    lproc *proc;        /* the process that receives (bound on its first receive) */
+    char current[160];  /* what it handles now, for error messages */
+} inst;
+
+typedef struct msg {
+    inst *in;
+    bool flit;
+    bool done;
+    void *ptr;
+} msg;
+
+/* ---- the fabric side ---- */
+
+static void comp_init(kb_comp *c)
+{
+    inst *in = kb_xcalloc(1, sizeof *in);
+    in->c = c;
+    char name[160];
+    snprintf(name, sizeof name, "%s inbox", c->n->id);
+    kb_store_init(&in->inbox, kb_fabric_sim(c->fab), name, 0);
+    c->state = in;
+}
+
+static void comp_fini(kb_comp *c)
+{
+    inst *in = c->state;
+    if (in->ud)
+        *in->ud = NULL;
+    kb_store_deinit(&in->inbox);
+    free(in);
+}
+
+static void set_holding(inst *in, int delta)
+{
+    in->held += delta;
+    if (in->proc) /* a daemon only while it holds nothing */
+        in->proc->proc.flags = in->held > 0 ? in->proc->proc.flags & ~KB_PROC_DAEMON
+                                            : in->proc->proc.flags | KB_PROC_DAEMON;
+}
+
+static void arrive(kb_comp *c, void *p)
+{
+    inst *in = c->state;
+    kb_store_put(&in->inbox, (kb_item){.p = p}, NULL);
+    set_holding(in, 1);
+}
+
+static void comp_txn(kb_comp *c, kb_txn *t) { arrive(c, t); }
+static void comp_flit(kb_comp *c, kb_flit *f) { arrive(c, f); }
+
+const kb_comp_ops lcomp_ops_txn = {.flit_aware = false, .init = comp_init, .fini = comp_fini, .on_txn = comp_txn};
+const kb_comp_ops lcomp_ops_flit = {
+    .flit_aware = true, .init = comp_init, .fini = comp_fini, .on_flit = comp_flit};
+
+bool lcomp_is_lua(const kb_comp *c) { return c->ops == &lcomp_ops_txn || c->ops == &lcomp_ops_flit; }
+
+/* ---- instances ---- */
+
+static inst *check_inst(lua_State *L, int idx)
+{
+    inst **u = luaL_checkudata(L, idx, LINST_MT);
+    if (!*u)
+        luaL_error(L, "the component's simulation is closed");
+    return *u;
+}
+
+static kb_txn *txn_of(const msg *m) { return m->flit ? ((kb_flit *)m->ptr)->txn : m->ptr; }
+
+static void describe(const msg *m, char *buf, size_t n)
+{
+    const kb_txn *t = txn_of(m);
+    if (m->flit)
+        snprintf(buf, n, "flit %u/%u of transaction #%llu (%s, %llu bytes)", ((kb_flit *)m->ptr)->idx + 1,
+                 t->nflits, (unsigned long long)t->id, kb_msg_name(t->msg), (unsigned long long)t->nbytes);
+    else
+        snprintf(buf, n, "transaction #%llu (%s, %llu bytes)", (unsigned long long)t->id, kb_msg_name(t->msg),
+                 (unsigned long long)t->nbytes);
+}
+
+static void push_msg(lua_State *L, inst *in, kb_item item)
+{
+    msg *m = lua_newuserdatauv(L, sizeof *m, 1);
+    m->in = in;
+    m->flit = in->c->ops->flit_aware;
+    m->done = false;
+    m->ptr = item.p;
+    luaL_setmetatable(L, LMSG_MT);
+    lua_pushvalue(L, 1); /* keeps the instance alive */
+    lua_setiuservalue(L, -2, 1);
+    describe(m, in->current, sizeof in->current);
+}
+
+static int receive_k(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)status;
+    lproc *p = (lproc *)ctx;
+    push_msg(L, check_inst(L, 1), p->waiter.item);
+    return 1;
+}
+
+/* self:receive() -> msg */
+static int inst_receive(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    lua_settop(L, 1);
+    lproc *p = lsim_current(L, *(lsim **)lua_touserdata(L, lua_upvalueindex(1)), "self:receive()");
+    if (!p)
+        return luaL_error(L, "self:receive(): only the component's own process may receive");
+    if (in->proc != p) {
+        in->proc = p;
+        set_holding(in, 0);
+    }
+    kb_item item;
+    in->current[0] = '\0';
+    if (kb_store_get(&in->inbox, &item, NULL)) {
+        push_msg(L, in, item);
+        return 1;
+    }
+    lsim_prepare_block(L, p, "self:receive()");
+    kb_store_get(&in->inbox, &item, &p->waiter);
+    return lsim_block(L, p, receive_k);
+}
+
+static int inst_busy(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    kb_time a = lsim_check_duration(L, 2, "self:busy"), b = lsim_check_duration(L, 3, "self:busy");
+    kb_comp_busy(in->c, a, b);
+    return 0;
+}
+
+static int inst_span(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    kb_time a = lsim_check_duration(L, 3, "self:span"), b = lsim_check_duration(L, 4, "self:span");
+    kb_tracer *tr = kb_fabric_tracer(in->c->fab);
+    if (tr)
+        kb_trace_span(tr, kb_fabric_track(in->c->fab, in->c->node), name, a, b > a ? b : a, NULL, 0, 0,
+                      KB_FLOW_NONE);
+    return 0;
+}
+
+static int inst_index(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "id") == 0) {
+        lua_pushstring(L, in->c->n->id);
+    } else if (strcmp(k, "impl") == 0) {
+        lua_pushstring(L, in->c->n->spec->impl->name);
+    } else if (strcmp(k, "queued") == 0) {
+        lua_pushinteger(L, (lua_Integer)kb_store_count(&in->inbox));
+    } else if (strcmp(k, "current") == 0) {
+        lua_pushstring(L, in->current);
+    } else if (strcmp(k, "held") == 0) {
+        lua_pushinteger(L, in->held);
+    } else if (strcmp(k, "attrs") == 0) {
+        const kb_comp_spec *s = in->c->n->spec;
+        lua_createtable(L, 0, (int)s->impl->nattrs);
+        for (size_t i = 0; i < s->impl->nattrs; i++) {
+            lua_pushnumber(L, s->vals[i]);
+            lua_setfield(L, -2, s->impl->attrs[i].name);
+        }
+    } else {
+        lua_getiuservalue(L, 1, 1); /* the methods table */
+        lua_getfield(L, -1, k);
+    }
+    return 1;
+}
+
+/* ---- messages ---- */
+
+static msg *check_msg(lua_State *L, const char *call)
+{
+    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    if (m->done)
+        luaL_error(L, "%s: this message was already forwarded or finished", call);
+    return m;
+}
+
+static bool at_end(const msg *m)
+{
+    return m->flit ? kb_flit_at_end(m->ptr) : txn_of(m)->step + 1 >= txn_of(m)->path->n;
+}
+
+static void done(msg *m)
+{
+    m->done = true;
+    set_holding(m->in, -1);
+}
+
+static int msg_forward(lua_State *L)
+{
+    msg *m = check_msg(L, "msg:forward()");
+    if (at_end(m))
+        return luaL_error(L, "msg:forward(): %s ends here (at %s): finish it", m->in->current, m->in->c->n->id);
+    kb_time now = kb_sim_now(kb_fabric_sim(m->in->c->fab));
+    if (m->flit)
+        kb_fabric_send_flit(m->ptr, now);
+    else
+        kb_fabric_forward(m->ptr, now);
+    done(m);
+    return 0;
+}
+
+static int msg_finish(lua_State *L)
+{
+    msg *m = check_msg(L, "msg:finish()");
+    if (!at_end(m))
+        return luaL_error(L, "msg:finish(): %s goes on past %s: forward it", m->in->current, m->in->c->n->id);
+    kb_txn *t = txn_of(m);
+    bool last = !m->flit || ((kb_flit *)m->ptr)->idx + 1 == t->nflits;
+    if (m->flit)
+        kb_fabric_free_flit(m->in->c->fab, m->ptr);
+    done(m);
+    if (last) {
+        t->t_serve = t->t_serve ? t->t_serve : kb_sim_now(kb_fabric_sim(m->in->c->fab));
+        kb_target_finish(t); /* a memory target moves the data and answers; others complete */
+    }
+    return 0;
+}
+
+static int msg_index(lua_State *L)
+{
+    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    const char *k = luaL_checkstring(L, 2);
+    const kb_txn *t = txn_of(m);
+    const kb_topo *topo = kb_fabric_topo(m->in->c->fab);
+    if (strcmp(k, "kind") == 0)
+        lua_pushstring(L, kb_msg_name(t->msg));
+    else if (strcmp(k, "id") == 0)
+        lua_pushinteger(L, (lua_Integer)t->id);
+    else if (strcmp(k, "bytes") == 0)
+        lua_pushinteger(L, m->flit ? ((kb_flit *)m->ptr)->bytes : (lua_Integer)t->nbytes);
+    else if (strcmp(k, "nbytes") == 0)
+        lua_pushinteger(L, (lua_Integer)t->nbytes);
+    else if (strcmp(k, "req_bytes") == 0)
+        lua_pushinteger(L, (lua_Integer)t->req_bytes);
+    else if (strcmp(k, "addr") == 0)
+        lua_pushinteger(L, (lua_Integer)t->addr);
+    else if (strcmp(k, "write") == 0)
+        lua_pushboolean(L, t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE || t->msg == KB_MSG_TRANSFER);
+    else if (strcmp(k, "first") == 0)
+        lua_pushboolean(L, !m->flit || ((kb_flit *)m->ptr)->idx == 0);
+    else if (strcmp(k, "last") == 0)
+        lua_pushboolean(L, !m->flit || ((kb_flit *)m->ptr)->idx + 1 == t->nflits);
+    else if (strcmp(k, "at_end") == 0)
+        lua_pushboolean(L, at_end(m));
+    else if (strcmp(k, "src") == 0)
+        lua_pushstring(L, kb_topo_node(topo, t->path->nodes[0])->id);
+    else if (strcmp(k, "dst") == 0)
+        lua_pushstring(L, kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id);
+    else if (strcmp(k, "done") == 0)
+        lua_pushboolean(L, m->done);
+    else {
+        luaL_getmetafield(L, 1, "methods");
+        lua_getfield(L, -1, k);
+    }
+    return 1;
+}
+
+static int msg_tostring(lua_State *L)
+{
+    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    char buf[160];
+    describe(m, buf, sizeof buf);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+/* ---- attaching to a simulation ---- */
+
+static int inst_gc(lua_State *L)
+{
+    inst **u = luaL_checkudata(L, 1, LINST_MT);
+    if (*u)
+        (*u)->ud = NULL;
+    return 0;
+}
+
+/* The methods every instance shares, C ones here (receive, busy, span);
+ * components.start adds the Lua ones. */
+static void push_methods(lua_State *L, lsim *S)
+{
+    lua_newtable(L);
+    lsim **up = lua_newuserdatauv(L, sizeof *up, 0);
+    *up = S;
+    lua_pushcclosure(L, inst_receive, 1);
+    lua_setfield(L, -2, "receive");
+    lua_pushcfunction(L, inst_busy);
+    lua_setfield(L, -2, "busy");
+    lua_pushcfunction(L, inst_span);
+    lua_setfield(L, -2, "span");
+}
+
+void lcomp_attach(lua_State *L, lsim *S, int sim_idx)
+{
+    const kb_topo *t = kb_fabric_topo(S->fab);
+    int comps = 0, methods = 0;
+    for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
+        kb_comp *c = kb_fabric_comp(S->fab, i);
+        if (!lcomp_is_lua(c))
+            continue;
+        if (!comps) {
+            lua_getglobal(L, "require");
+            lua_pushliteral(L, "kernbench.components");
+            lua_call(L, 1, 1);
+            comps = lua_gettop(L);
+            push_methods(L, S);
+            methods = lua_gettop(L);
+        }
+        lua_getfield(L, comps, "start");
+        lua_pushvalue(L, sim_idx);
+        inst **u = lua_newuserdatauv(L, sizeof *u, 1);
+        *u = c->state;
+        (*u)->ud = u;
+        luaL_setmetatable(L, LINST_MT);
+        lua_pushvalue(L, methods);
+        lua_setiuservalue(L, -2, 1);
+        lua_pushstring(L, c->n->spec->impl->name);
+        lua_pushvalue(L, methods);
+        lua_call(L, 4, 0);
+    }
+    if (comps)
+        lua_settop(L, comps - 1);
+}
+
+/* ---- implementations ---- */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const kb_attr_def *)a)->name, ((const kb_attr_def *)b)->name);
+}
+
+kb_impl *lcomp_new_impl(lua_State *L, const char *name, int idx)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) {
+        lua_pushfstring(L, "the definition of %s is not a table", name);
+        return NULL;
+    }
+    lua_getfield(L, idx, "run");
+    bool has_run = lua_isfunction(L, -1);
+    lua_pop(L, 1);
+    if (!has_run) {
+        lua_pushfstring(L, "%s has no run(self) function", name);
+        return NULL;
+    }
+    size_t n = 0, cap = 4;
+    kb_attr_def *attrs = kb_xcalloc(cap, sizeof *attrs);
+    if (lua_getfield(L, idx, "attrs") == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            if (lua_type(L, -2) != LUA_TSTRING || !lua_isnumber(L, -1)) {
+                lua_pop(L, 3);
+                for (size_t i = 0; i < n; i++)
+                    free((char *)attrs[i].name);
+                free(attrs);
+                lua_pushfstring(L, "%s: attrs must map names to numbers (their defaults)", name);
+                return NULL;
+            }
+            if (n == cap)
+                attrs = kb_xrealloc(attrs, (cap *= 2) * sizeof *attrs);
+            attrs[n++] = (kb_attr_def){kb_xstrdup(lua_tostring(L, -2)), KB_ATTR_NUMBER, lua_tonumber(L, -1),
+                                       -HUGE_VAL, HUGE_VAL, false, false, NULL, "a Lua component's attribute"};
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    qsort(attrs, n, sizeof *attrs, by_name); /* a fixed order, whatever the table's */
+    lua_getfield(L, idx, "flit_aware");
+    bool flits = lua_toboolean(L, -1);
+    lua_getfield(L, idx, "kinds");
+    const char *kinds = lua_tostring(L, -1);
+    lua_getfield(L, idx, "doc");
+    const char *doc = lua_tostring(L, -1);
+    kb_impl *impl = kb_xcalloc(1, sizeof *impl);
+    impl->name = kb_xstrdup(name);
+    impl->kinds = kinds ? kb_xstrdup(kinds) : NULL;
+    impl->attrs = attrs;
+    impl->nattrs = n;
+    impl->ops = flits ? &lcomp_ops_flit : &lcomp_ops_txn;
+    impl->doc = kb_xstrdup(doc ? doc : "a component written in Lua");
+    lua_pop(L, 3);
+    return impl;
+}
+
+void lcomp_free_impl(kb_impl *impl)
+{
+    for (size_t i = 0; i < impl->nattrs; i++)
+        free((char *)impl->attrs[i].name);
+    free((void *)impl->attrs);
+    free((char *)impl->name);
+    free((char *)impl->kinds);
+    free((char *)impl->doc);
+    free(impl);
+}
+
+void lcomp_open(lua_State *L)
+{
+    static const luaL_Reg msg_methods[] = {{"forward", msg_forward}, {"finish", msg_finish}, {NULL, NULL}};
+    luaL_newmetatable(L, LMSG_MT);
+    luaL_newlib(L, msg_methods);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, msg_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, msg_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LINST_MT);
+    lua_pushcfunction(L, inst_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, inst_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
