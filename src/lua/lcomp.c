@@ -32,13 +32,18 @@
 #define LINST_MT "kernbench.component"
 #define LMSG_MT "kernbench.msg"
 
+static const char MSG_KEY; /* the message metatable's registry key */
+
 typedef struct inst {
     kb_comp *c;
     struct inst **ud;   /* the Lua userdata's pointer (cleared when either goes) */
     kb_store inbox;     /* kb_txn* or kb_flit* */
     int held;           /* received and not yet forwarded or finished */
     lproc *proc;        /* the process that receives (bound on its first receive) */
-    char current[160];  /* what it handles now, for error messages */
+    /* what it received last, for error messages (formatted on demand) */
+    uint64_t cur_id, cur_bytes;
+    kb_msg cur_kind;
+    uint32_t cur_flit, cur_nflits; /* flit index + 1, 0 for a transaction */
 } inst;
 
 typedef struct msg {
@@ -105,15 +110,26 @@ static inst *check_inst(lua_State *L, int idx)
 
 static kb_txn *txn_of(const msg *m) { return m->flit ? ((kb_flit *)m->ptr)->txn : m->ptr; }
 
-static void describe(const msg *m, char *buf, size_t n)
+static void note(inst *in, const msg *m)
 {
     const kb_txn *t = txn_of(m);
-    if (m->flit)
-        snprintf(buf, n, "flit %u/%u of transaction #%llu (%s, %llu bytes)", ((kb_flit *)m->ptr)->idx + 1,
-                 t->nflits, (unsigned long long)t->id, kb_msg_name(t->msg), (unsigned long long)t->nbytes);
+    in->cur_id = t->id;
+    in->cur_bytes = t->nbytes;
+    in->cur_kind = t->msg;
+    in->cur_flit = m->flit ? ((kb_flit *)m->ptr)->idx + 1 : 0;
+    in->cur_nflits = t->nflits;
+}
+
+static void describe(const inst *in, char *buf, size_t n)
+{
+    if (!in->cur_id)
+        buf[0] = '\0';
+    else if (in->cur_flit)
+        snprintf(buf, n, "flit %u/%u of transaction #%llu (%s, %llu bytes)", in->cur_flit, in->cur_nflits,
+                 (unsigned long long)in->cur_id, kb_msg_name(in->cur_kind), (unsigned long long)in->cur_bytes);
     else
-        snprintf(buf, n, "transaction #%llu (%s, %llu bytes)", (unsigned long long)t->id, kb_msg_name(t->msg),
-                 (unsigned long long)t->nbytes);
+        snprintf(buf, n, "transaction #%llu (%s, %llu bytes)", (unsigned long long)in->cur_id,
+                 kb_msg_name(in->cur_kind), (unsigned long long)in->cur_bytes);
 }
 
 static void push_msg(lua_State *L, inst *in, kb_item item)
@@ -123,10 +139,11 @@ static void push_msg(lua_State *L, inst *in, kb_item item)
     m->flit = in->c->ops->flit_aware;
     m->done = false;
     m->ptr = item.p;
-    luaL_setmetatable(L, LMSG_MT);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &MSG_KEY);
+    lua_setmetatable(L, -2);
     lua_pushvalue(L, 1); /* keeps the instance alive */
     lua_setiuservalue(L, -2, 1);
-    describe(m, in->current, sizeof in->current);
+    note(in, m);
 }
 
 static int receive_k(lua_State *L, int status, lua_KContext ctx)
@@ -150,7 +167,7 @@ static int inst_receive(lua_State *L)
         set_holding(in, 0);
     }
     kb_item item;
-    in->current[0] = '\0';
+    in->cur_id = 0;
     if (kb_store_get(&in->inbox, &item, NULL)) {
         push_msg(L, in, item);
         return 1;
@@ -191,7 +208,9 @@ static int inst_index(lua_State *L)
     } else if (strcmp(k, "queued") == 0) {
         lua_pushinteger(L, (lua_Integer)kb_store_count(&in->inbox));
     } else if (strcmp(k, "current") == 0) {
-        lua_pushstring(L, in->current);
+        char buf[160];
+        describe(in, buf, sizeof buf);
+        lua_pushstring(L, buf);
     } else if (strcmp(k, "held") == 0) {
         lua_pushinteger(L, in->held);
     } else if (strcmp(k, "attrs") == 0) {
@@ -210,9 +229,30 @@ static int inst_index(lua_State *L)
 
 /* ---- messages ---- */
 
+static msg *test_msg(lua_State *L, int idx)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &MSG_KEY);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+
+static msg *check_msg_any(lua_State *L)
+{
+    msg *m = test_msg(L, 1);
+    if (!m)
+        luaL_typeerror(L, 1, "message");
+    return m;
+}
+
 static msg *check_msg(lua_State *L, const char *call)
 {
-    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    msg *m = test_msg(L, 1);
+    if (!m)
+        luaL_typeerror(L, 1, "message");
     if (m->done)
         luaL_error(L, "%s: this message was already forwarded or finished", call);
     return m;
@@ -233,7 +273,7 @@ static int msg_forward(lua_State *L)
 {
     msg *m = check_msg(L, "msg:forward()");
     if (at_end(m))
-        return luaL_error(L, "msg:forward(): %s ends here (at %s): finish it", m->in->current, m->in->c->n->id);
+        return luaL_error(L, "msg:forward(): the message ends here (at %s): finish it", m->in->c->n->id);
     kb_time now = kb_sim_now(kb_fabric_sim(m->in->c->fab));
     if (m->flit)
         kb_fabric_send_flit(m->ptr, now);
@@ -247,7 +287,7 @@ static int msg_finish(lua_State *L)
 {
     msg *m = check_msg(L, "msg:finish()");
     if (!at_end(m))
-        return luaL_error(L, "msg:finish(): %s goes on past %s: forward it", m->in->current, m->in->c->n->id);
+        return luaL_error(L, "msg:finish(): the message goes on past %s: forward it", m->in->c->n->id);
     kb_txn *t = txn_of(m);
     bool last = !m->flit || ((kb_flit *)m->ptr)->idx + 1 == t->nflits;
     if (m->flit)
@@ -262,7 +302,13 @@ static int msg_finish(lua_State *L)
 
 static int msg_index(lua_State *L)
 {
-    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    msg *m = check_msg_any(L);
+    lua_pushvalue(L, 2); /* methods first: forward and finish are the hot keys */
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+        return 1;
+    lua_settop(L, 2);
+    if (m->done)
+        return luaL_error(L, "msg.%s: the message was already forwarded or finished", lua_tostring(L, 2));
     const char *k = luaL_checkstring(L, 2);
     const kb_txn *t = txn_of(m);
     const kb_topo *topo = kb_fabric_topo(m->in->c->fab);
@@ -292,18 +338,22 @@ static int msg_index(lua_State *L)
         lua_pushstring(L, kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id);
     else if (strcmp(k, "done") == 0)
         lua_pushboolean(L, m->done);
-    else {
-        luaL_getmetafield(L, 1, "methods");
-        lua_getfield(L, -1, k);
-    }
+    else
+        lua_pushnil(L);
     return 1;
 }
 
 static int msg_tostring(lua_State *L)
 {
-    msg *m = luaL_checkudata(L, 1, LMSG_MT);
+    msg *m = check_msg_any(L);
+    if (m->done) {
+        lua_pushliteral(L, "message (forwarded or finished)");
+        return 1;
+    }
+    inst tmp = *m->in;
+    note(&tmp, m);
     char buf[160];
-    describe(m, buf, sizeof buf);
+    describe(&tmp, buf, sizeof buf);
     lua_pushstring(L, buf);
     return 1;
 }
@@ -440,9 +490,10 @@ void lcomp_open(lua_State *L)
 {
     static const luaL_Reg msg_methods[] = {{"forward", msg_forward}, {"finish", msg_finish}, {NULL, NULL}};
     luaL_newmetatable(L, LMSG_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &MSG_KEY);
     luaL_newlib(L, msg_methods);
-    lua_setfield(L, -2, "methods");
-    lua_pushcfunction(L, msg_index);
+    lua_pushcclosure(L, msg_index, 1);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, msg_tostring);
     lua_setfield(L, -2, "__tostring");
