@@ -11,10 +11,12 @@
 --   kinds       = "noc_router,..."           -- node kinds it may serve (default: any)
 --   doc         = "one line"
 --   run         = function(self) ... end     -- the component's process
--- `run` loops: `local m = self:receive()` (blocks), spends time with
--- `self:sleep(ns)`, then `m:forward()` (to the next node of its path) or
--- `m:finish()` (at the end of its path). self.id, self.attrs, self.impl,
--- self.queued, self.held, self:now(), self:busy(start_ns, end_ns),
+-- `run` loops: `local m = self:receive()` (blocks; `self:receive(ns)`
+-- returns nil if nothing comes within ns; `self:poll()` never blocks),
+-- spends time with `self:sleep(ns)`, then `m:forward()` (to the next node
+-- of its path) or `m:finish()` (at the end of its path). self.id,
+-- self.attrs, self.impl, self.queued, self.held, self.current, self:now(),
+-- self:params() (the topology's), self:busy(start_ns, end_ns),
 -- self:span(name, start_ns, end_ns).
 local M = {}
 
@@ -60,6 +62,8 @@ function M.start(s, self, impl, methods)
   if not methods.sleep then
     function methods.sleep(_, ns) s:sleep(ns) end
     function methods.now() return s:now() end
+    local P = s:topology():params()
+    function methods.params() return P end
   end
   local def = definition(impl)
   s:spawn { name = ("component %s (%s)"):format(self.id, impl), daemon = true, fn = function()

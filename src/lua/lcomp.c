@@ -44,6 +44,8 @@ typedef struct inst {
     uint64_t cur_id, cur_bytes;
     kb_msg cur_kind;
     uint32_t cur_flit, cur_nflits; /* flit index + 1, 0 for a transaction */
+    bool waiting;       /* blocked in receive */
+    kb_time deadline;   /* of a receive with a timeout (else -1) */
 } inst;
 
 typedef struct msg {
@@ -150,14 +152,44 @@ static int receive_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
-    push_msg(L, check_inst(L, 1), p->waiter.item);
+    inst *in = check_inst(L, 1);
+    in->waiting = false;
+    if (!p->waiter.item.p) /* the timeout came first */
+        return 0;
+    push_msg(L, in, p->waiter.item);
     return 1;
 }
 
-/* self:receive() -> msg */
+/* The deadline of a receive with a timeout: if it is still waiting, it
+ * stops waiting and gets nil. (Callbacks of earlier receives find a
+ * different deadline, or none.) */
+static void receive_timeout(kb_sim *sim, void *arg)
+{
+    inst *in = arg;
+    if (!in->waiting || in->deadline != kb_sim_now(sim) || !kb_waiter_queued(&in->proc->waiter))
+        return;
+    kb_waiter_cancel(&in->proc->waiter);
+    in->proc->waiter.item = KB_ITEM_NONE;
+    in->proc->waiter.wake(sim, &in->proc->waiter);
+}
+
+/* self:poll() -> msg | nil: what has arrived, without blocking */
+static int inst_poll(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    lua_settop(L, 1);
+    kb_item item;
+    if (!kb_store_get(&in->inbox, &item, NULL))
+        return 0;
+    push_msg(L, in, item);
+    return 1;
+}
+
+/* self:receive([timeout_ns]) -> msg, or nil when the timeout passes first */
 static int inst_receive(lua_State *L)
 {
     inst *in = check_inst(L, 1);
+    kb_time timeout = lua_isnoneornil(L, 2) ? -1 : lsim_check_duration(L, 2, "self:receive(timeout_ns)");
     lua_settop(L, 1);
     lproc *p = lsim_current(L, *(lsim **)lua_touserdata(L, lua_upvalueindex(1)), "self:receive()");
     if (!p)
@@ -172,8 +204,17 @@ static int inst_receive(lua_State *L)
         push_msg(L, in, item);
         return 1;
     }
+    if (timeout == 0)
+        return 0;
     lsim_prepare_block(L, p, "self:receive()");
     kb_store_get(&in->inbox, &item, &p->waiter);
+    in->waiting = true;
+    in->deadline = -1;
+    if (timeout > 0) {
+        kb_sim *sim = kb_fabric_sim(in->c->fab);
+        in->deadline = kb_sim_now(sim) + timeout;
+        kb_sim_at(sim, in->deadline, KB_PRIO_NORMAL, receive_timeout, in);
+    }
     return lsim_block(L, p, receive_k);
 }
 
@@ -377,6 +418,8 @@ static void push_methods(lua_State *L, lsim *S)
     *up = S;
     lua_pushcclosure(L, inst_receive, 1);
     lua_setfield(L, -2, "receive");
+    lua_pushcfunction(L, inst_poll);
+    lua_setfield(L, -2, "poll");
     lua_pushcfunction(L, inst_busy);
     lua_setfield(L, -2, "busy");
     lua_pushcfunction(L, inst_span);
