@@ -22,10 +22,16 @@ local M = {
             row_bytes = 2048, row_miss_ns = 15 },
 }
 
+-- Times are kept in integer picoseconds, as the simulator keeps them, so
+-- that "free by now" comparisons are exact.
+local function ps(ns) return math.floor(ns * 1000 + 0.5) end
+
 function M.run(self)
   local a, P = self.attrs, self:params()
   local nch = P.hbm_channels_per_pe
-  local chunk = a.burst_bytes / (P.hbm_channel_bw_gbs * a.efficiency) -- ns per burst
+  local chunk = ps(a.burst_bytes / (P.hbm_channel_bw_gbs * a.efficiency)) -- per burst
+  local miss, turn = ps(a.row_miss_ns), ps(a.switch_penalty_ns)
+  local function now() return ps(self:now()) end
   local queue, free, row, dir = {}, {}, {}, {}
   for c = 0, nch - 1 do queue[c], free[c], row[c], dir[c] = {}, 0, -1, -1 end
   local pending = {} -- transactions with bursts not yet committed, in arrival order
@@ -34,7 +40,7 @@ function M.run(self)
   local function accept(m)
     self:sleep(a.overhead_ns)
     local bytes = m.write and m.nbytes or m.req_bytes
-    local t = { msg = m, left = 0, done_at = self:now() }
+    local t = { msg = m, left = 0, done_at = now() }
     for off = 0, math.max(bytes, 1) - 1, a.burst_bytes do
       local addr = m.addr + off
       local c = (addr // a.burst_bytes) % nch
@@ -52,12 +58,12 @@ function M.run(self)
       if b.row == row[c] then pick = i break end
     end
     local b = table.remove(q, pick)
-    local start = math.max(self:now(), free[c])
-    if b.row ~= row[c] then start = start + a.row_miss_ns end
+    local start = math.max(now(), free[c])
+    if b.row ~= row[c] then start = start + miss end
     local d = b.write and 1 or 0
-    if dir[c] >= 0 and dir[c] ~= d then start = start + a.switch_penalty_ns end
+    if dir[c] >= 0 and dir[c] ~= d then start = start + turn end
     free[c], row[c], dir[c] = start + chunk, b.row, d
-    self:busy(start, start + chunk)
+    self:busy(start / 1000, (start + chunk) / 1000)
     b.txn.left = b.txn.left - 1
     b.txn.done_at = math.max(b.txn.done_at, free[c])
   end
@@ -66,16 +72,16 @@ function M.run(self)
     local m = self:poll()
     while m do accept(m) m = self:poll() end
     -- serve every channel that is free now
-    local now, next_t = self:now(), math.huge
+    local t_now, next_t = now(), math.huge
     for c = 0, nch - 1 do
-      while #queue[c] > 0 and free[c] <= now do serve(c) end
+      while #queue[c] > 0 and free[c] <= t_now do serve(c) end
       if #queue[c] > 0 then next_t = math.min(next_t, free[c]) end
     end
     -- finish the transactions whose last burst has committed
     local i = 1
     while i <= #pending do
       local t = pending[i]
-      if t.left == 0 and t.done_at <= now then
+      if t.left == 0 and t.done_at <= t_now then
         t.msg:finish()
         table.remove(pending, i)
       else
@@ -85,7 +91,7 @@ function M.run(self)
     end
     -- wait for work, or until the next channel frees or transaction ends;
     -- an arrival in the meantime is taken at once
-    local m2 = self:receive(next_t < math.huge and next_t - now or nil)
+    local m2 = self:receive(next_t < math.huge and (next_t - t_now) / 1000 or nil)
     if m2 then accept(m2) end
   end
 end
