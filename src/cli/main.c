@@ -37,6 +37,8 @@ static const char USAGE[] =
     "  --set KEY=VALUE   override one topology field, e.g.\n"
     "                 --set cube.links.router_link_bw_gbs=128 (repeatable)\n"
     "  -e CODE        run the Lua code CODE (repeatable, before the script)\n"
+    "  --require MODULE  require the Lua module MODULE first (repeatable), e.g.\n"
+    "                 one that registers components with kb.components.register\n"
     "  -i             enter the REPL after running the script or -e code\n"
     "  --stats        print events, simulated time, wall time and events/s of\n"
     "                 every simulation when it is closed (on stderr)\n"
@@ -77,6 +79,8 @@ static const char USAGE[] =
 typedef struct options {
     const char **code; /* -e chunks, in order */
     int ncode;
+    const char **requires; /* --require modules, in order */
+    int nrequires;
     const char *topology;
     const char **sets; /* --set assignments, in order */
     int nsets;
@@ -173,6 +177,7 @@ static int parse_output_option(int argc, char **argv, int *i, kb_outputs *out, b
 static int parse(int argc, char **argv, options *o)
 {
     o->code = calloc((size_t)argc, sizeof *o->code);
+    o->requires = calloc((size_t)argc, sizeof *o->requires);
     o->sets = calloc((size_t)argc, sizeof *o->sets);
     o->out.filters = calloc((size_t)argc, sizeof *o->out.filters);
     if (!o->code || !o->sets || !o->out.filters)
@@ -206,6 +211,12 @@ static int parse(int argc, char **argv, options *o)
         if (taken)
             continue;
         const char *dv = NULL;
+        if (take_opt(argc, argv, &i, "--require", &dv)) {
+            if (!dv || !*dv)
+                return usage_error("option '%s' needs a module name", "--require");
+            o->requires[o->nrequires++] = dv;
+            continue;
+        }
         if (take_opt(argc, argv, &i, "--device", &dv)) {
             if (!dv || !*dv)
                 return usage_error("option '%s' needs all or sip:N", "--device");
@@ -259,6 +270,14 @@ static void make_arg_table(lua_State *L, int argc, char **argv, int script)
         lua_rawseti(L, -2, i - script);
     }
     lua_setglobal(L, "arg");
+}
+
+/* require(name), as --require does before anything else runs. */
+static int run_require(lua_State *L, kb_host *host, const char *name)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, name);
+    return kb_exec_report(L, kb_exec_call(L, host, 1, 0));
 }
 
 static int run_code(lua_State *L, kb_host *host, const char *code)
@@ -372,6 +391,7 @@ static int run_subcommand(lua_State *L, kb_host *host, const char *module, int a
 static void free_options(options *o)
 {
     free(o->code);
+    free(o->requires);
     free(o->sets);
     free(o->out.filters);
 }
@@ -424,6 +444,8 @@ int main(int argc, char **argv)
         free_options(&o);
         return EXIT_USAGE;
     }
+    for (int i = 0; i < o.nrequires && status == LUA_OK; i++)
+        status = run_require(L, &host, o.requires[i]);
     for (int i = 0; i < o.ncode && status == LUA_OK; i++)
         status = run_code(L, &host, o.code[i]);
     if (status == LUA_OK && (probe || list))

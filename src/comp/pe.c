@@ -532,6 +532,8 @@ static void run(kb_pe_op *op)
                               KB_FLOW_NONE);
             free(op->buf);
             op->buf = NULL;
+            if (p->active == op)
+                p->active = NULL;
             op->done(op);
             return;
         }
@@ -549,6 +551,7 @@ bool kb_pe_submit(kb_pe_op *op, char **err)
     op->stage = 0;
     op->buf = NULL;
     op->submitting = true;
+    op->pe->active = op;
     run(op);
     op->submitting = false;
     return true;

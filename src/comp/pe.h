@@ -39,6 +39,7 @@ typedef struct kb_pe {
     kb_gemm_model gemm_m;
     kb_math_model math_m;
     struct kb_pipe *pipe; /* composite commands (pipeline.c), made on first use */
+    struct kb_pe_op *active; /* the simple command in flight, if any (inspection) */
 } kb_pe;
 
 /* A capacity-1 port served in request order: a request made at `now` that

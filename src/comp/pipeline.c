@@ -815,3 +815,20 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
     feed(pp);
     return true;
 }
+
+void kb_pipe_state_of(kb_pe *p, kb_pipe_state *out)
+{
+    memset(out, 0, sizeof *out);
+    kb_pipe *pp = p->pipe;
+    if (!pp)
+        return;
+    for (int i = 0; i < KB_ST_COUNT; i++) {
+        out->queued[i] = pp->lanes[i].n;
+        out->busy[i] = pp->lanes[i].cur != NULL;
+    }
+    out->rf_used = pp->rf_used;
+    out->rf_cap = pp->rf_cap;
+    out->composites = pp->nlive;
+    for (size_t i = 0; i < pp->nlive; i++)
+        out->tiles_left += pp->live[i]->ntiles - pp->live[i]->completed;
+}

@@ -87,6 +87,16 @@ bool kb_composite_submit(kb_pe *pe, kb_composite *c, char **err);
  * the composite is finished. Frees c at zero. */
 void kb_composite_unref(kb_composite *c);
 
+/* What a PE's pipeline holds now (inspection). */
+typedef struct kb_pipe_state {
+    int queued[KB_ST_COUNT];  /* tokens waiting in each stage's queue */
+    bool busy[KB_ST_COUNT];   /* a token in service (or held for the next queue) */
+    uint64_t rf_used, rf_cap; /* register-file bytes */
+    size_t composites;        /* composites not finished */
+    uint64_t tiles_left;      /* tiles of those not yet completed */
+} kb_pipe_state;
+void kb_pipe_state_of(kb_pe *pe, kb_pipe_state *out);
+
 /* Frees a PE's pipeline state (PE_CPU's fini). */
 void kb_pipe_free(kb_pe *pe);
 

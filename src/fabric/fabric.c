@@ -24,6 +24,7 @@ struct kb_fabric {
     kb_oplog oplog;
     kb_memstore *mem;
     kb_txn *with_data; /* transactions holding a kb_data */
+    kb_txn *live_head, *live_tail; /* every live transaction, in creation order */
     kb_tracer *tr;
     uint64_t flow_base;
     kb_track **tracks;      /* per node */
@@ -183,13 +184,32 @@ kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbyte
         t->tr_first[0] = t->t_start;
     }
     f->live_txns++;
+    t->lprev = f->live_tail;
+    if (f->live_tail)
+        f->live_tail->lnext = t;
+    else
+        f->live_head = t;
+    f->live_tail = t;
     return t;
+}
+
+const kb_txn *kb_fabric_next_live(const kb_fabric *f, const kb_txn *prev)
+{
+    return prev ? prev->lnext : f->live_head;
 }
 
 void kb_txn_free(kb_txn *t)
 {
     kb_fabric *f = t->fab;
     f->live_txns--;
+    if (t->lprev)
+        t->lprev->lnext = t->lnext;
+    else
+        f->live_head = t->lnext;
+    if (t->lnext)
+        t->lnext->lprev = t->lprev;
+    else
+        f->live_tail = t->lprev;
     free(t->tr_first);
     if (t->data) {
         kb_data *d = t->data;

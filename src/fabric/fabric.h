@@ -105,6 +105,7 @@ struct kb_txn {
     bool relay;            /* the first node already paid its overhead (a fan-out step) */
     uint64_t flow;         /* trace flow id: the operation's first transaction */
     kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
+    kb_txn *lprev, *lnext; /* the fabric's live list (for inspection) */
 };
 
 /* One flit in flight: it travels with its transaction along the path. */
@@ -205,6 +206,8 @@ kb_comp *kb_fabric_comp(kb_fabric *f, uint32_t node);
 const kb_wire *kb_fabric_wire(const kb_fabric *f, uint32_t edge);
 /* Transactions created but not yet completed. */
 size_t kb_fabric_live_txns(const kb_fabric *f);
+/* Iterates them, oldest first: start with NULL. */
+const kb_txn *kb_fabric_next_live(const kb_fabric *f, const kb_txn *prev);
 
 /* ---- observation: trace, op log, statistics ---- */
 

@@ -100,6 +100,13 @@ const kb_comp_ops lcomp_ops_flit = {
 
 bool lcomp_is_lua(const kb_comp *c) { return c->ops == &lcomp_ops_txn || c->ops == &lcomp_ops_flit; }
 
+void lcomp_counts(const kb_comp *c, int *queued, int *held)
+{
+    const inst *in = c->state;
+    *queued = (int)kb_store_count(&in->inbox);
+    *held = in->held;
+}
+
 /* ---- instances ---- */
 
 static inst *check_inst(lua_State *L, int idx)

@@ -14,6 +14,8 @@ struct lsim;
 extern const kb_comp_ops lcomp_ops_txn;
 extern const kb_comp_ops lcomp_ops_flit;
 bool lcomp_is_lua(const kb_comp *c);
+/* A Lua component's inbox length and the messages it holds. */
+void lcomp_counts(const kb_comp *c, int *queued, int *held);
 
 /* The metatables (at module load). */
 void lcomp_open(lua_State *L);

@@ -3,6 +3,8 @@
  * resources in lsim_store.c. Reference: docs/lua-api.md. */
 #include "lua/lsim.h"
 
+#include "lua/linspect.h"
+
 #include "core/util.h"
 #include "lua/host.h"
 
@@ -305,6 +307,7 @@ int luaopen_sim(lua_State *L)
     lua_getfield(L, -1, "__index");
     luaL_setfuncs(L, lfabric_methods, 0);
     luaL_setfuncs(L, lobserve_methods, 0);
+    luaL_setfuncs(L, linspect_methods, 0);
     lua_pop(L, 2);
     luaL_newmetatable(L, LERROR_MT);
     lua_pushcfunction(L, error_tostring);
