@@ -183,3 +183,55 @@ function TestExtend:test_runs_with_lua_components_are_deterministic()
   end
   lu.assertEquals(run(), run())
 end
+
+function TestExtend:test_the_repl_can_step_and_look_inside()
+  local torch = kb.torch { topology = kb.topology.load("small_1cube_8pe") }
+  local s = torch.sim
+  local d = torch.empty({ 256, 256 }, { dtype = "f16", dp = torch.DPPolicy {} })
+  torch.synchronize()
+  local h = torch.launch_async(function(tl, p)
+    local c = tl.composite { op = "gemm", a = tl.ref(p, { 256, 256 }), b = tl.ref(p, { 256, 256 }), out_ptr = p }
+    tl.wait(c)
+    tl.load(p, { 64 }, "f16")
+  end, 1, d)
+  s:run(s:now() + 300) -- part of the way
+  local st = s:pe_state(0, 0, 0)
+  lu.assertEquals(st.composites, 1)
+  lu.assertTrue(st.tiles_left > 0 and st.tiles_left < 8 * 8 * 4) -- some of the 256 tiles done
+  lu.assertTrue(st.rf_used_bytes > 0 and st.rf_used_bytes <= st.rf_bytes)
+  lu.assertNotNil(st.lanes.DMA_READ)
+  local flying = s:in_flight()
+  lu.assertTrue(#flying >= 1)
+  lu.assertEquals(flying[1].kind, "PeDmaRead")
+  lu.assertEquals(#s:in_flight("sip0.cube0.pe0.pe_dma", "sip0.cube0.r0c0"), #flying)
+  lu.assertEquals(#s:in_flight("sip0.cube0.pe7.pe_dma", "sip0.cube0.r0c0"), 0)
+  lu.assertEquals(s:step(10), 10)
+  local c = s:component("sip0.cube0.pe0.pe_dma")
+  lu.assertEquals(c.impl, "builtin.pe_dma")
+  lu.assertTrue(c.txns > 0)
+  torch.wait(h)
+  lu.assertEquals(s:pe_state(0, 0, 0).composites, 0)
+  lu.assertEquals(#s:in_flight(), 0)
+  torch.close()
+end
+
+function TestExtend:test_a_lua_component_reports_its_queue()
+  kb.components.register("slow_router", { flit_aware = true, kinds = "noc_router", attrs = { overhead_ns = 0, delay_ns = 5 },
+    run = function(self)
+      while true do
+        local m = self:receive()
+        self:sleep(self.attrs.delay_ns)
+        m:forward()
+      end
+    end })
+  local s = sim.new { topology = kb.topology.load("small_2x2", { "cube.components.router.impl=slow_router", ROUTER_OFF }) }
+  s:pe_dma { sip = 0, cube = 0, pe = 0, dst = { sip = 0, cube = 1, pe = 3, offset = 0 }, nbytes = 2048 }
+  s:run(12)
+  local path = s:topology():path("sip0.cube0.pe0.pe_dma", "sip0.cube1.hbm_ctrl.pe3")
+  local r = s:component(path[2])
+  lu.assertEquals(r.impl, "slow_router")
+  lu.assertTrue(r.held >= 1, "it holds the flit it is delaying")
+  lu.assertTrue(r.queued >= 1, "later flits wait in its inbox")
+  s:run()
+  lu.assertEquals(s:component(path[2]).held, 0)
+end
