@@ -140,5 +140,21 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, u
     return true;
 }
 
+/* The channels: transfers in flight and waiting. */
+static void dma_stats(kb_comp *c, kb_val *entry, kb_time now)
+{
+    (void)now;
+    dma *d = c->state;
+    static const char *const names[2] = {"read", "write"};
+    for (int i = 0; i < 2; i++) {
+        int queued = 0;
+        for (const kb_txn *t = d->ch[i].head; t; t = t->next)
+            queued++;
+        kb_val *ch = kb_obj_put(entry, names[i], kb_val_obj());
+        kb_obj_int(ch, "in_flight", d->ch[i].busy);
+        kb_obj_int(ch, "queued", queued);
+    }
+}
+
 const kb_comp_ops kb_pe_dma_ops = {
-    .flit_aware = false, .init = dma_init, .fini = dma_fini, .on_txn = dma_txn};
+    .flit_aware = false, .init = dma_init, .fini = dma_fini, .on_txn = dma_txn, .stats = dma_stats};

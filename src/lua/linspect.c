@@ -17,6 +17,7 @@
 #include "comp/pipeline.h"
 #include "lua/lcomp.h"
 #include "lua/lsim.h"
+#include "lua/lval.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -111,6 +112,19 @@ static int l_component(lua_State *L)
     lua_setfield(L, -2, "busy_ns");
     lsim_push_time(L, c->busy_until);
     lua_setfield(L, -2, "busy_until_ns");
+    if (c->ops->stats) { /* what the implementation adds: channels, queues ... */
+        kb_val *extra = kb_val_obj();
+        kb_obj_num(extra, "util", 0);
+        c->ops->stats(c, extra, kb_sim_now(S->sim));
+        const kb_val *v = extra;
+        for (size_t i = 0; i < v->u.c.n; i++) {
+            if (strcmp(v->u.c.keys[i], "util") == 0)
+                continue;
+            lval_push(L, v->u.c.items[i]);
+            lua_setfield(L, -2, v->u.c.keys[i]);
+        }
+        kb_val_free(extra);
+    }
     if (lcomp_is_lua(c)) {
         int queued, held;
         lcomp_counts(c, &queued, &held);
