@@ -209,6 +209,8 @@ function TestExtend:test_the_repl_can_step_and_look_inside()
   local c = s:component("sip0.cube0.pe0.pe_dma")
   lu.assertEquals(c.impl, "builtin.pe_dma")
   lu.assertTrue(c.txns > 0)
+  lu.assertEquals(c.read.in_flight, 1) -- the composite's next tile read holds the read channel
+  lu.assertEquals(c.write.queued, 0)
   torch.wait(h)
   lu.assertEquals(s:pe_state(0, 0, 0).composites, 0)
   lu.assertEquals(#s:in_flight(), 0)
