@@ -128,10 +128,24 @@ kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err)
     snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_cpu", sip, cube, pe);
     int64_t n = kb_topo_find(kb_fabric_topo(f), id);
     kb_pe *p = n < 0 ? NULL : kb_pe_of(f, (uint32_t)n);
-    if (!p)
+    if (!p) {
         *err = n < 0 ? kb_asprintf("no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe,
                                    kb_topo_name(kb_fabric_topo(f)))
                      : kb_asprintf("%s is not a builtin.pe_cpu: it cannot run kernels", id);
+        return NULL;
+    }
+    /* The engines are driven by the PE's commands, not by fabric traffic:
+     * another implementation in their place would never be asked. */
+    const uint32_t parts[] = {p->sched, p->fetch_store, p->gemm, p->math, p->tcm};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        kb_comp *c = kb_fabric_comp(f, parts[i]);
+        if (c->ops != &kb_pe_part_ops) {
+            *err = kb_asprintf("%s is %s: a PE engine must be its builtin (the PE's commands drive it); "
+                               "change its timing with a latency_model instead (docs/extending.md)",
+                               c->n->id, c->n->spec->impl->name);
+            return NULL;
+        }
+    }
     return p;
 }
 

@@ -237,3 +237,13 @@ function TestExtend:test_a_lua_component_reports_its_queue()
   s:run()
   lu.assertEquals(s:component(path[2]).held, 0)
 end
+
+function TestExtend:test_a_pe_engine_cannot_be_a_lua_component()
+  kb.components.register("lua_gemm", { kinds = "pe_gemm", attrs = { overhead_ns = 0 },
+                                       run = function(self) while true do self:receive():forward() end end })
+  local torch = kb.torch { topology = kb.topology.load("small_1cube_1pe", { "cube.pe_template.components.pe_gemm.impl=lua_gemm" }) }
+  local ok, err = pcall(torch.launch, function() end, 1)
+  torch.close()
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "sip0.cube0.pe0.pe_gemm is lua_gemm: a PE engine must be its builtin")
+end
