@@ -16,6 +16,8 @@
 #include "comp/pe.h"
 #include "comp/pipeline.h"
 #include "lua/lcomp.h"
+#include "lua/lpe.h"
+#include "lua/ltopo.h"
 #include "lua/lsim.h"
 #include "lua/lval.h"
 
@@ -29,15 +31,6 @@ static lsim *check_fab(lua_State *L, const char *call)
     if (!S->fab)
         luaL_error(L, "%s: this simulation has no topology", call);
     return S;
-}
-
-static uint32_t check_node(lua_State *L, const kb_topo *t, int idx)
-{
-    const char *id = luaL_checkstring(L, idx);
-    int64_t n = kb_topo_find(t, id);
-    if (n < 0)
-        luaL_error(L, "no node '%s' in topology %s", id, kb_topo_name(t));
-    return (uint32_t)n;
 }
 
 static bool takes_link(const kb_path *p, uint32_t a, uint32_t b)
@@ -55,8 +48,8 @@ static int l_in_flight(lua_State *L)
     bool filter = !lua_isnoneornil(L, 2);
     uint32_t a = 0, b = 0;
     if (filter) {
-        a = check_node(L, t, 2);
-        b = check_node(L, t, 3);
+        a = ltopo_check_node(L, t, 2);
+        b = ltopo_check_node(L, t, 3);
     }
     lua_newtable(L);
     int n = 0;
@@ -94,7 +87,7 @@ static int l_component(lua_State *L)
 {
     lsim *S = check_fab(L, "s:component");
     const kb_topo *t = kb_fabric_topo(S->fab);
-    kb_comp *c = kb_fabric_comp(S->fab, check_node(L, t, 2));
+    kb_comp *c = kb_fabric_comp(S->fab, ltopo_check_node(L, t, 2));
     lua_createtable(L, 0, 10);
     lua_pushstring(L, c->n->id);
     lua_setfield(L, -2, "id");
@@ -139,14 +132,7 @@ static int l_component(lua_State *L)
 static int l_pe_state(lua_State *L)
 {
     lsim *S = check_fab(L, "s:pe_state");
-    int sip = (int)luaL_checkinteger(L, 2), cube = (int)luaL_checkinteger(L, 3), pe = (int)luaL_checkinteger(L, 4);
-    char *err = NULL;
-    kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
-    if (!p) {
-        lua_pushstring(L, err);
-        free(err);
-        return lua_error(L);
-    }
+    kb_pe *p = lpe_check_pe(L, S, 2);
     kb_pipe_state ps;
     kb_pipe_state_of(p, &ps);
     lua_createtable(L, 0, 6);

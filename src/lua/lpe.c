@@ -444,12 +444,10 @@ static int ctx_tl_functions(lua_State *L)
 
 /* ---- page tables (the PE_MMU components') ---- */
 
-static kb_pagetable *check_pt(lua_State *L, int *argn)
+kb_pe *lpe_check_pe(lua_State *L, lsim *S, int idx)
 {
-    lsim *S = lsim_check(L, 1);
-    if (!S->fab)
-        luaL_error(L, "pe_c: this simulation has no topology");
-    int sip = (int)luaL_checkinteger(L, 2), cube = (int)luaL_checkinteger(L, 3), pe = (int)luaL_checkinteger(L, 4);
+    int sip = (int)luaL_checkinteger(L, idx), cube = (int)luaL_checkinteger(L, idx + 1),
+        pe = (int)luaL_checkinteger(L, idx + 2);
     char *err = NULL;
     kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
     if (!p) {
@@ -457,6 +455,15 @@ static kb_pagetable *check_pt(lua_State *L, int *argn)
         free(err);
         lua_error(L);
     }
+    return p;
+}
+
+static kb_pagetable *check_pt(lua_State *L, int *argn)
+{
+    lsim *S = lsim_check(L, 1);
+    if (!S->fab)
+        luaL_error(L, "pe_c: this simulation has no topology");
+    kb_pe *p = lpe_check_pe(L, S, 2);
     kb_pagetable *pt = kb_pe_pagetable(p);
     if (!pt)
         luaL_error(L, "sip%d.cube%d.pe%d: its PE_MMU is not builtin.pe_mmu (no page table)", sip, cube, pe);

@@ -7,4 +7,9 @@
 
 int luaopen_kb_pe(lua_State *L);
 
+struct lsim;
+struct kb_pe;
+/* The PE (sip, cube, pe) given by the integers at idx .. idx+2 (raises). */
+struct kb_pe *lpe_check_pe(lua_State *L, struct lsim *S, int idx);
+
 #endif

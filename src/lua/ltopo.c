@@ -163,7 +163,7 @@ static int l_load(lua_State *L)
     return 1;
 }
 
-static uint32_t check_node(lua_State *L, const kb_topo *t, int idx)
+uint32_t ltopo_check_node(lua_State *L, const kb_topo *t, int idx)
 {
     const char *id = luaL_checkstring(L, idx);
     int64_t n = kb_topo_find(t, id);
@@ -209,7 +209,7 @@ static void set_str(lua_State *L, const char *k, const char *v)
 static int t_node(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
-    const kb_node *n = kb_topo_node(t, check_node(L, t, 2));
+    const kb_node *n = kb_topo_node(t, ltopo_check_node(L, t, 2));
     lua_createtable(L, 0, 10);
     set_str(L, "id", n->id);
     set_str(L, "kind", n->spec->kind);
@@ -256,7 +256,7 @@ static void push_edge(lua_State *L, const kb_topo *t, const kb_edge *e)
 static int t_edges(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
-    const kb_node *n = kb_topo_node(t, check_node(L, t, 2));
+    const kb_node *n = kb_topo_node(t, ltopo_check_node(L, t, 2));
     lua_createtable(L, (int)n->nout, 0);
     for (uint32_t i = 0; i < n->nout; i++) {
         push_edge(L, t, kb_topo_edge(t, n->first_out + i));
@@ -287,7 +287,7 @@ void ltopo_push_path(lua_State *L, const kb_topo *t, const kb_path *p)
  * cube); else the view's shortest path. */
 static const kb_path *check_path(lua_State *L, const kb_topo *t)
 {
-    uint32_t a = check_node(L, t, 2), b = check_node(L, t, 3);
+    uint32_t a = ltopo_check_node(L, t, 2), b = ltopo_check_node(L, t, 3);
     char *err = NULL;
     const kb_path *p;
     if (lua_isnoneornil(L, 4) && strstr(kb_topo_node(t, a)->id, ".pe_dma"))

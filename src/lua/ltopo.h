@@ -23,4 +23,7 @@ void ltopo_push_path(lua_State *L, const kb_topo *t, const kb_path *p);
 /* The C part of kb.topology: {load, implementations}. */
 int luaopen_kb_topology(lua_State *L);
 
+/* The node named by the string at idx (raises if there is none). */
+uint32_t ltopo_check_node(lua_State *L, const kb_topo *t, int idx);
+
 #endif
