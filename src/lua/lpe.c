@@ -466,7 +466,7 @@ static kb_pagetable *check_pt(lua_State *L, int *argn)
     kb_pe *p = lpe_check_pe(L, S, 2);
     kb_pagetable *pt = kb_pe_pagetable(p);
     if (!pt)
-        luaL_error(L, "sip%d.cube%d.pe%d: its PE_MMU is not builtin.pe_mmu (no page table)", sip, cube, pe);
+        luaL_error(L, "sip%d.cube%d.pe%d: its PE_MMU is not builtin.pe_mmu (no page table)", p->sip, p->cube, p->pe);
     *argn = 5;
     return pt;
 }
