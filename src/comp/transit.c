@@ -24,7 +24,6 @@ static void send_control(kb_sim *sim, void *arg)
     kb_fabric_send_flit(f, kb_sim_now(sim));
 }
 
-/* A control message: decoded in parallel, sent when decoded. */
 /* A transaction's header decode: overhead_ns, or the node's latency model's. */
 static kb_time decode_ps(kb_comp *c, const kb_txn *t)
 {
@@ -35,6 +34,7 @@ static kb_time decode_ps(kb_comp *c, const kb_txn *t)
     return kb_comp_latency(c, &q);
 }
 
+/* A control message: decoded in parallel, sent when decoded. */
 static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb_time now)
 {
     kb_txn *t = f->txn;

@@ -101,6 +101,29 @@ LUA
   # with --verify-data every point is checked against the CPU reference
   run -q benches/milestone_gemm.lua --quick --out "$tmp/ms2" --verify-data; expect_status 0
   expect_out "verified C 128x128x128 load_ref cube (f16)"
+  # the systolic latency model (fill, drain) lengthens every point's compute and window
+  run -q --set cube.pe_template.components.pe_gemm.latency_model=lua:models.systolic_gemm \
+    benches/milestone_gemm.lua --quick --out "$tmp/ms3"; expect_status 0
+  cat >"$tmp/compare.lua" <<'LUA'
+package.path = "tests/lua/?.lua;" .. package.path
+local function points(path)
+  local f = assert(io.open(path))
+  local doc = require("json_decode")(f:read("a"))
+  f:close()
+  return doc.points
+end
+local base, sys = points(arg[1]), points(arg[2])
+assert(#base == #sys)
+for i, p in ipairs(base) do
+  local q = sys[i]
+  assert(q.label == p.label and q.tiles == p.tiles, p.label)
+  assert(q.pe_window_ns > p.pe_window_ns, p.label .. ": the systolic model should take longer")
+  assert(q.stage_ns.GEMM > p.stage_ns.GEMM, p.label .. ": longer GEMM stages")
+end
+print("ok")
+LUA
+  "$KB" "$tmp/compare.lua" "$tmp/ms/gemm_sweep.json" "$tmp/ms3/gemm_sweep.json" >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "ok"
 }
 
 pipeline_trace_and_op_log() {
