@@ -12,7 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/probe_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/trace_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/bench_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/kernel_cases.sh"
-cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/golden_cases.sh"
+cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}")
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
@@ -161,7 +162,8 @@ library_path_override)
   KERNBENCH_PATH="$tmp/lib" run -e 'print(kb.version)'; expect_status 0; expect_out "custom"
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
-probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config)
+probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
+  | results_match_golden_digests)
   "$case_name" ;;
 *)
   fail "unknown case" ;;
