@@ -49,7 +49,7 @@ end
 -- The roofline of `npes` PEs for C[M, N] = A[M, K] x B[K, N] in f16: each
 -- PE reads all of A and its share of B and writes its share of C, once.
 local function roofline(torch, M, K, N, npes)
-  local node = torch.topology:node("sip0.cube0.pe0.pe_gemm").attrs
+  local node = torch.topology:node(torch.topology:node_at { kind = "pe_gemm", sip = 0, cube = 0, pe = 0 }).attrs
   local P = torch.spec
   local flops_per_ns = 2 * node.mac_rows * node.mac_cols * node.mac_depth * node.clock_ghz -- per PE
   local hbm_gbs = P.hbm_channels_per_pe * P.hbm_channel_bw_gbs                           -- per PE
@@ -162,7 +162,7 @@ local function to_json(points, o, torch)
     end
     rows[#rows + 1] = json.obj(table.unpack(fields))
   end
-  local sched = torch.topology:node("sip0.cube0.pe0.pe_scheduler").attrs
+  local sched = torch.topology:node(torch.topology:node_at { kind = "pe_scheduler", sip = 0, cube = 0, pe = 0 }).attrs
   return json.encode(json.obj({ "bench", "milestone-gemm" }, { "topology", torch.topology.name },
     { "quick", o.quick }, { "dtype", "f16" },
     { "tile_sizes", json.obj({ "m", sched.tile_m }, { "k", sched.tile_k }, { "n", sched.tile_n }) },

@@ -37,9 +37,13 @@ function M.new(opts)
 
   -- ---- allocators: an HBM-slice and a TCM allocator per (sip, cube, pe), made
   -- when first used, and one VA allocator (kernbench.alloc_c's named kinds) ----
-  local mmu_node = topo:node("sip0.cube0.pe0.pe_mmu")
+  local function pe0_node(kind)
+    local id = topo:node_at { kind = kind, sip = 0, cube = 0, pe = 0 }
+    return id and topo:node(id)
+  end
+  local mmu_node = pe0_node("pe_mmu")
   local page_size = mmu_node and mmu_node.attrs.page_size or 4096
-  local tcm_node = topo:node("sip0.cube0.pe0.pe_tcm")
+  local tcm_node = pe0_node("pe_tcm")
   local tcm_bytes = tcm_node and math.floor(tcm_node.attrs.size_mb * 1024 * 1024) or 0
   local tcm_reserved = tcm_node and math.floor(tcm_node.attrs.scheduler_reserved_kb * 1024) or 0
   local function per_pe(make)

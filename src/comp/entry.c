@@ -18,7 +18,9 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
     const kb_topo_params *p = kb_topo_params_of(t);
     const kb_pa_fields *f = &out->f;
     out->pa_lo = out->pa_hi = 0;
-    char id[96];
+    int64_t node;
+    const char *kind = "";
+    int pe = -1;
     switch (f->kind) {
     case KB_PA_HBM: {
         uint64_t cap = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)(1ull << 30));
@@ -37,28 +39,30 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
         uint64_t last = slice + 1 == (uint64_t)p->pes_per_cube ? cap : first + p->hbm_slice_bytes;
         out->pa_lo = pa - (f->offset - first); /* an HBM offset is the PA's low bits */
         out->pa_hi = out->pa_lo + (last - first);
-        snprintf(id, sizeof id, "sip%u.cube%u.hbm_ctrl.pe%llu", f->sip, f->die,
-                 (unsigned long long)slice);
+        kind = "hbm_ctrl", pe = (int)slice;
         break;
     }
     case KB_PA_PE_LOCAL:
-        snprintf(id, sizeof id, "sip%u.cube%u.pe%u.pe_tcm", f->sip, f->die, f->pe);
+        kind = "pe_tcm", pe = (int)f->pe;
         break;
     case KB_PA_CUBE_SRAM:
-        snprintf(id, sizeof id, "sip%u.cube%u.sram", f->sip, f->die);
+        kind = "sram";
         break;
     case KB_PA_MCPU_LOCAL:
-        snprintf(id, sizeof id, "sip%u.cube%u.m_cpu", f->sip, f->die);
+        kind = "m_cpu";
         break;
     default:
         *err = kb_asprintf("PA 0x%llx: %s addresses are not routable yet", (unsigned long long)pa,
                            kb_pa_kind_name(f->kind));
         return false;
     }
-    int64_t node = kb_topo_find(t, id);
+    node = kb_topo_pe_node(t, (int)f->sip, (int)f->die, pe, kind);
     if (node < 0) {
-        *err = kb_asprintf("PA 0x%llx: node %s not found in topology %s", (unsigned long long)pa, id,
-                           kb_topo_name(t));
+        char slice[24] = "";
+        if (pe >= 0)
+            snprintf(slice, sizeof slice, " pe %d", pe);
+        *err = kb_asprintf("PA 0x%llx: no %s node at sip%u.cube%u%s in topology %s", (unsigned long long)pa, kind,
+                           f->sip, f->die, slice, kb_topo_name(t));
         return false;
     }
     out->node = (uint32_t)node;
@@ -130,9 +134,7 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
     kb_target tg;
     if (!kb_resolve_data_target(t, pa, &tg, write ? "PE DMA write" : "PE DMA read", err))
         return false;
-    char id[96];
-    snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_dma", sip, cube, pe);
-    int64_t src = kb_topo_find(t, id);
+    int64_t src = kb_topo_pe_node(t, sip, cube, pe, "pe_dma");
     if (src < 0) {
         *err = kb_asprintf("PE DMA: no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe,
                            kb_topo_name(t));

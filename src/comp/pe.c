@@ -16,11 +16,9 @@
 
 /* ---- the PE state ---- */
 
-static uint32_t sibling(const kb_topo *t, const char *prefix, const char *part, bool *ok)
+static uint32_t sibling(const kb_topo *t, const kb_node *cpu, const char *kind, bool *ok)
 {
-    char id[128];
-    snprintf(id, sizeof id, "%s.%s", prefix, part);
-    int64_t n = kb_topo_find(t, id);
+    int64_t n = kb_topo_pe_node(t, cpu->sip, cpu->cube, cpu->pe, kind);
     if (n < 0)
         *ok = false;
     return n < 0 ? 0 : (uint32_t)n;
@@ -48,19 +46,14 @@ static void pe_init(kb_comp *c)
     p->sip = c->n->sip;
     p->cube = c->n->cube;
     p->pe = c->n->pe;
-    char prefix[96];
-    snprintf(prefix, sizeof prefix, "%s", c->n->id);
-    char *dot = strrchr(prefix, '.');
-    if (dot)
-        *dot = '\0';
     bool ok = true;
-    p->sched = sibling(t, prefix, "pe_scheduler", &ok);
-    p->dma = sibling(t, prefix, "pe_dma", &ok);
-    p->fetch_store = sibling(t, prefix, "pe_fetch_store", &ok);
-    p->gemm = sibling(t, prefix, "pe_gemm", &ok);
-    p->math = sibling(t, prefix, "pe_math", &ok);
-    p->tcm = sibling(t, prefix, "pe_tcm", &ok);
-    p->mmu = sibling(t, prefix, "pe_mmu", &ok);
+    p->sched = sibling(t, c->n, "pe_scheduler", &ok);
+    p->dma = sibling(t, c->n, "pe_dma", &ok);
+    p->fetch_store = sibling(t, c->n, "pe_fetch_store", &ok);
+    p->gemm = sibling(t, c->n, "pe_gemm", &ok);
+    p->math = sibling(t, c->n, "pe_math", &ok);
+    p->tcm = sibling(t, c->n, "pe_tcm", &ok);
+    p->mmu = sibling(t, c->n, "pe_mmu", &ok);
     if (!ok) { /* the builder always makes all nine parts */
         free(p);
         c->state = NULL;
@@ -124,14 +117,12 @@ kb_pe *kb_pe_of(kb_fabric *f, uint32_t node)
 
 kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err)
 {
-    char id[96];
-    snprintf(id, sizeof id, "sip%d.cube%d.pe%d.pe_cpu", sip, cube, pe);
-    int64_t n = kb_topo_find(kb_fabric_topo(f), id);
+    const kb_topo *t = kb_fabric_topo(f);
+    int64_t n = kb_topo_pe_node(t, sip, cube, pe, "pe_cpu");
     kb_pe *p = n < 0 ? NULL : kb_pe_of(f, (uint32_t)n);
     if (!p) {
-        *err = n < 0 ? kb_asprintf("no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe,
-                                   kb_topo_name(kb_fabric_topo(f)))
-                     : kb_asprintf("%s is not a builtin.pe_cpu: it cannot run kernels", id);
+        *err = n < 0 ? kb_asprintf("no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe, kb_topo_name(t))
+                     : kb_asprintf("%s is not a builtin.pe_cpu: it cannot run kernels", kb_topo_node(t, (uint32_t)n)->id);
         return NULL;
     }
     /* The engines are driven by the PE's commands, not by fabric traffic:

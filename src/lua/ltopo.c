@@ -242,6 +242,41 @@ static int t_node(lua_State *L)
     return 1;
 }
 
+/* Coordinate field k of the table at 2: an integer >= 0, or -1 when absent. */
+static int place_field(lua_State *L, const char *k)
+{
+    lua_getfield(L, 2, k);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1))
+        luaL_error(L, "topology:node_at: field '%s' must be an integer, got %s", k, luaL_typename(L, -1));
+    lua_pop(L, 1);
+    if (ok && (v < 0 || v > INT32_MAX))
+        luaL_error(L, "topology:node_at: field '%s' must be >= 0, got %I", k, v);
+    return ok ? (int)v : -1;
+}
+
+/* t:node_at{kind=, sip=, cube=, pe=, io=} -> id | nil: the node of a kind
+ * at a place (coordinates that do not apply are left out). */
+static int t_node_at(lua_State *L)
+{
+    const kb_topo *t = ltopo_check(L, 1)->topo;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "kind");
+    const char *kind = lua_tostring(L, -1);
+    if (!kind)
+        return luaL_error(L, "topology:node_at: field 'kind' (a node kind such as \"pe_dma\") is missing");
+    int64_t n = kb_topo_node_at(t, kind, place_field(L, "sip"), place_field(L, "cube"), place_field(L, "pe"),
+                                place_field(L, "io"));
+    if (n == KB_NODE_AMBIGUOUS)
+        return luaL_error(L, "topology:node_at: several %s nodes share that place: name one by its id", kind);
+    if (n < 0)
+        lua_pushnil(L);
+    else
+        lua_pushstring(L, kb_topo_node(t, (uint32_t)n)->id);
+    return 1;
+}
+
 static void push_edge(lua_State *L, const kb_topo *t, const kb_edge *e)
 {
     lua_createtable(L, 0, 6);
@@ -446,7 +481,7 @@ static int l_implementations(lua_State *L)
 }
 
 static const luaL_Reg topo_methods[] = {
-    {"nodes", t_nodes},     {"node", t_node},       {"edges", t_edges},
+    {"nodes", t_nodes},     {"node", t_node},       {"node_at", t_node_at}, {"edges", t_edges},
     {"path", t_path},       {"path_edges", t_path_edges}, {"path_latency_ns", t_path_latency},
     {"resolve", t_resolve}, {"summary", t_summary}, {"params", t_params}, {"config", t_config},
     {NULL, NULL}};

@@ -28,6 +28,8 @@ struct kb_topo {
     kb_comp_spec **specs;
     size_t nspecs;
     struct kb_route_cache *routes;
+    struct kb_place_entry *places; /* nodes by place (place.c) */
+    size_t nplaces;
 };
 
 /* Builder state: growing node and edge arrays, and the first error. */
@@ -85,6 +87,10 @@ void kb_build_graph(kb_builder *b, kb_ynode *root);
 /* validate.c: connectivity checks of the hierarchical form. */
 void kb_validate_connectivity(kb_builder *b);
 void kb_validate_graph(kb_builder *b);
+
+/* place.c: the place index, built once the nodes are final. */
+void kb_places_build(kb_topo *t);
+void kb_places_free(kb_topo *t);
 
 /* route.c */
 struct kb_route_cache *kb_route_cache_new(const kb_topo *t);

@@ -371,6 +371,7 @@ static void finalize(kb_builder *b)
         if (i && strcmp(t->nodes[t->by_name[i]].id, t->nodes[t->by_name[i - 1]].id) == 0 && !b->err)
             b->err = kb_asprintf("%s: two nodes are named '%s'", t->path, t->nodes[t->by_name[i]].id);
     }
+    kb_places_build(t);
 }
 
 static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *overrides, size_t nov,
@@ -527,6 +528,7 @@ void kb_topo_free(kb_topo *t)
     if (!t)
         return;
     kb_route_cache_free(t->routes);
+    kb_places_free(t);
     kb_cfg_free(t);
     for (size_t i = 0; i < t->nnodes; i++)
         free(t->nodes[i].id);

@@ -115,6 +115,19 @@ const kb_node *kb_topo_node(const kb_topo *t, uint32_t idx);
 const kb_edge *kb_topo_edge(const kb_topo *t, uint32_t idx);
 /* Node index by id; -1 if there is none. */
 int64_t kb_topo_find(const kb_topo *t, const char *id);
+/* Node index by place: the node of `kind` (a node kind such as "pe_dma",
+ * "m_cpu", "hbm_ctrl") at (sip, cube, pe, io), -1 for a coordinate that
+ * does not apply (a cube node has no pe and no io; an IO-chiplet node no
+ * cube; an HBM controller's pe is its slice). KB_NODE_NONE if no node is
+ * there, KB_NODE_AMBIGUOUS if several are (a cube's routers): those are
+ * named by id. The way back is kb_topo_node(t, i): kind and coordinates. */
+#define KB_NODE_NONE (-1)
+#define KB_NODE_AMBIGUOUS (-2)
+int64_t kb_topo_node_at(const kb_topo *t, const char *kind, int sip, int cube, int pe, int io);
+/* The same for a PE's part, a cube's node and an IO chiplet's node. */
+int64_t kb_topo_pe_node(const kb_topo *t, int sip, int cube, int pe, const char *kind);
+int64_t kb_topo_cube_node(const kb_topo *t, int sip, int cube, const char *kind);
+int64_t kb_topo_io_node(const kb_topo *t, int sip, int io, const char *kind);
 /* Position of node idx in id order (the routing tie-break). */
 uint32_t kb_topo_rank(const kb_topo *t, uint32_t idx);
 /* Node index at position r of id order. */

@@ -918,6 +918,45 @@ static void test_hbm_pa_beyond_the_cube_capacity_is_rejected(void **state)
     kb_registry_free(reg);
 }
 
+/* Every node of a PE, cube or IO chiplet is found by its place and kind;
+ * places shared by several nodes (a cube's routers) are ambiguous. */
+static void test_nodes_are_found_by_place_and_kind(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    kb_topo *t = load_ok(reg, "topologies/small_2x2.yaml", NULL, 0);
+    const char *pe_kinds[] = {"pe_cpu", "pe_scheduler", "pe_dma", "pe_fetch_store", "pe_gemm",
+                              "pe_math", "pe_tcm", "pe_mmu", "pe_ipcq"};
+    for (size_t k = 0; k < sizeof pe_kinds / sizeof pe_kinds[0]; k++) {
+        int64_t n = kb_topo_pe_node(t, 0, 3, 5, pe_kinds[k]);
+        assert_true(n >= 0);
+        const kb_node *nd = kb_topo_node(t, (uint32_t)n);
+        char want[64];
+        snprintf(want, sizeof want, "sip0.cube3.pe5.%s", pe_kinds[k]);
+        assert_string_equal(nd->id, want);
+        assert_int_equal(nd->sip, 0);
+        assert_int_equal(nd->cube, 3);
+        assert_int_equal(nd->pe, 5);
+        assert_string_equal(nd->spec->kind, pe_kinds[k]);
+    }
+    assert_string_equal(kb_topo_node(t, (uint32_t)kb_topo_cube_node(t, 0, 2, "m_cpu"))->id, "sip0.cube2.m_cpu");
+    assert_string_equal(kb_topo_node(t, (uint32_t)kb_topo_cube_node(t, 0, 1, "sram"))->id, "sip0.cube1.sram");
+    assert_string_equal(kb_topo_node(t, (uint32_t)kb_topo_pe_node(t, 0, 1, 7, "hbm_ctrl"))->id,
+                        "sip0.cube1.hbm_ctrl.pe7");
+    assert_string_equal(kb_topo_node(t, (uint32_t)kb_topo_io_node(t, 0, 0, "io_cpu"))->id, "sip0.io0.io_cpu");
+    assert_string_equal(kb_topo_node(t, (uint32_t)kb_topo_io_node(t, 0, 0, "pcie_ep"))->id, "sip0.io0.pcie_ep");
+    /* absent places and kinds */
+    assert_int_equal(kb_topo_pe_node(t, 0, 4, 0, "pe_cpu"), KB_NODE_NONE);
+    assert_int_equal(kb_topo_pe_node(t, 1, 0, 0, "pe_cpu"), KB_NODE_NONE);
+    assert_int_equal(kb_topo_pe_node(t, 0, 0, 8, "pe_cpu"), KB_NODE_NONE);
+    assert_int_equal(kb_topo_cube_node(t, 0, 0, "no_such_kind"), KB_NODE_NONE);
+    assert_int_equal(kb_topo_pe_node(t, 0, 0, 0, "m_cpu"), KB_NODE_NONE); /* m_cpu has no pe */
+    /* a cube has many routers: by id only */
+    assert_int_equal(kb_topo_cube_node(t, 0, 0, "noc_router"), KB_NODE_AMBIGUOUS);
+    kb_topo_free(t);
+    kb_registry_free(reg);
+}
+
 /* small_2x2 has cubes 0..3 in 1 SIP: cube 5 and SIP 1 are valid addresses
  * of nodes the topology does not have. */
 static void test_pa_on_a_cube_the_topology_lacks_is_rejected(void **state)
@@ -930,16 +969,16 @@ static void test_pa_on_a_cube_the_topology_lacks_is_rejected(void **state)
     kb_pa pa;
     assert_true(kb_pa_hbm(0, (unsigned)p->cubes_per_sip + 1, 0x100, &pa, err, sizeof err));
     char *e = resolve_error(t, pa);
-    assert_has(e, "node sip0.cube5.hbm_ctrl.pe0 not found in topology small_2x2");
+    assert_has(e, "no hbm_ctrl node at sip0.cube5 pe 0 in topology small_2x2");
     free(e);
     assert_true(kb_pa_cube_sram((unsigned)p->sips, 0, 0, &pa, err, sizeof err));
     e = resolve_error(t, pa);
-    assert_has(e, "node sip1.cube0.sram not found in topology");
+    assert_has(e, "no sram node at sip1.cube0 in topology");
     free(e);
     /* A PE the cube lacks (8 PEs: pe_id 8 is a valid address). */
     assert_true(kb_pa_pe_tcm(0, 0, (unsigned)p->pes_per_cube, 0, &pa, err, sizeof err));
     e = resolve_error(t, pa);
-    assert_has(e, "pe8.pe_tcm not found in topology");
+    assert_has(e, "no pe_tcm node at sip0.cube0 pe 8 in topology");
     free(e);
     /* IO chiplet addresses are not routed to nodes. */
     assert_true(kb_pa_iocpu(0, 0, KB_IOCPU_SU_IO_SRAM, 0, &pa, err, sizeof err));
@@ -1009,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_sram_tcm_and_mcpu_pas_resolve_to_their_nodes),
         cmocka_unit_test(test_hbm_pa_beyond_the_cube_capacity_is_rejected),
         cmocka_unit_test(test_pa_on_a_cube_the_topology_lacks_is_rejected),
+        cmocka_unit_test(test_nodes_are_found_by_place_and_kind),
         cmocka_unit_test(test_last_hbm_byte_resolves_when_capacity_is_not_divisible_by_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,12 +87,32 @@ function TestFabric:test_operations_can_be_awaited_inside_processes()
   for i = 2, 4 do lu.assertAlmostEquals(seen[i], seen[1], 1e-9) end
 end
 
+function TestFabric:test_nodes_are_found_by_place()
+  local t = kb.topology.load("small_2x2")
+  lu.assertEquals(t:node_at{ kind = "pe_dma", sip = 0, cube = 3, pe = 5 }, "sip0.cube3.pe5.pe_dma")
+  lu.assertEquals(t:node_at{ kind = "m_cpu", sip = 0, cube = 2 }, "sip0.cube2.m_cpu")
+  lu.assertEquals(t:node_at{ kind = "hbm_ctrl", sip = 0, cube = 1, pe = 7 }, "sip0.cube1.hbm_ctrl.pe7")
+  lu.assertEquals(t:node_at{ kind = "io_cpu", sip = 0, io = 0 }, "sip0.io0.io_cpu")
+  -- and back: the node's own fields
+  local n = t:node(t:node_at{ kind = "pe_mmu", sip = 0, cube = 1, pe = 2 })
+  lu.assertEquals({ n.kind, n.sip, n.cube, n.pe }, { "pe_mmu", 0, 1, 2 })
+  lu.assertNil(t:node_at{ kind = "pe_cpu", sip = 0, cube = 9, pe = 0 })
+  lu.assertNil(t:node_at{ kind = "m_cpu", sip = 0, cube = 0, pe = 0 })
+  local ok, err = pcall(t.node_at, t, { kind = "noc_router", sip = 0, cube = 0 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "several noc_router nodes share that place")
+  ok, err = pcall(t.node_at, t, { sip = 0 })
+  lu.assertStrContains(err, "field 'kind'")
+  ok, err = pcall(t.node_at, t, { kind = "pe_cpu", sip = -1 })
+  lu.assertStrContains(err, "field 'sip' must be >= 0")
+end
+
 function TestFabric:test_bad_targets_are_errors_that_say_why()
   local t = kb.topology.load("small_1cube_8pe")
   local s = sim.new{ topology = t }
   local ok, err = pcall(s.memory_write, s, { sip = 0, cube = 3, pe = 0, nbytes = 64 })
   lu.assertFalse(ok)
-  lu.assertStrContains(tostring(err), "not found in topology")
+  lu.assertStrContains(tostring(err), "no hbm_ctrl node at sip0.cube3 pe 0 in topology small_1cube_8pe")
   ok, err = pcall(s.pe_dma, s, { sip = 0, cube = 0, pe = 9, dst = { pe = 0 }, nbytes = 64 })
   lu.assertFalse(ok)
   lu.assertStrContains(tostring(err), "pe9")
