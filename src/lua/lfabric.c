@@ -16,6 +16,7 @@
 
 #include "comp/entry.h"
 #include "core/util.h"
+#include "lua/lbind.h"
 #include "lua/host.h"
 #include "lua/ldata.h"
 #include "lua/lmodels.h"
@@ -220,9 +221,7 @@ static int fail_op(lua_State *L, lop *o, char *err)
     op_unlink(o);
     luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
     op_free(o);
-    lua_pushstring(L, err);
-    free(err);
-    return lua_error(L);
+    return lbind_raise(L, err);
 }
 
 static int memory(lua_State *L, kb_msg msg)
@@ -351,9 +350,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     char *err = NULL;
     S->fab = kb_fabric_new(S->sim, t->topo, &err);
     if (!S->fab) {
-        lua_pushstring(L, err);
-        free(err);
-        lua_error(L);
+        lbind_raise(L, err);
     }
     /* op-log records: asked for here or by --op-log (counts are always kept) */
     lua_getfield(L, opts_idx, "op_log");

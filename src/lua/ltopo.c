@@ -16,6 +16,7 @@
 #include "comp/comp.h"
 #include "comp/entry.h"
 #include "core/util.h"
+#include "lua/lbind.h"
 #include "lua/host.h"
 #include "lua/lcomp.h"
 #include "topo/route.h"
@@ -147,9 +148,7 @@ static int l_load(lua_State *L)
     r->dir = NULL;
     lua_pop(L, 1);
     if (!topo) {
-        lua_pushstring(L, err);
-        free(err);
-        return lua_error(L);
+        return lbind_raise(L, err);
     }
     ltopo *t = lua_newuserdatauv(L, sizeof *t, 0);
     t->topo = topo;
@@ -329,11 +328,8 @@ static const kb_path *check_path(lua_State *L, const kb_topo *t)
         p = kb_route_pe(t, a, b, &err);
     else
         p = kb_route(t, ltopo_check_view(L, 4, KB_VIEW_DATA), a, b, &err);
-    if (!p) {
-        lua_pushstring(L, err);
-        free(err);
-        lua_error(L);
-    }
+    if (!p)
+        lbind_raise(L, err);
     return p;
 }
 
@@ -373,9 +369,7 @@ static int t_resolve(lua_State *L)
     kb_target tg;
     char *err = NULL;
     if (!kb_resolve_pa(t, (kb_pa)luaL_checkinteger(L, 2), &tg, &err)) {
-        lua_pushstring(L, err);
-        free(err);
-        return lua_error(L);
+        return lbind_raise(L, err);
     }
     lua_pushstring(L, kb_topo_node(t, tg.node)->id);
     lua_pushinteger(L, (lua_Integer)tg.offset);
