@@ -9,6 +9,7 @@
 #ifndef KB_COMP_COMP_H
 #define KB_COMP_COMP_H
 
+#include "comp/mem_access.h"
 #include "fabric/fabric.h"
 #include "topo/registry.h"
 
@@ -34,13 +35,13 @@ void kb_complete_at(kb_txn *t, kb_time at);
 
 /* Starts a PE DMA transfer of `nbytes` between the PE whose pe_dma node is
  * `pe_dma` and the target node `dst` (an HBM controller or the SRAM), at
- * target-local offset `addr`. msg is KB_MSG_DMA_WRITE or KB_MSG_DMA_READ.
+ * target-local offset `addr`. kind is &kb_msg_dma_write or &kb_msg_dma_read.
  * The transfer waits for a free read or write channel, pays the DMA setup
  * overhead, and completes (done) when the acknowledgement or the data is
  * back at the PE. `data` (optional, taken over even on failure): the
  * bytes a write stores or a read fills, moved when the target serves it.
  * False with *err if there is no route. */
-bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
+bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, uint32_t dst, uint64_t addr,
                       uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
                       char **err);
 

@@ -89,12 +89,13 @@ static bool drop_data(kb_data *data)
     return false;
 }
 
-bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data *data,
+bool kb_host_memory(kb_fabric *f, bool write, kb_pa pa, uint64_t nbytes, kb_data *data,
                     kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path,
                     char **err)
 {
     const kb_topo *t = kb_fabric_topo(f);
-    const char *what = msg == KB_MSG_MEM_WRITE ? "MemoryWrite" : "MemoryRead";
+    const kb_msg_kind *kind = write ? &kb_msg_mem_write : &kb_msg_mem_read;
+    const char *what = kind->name;
     kb_target tg;
     if (!kb_resolve_data_target(t, pa, &tg, what, err))
         return drop_data(data);
@@ -114,10 +115,7 @@ bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data
     const kb_path *p = kb_route(t, KB_VIEW_MEMORY, (uint32_t)ep, tg.node, err);
     if (!p)
         return drop_data(data);
-    kb_txn *tx = kb_txn_new(f, msg, p, msg == KB_MSG_MEM_WRITE ? nbytes : 0);
-    tx->req_bytes = nbytes;
-    tx->addr = tg.offset;
-    kb_txn_set_data(tx, data);
+    kb_txn *tx = kb_mem_txn_new(f, kind, p, tg.offset, nbytes, data);
     tx->done = done;
     tx->done_arg = arg;
     kb_txn_set_log(tx, log);
@@ -142,7 +140,7 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
     }
     if (path && !(*path = kb_route_pe(t, (uint32_t)src, tg.node, err)))
         return false;
-    return kb_pe_dma_submit(f, (uint32_t)src, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, tg.node,
+    return kb_pe_dma_submit(f, (uint32_t)src, write ? &kb_msg_dma_write : &kb_msg_dma_read, tg.node,
                             tg.offset, nbytes, NULL, done, arg, log, err);
 }
 
@@ -152,13 +150,15 @@ bool kb_transfer(kb_fabric *f, uint32_t src, uint32_t dst, kb_view view, uint64_
     const kb_path *p = kb_route(kb_fabric_topo(f), view, src, dst, err);
     if (!p)
         return false;
-    kb_txn *tx = kb_txn_new(f, KB_MSG_TRANSFER, p, nbytes);
-    tx->relay = relay;
+    kb_txn *tx = kb_mem_txn_new(f, &kb_msg_transfer, p, 0, nbytes, NULL);
     tx->done = done;
     tx->done_arg = arg;
     kb_txn_set_log(tx, log);
     if (path)
         *path = p;
-    kb_fabric_inject(f, tx);
+    if (relay)
+        kb_fabric_send(f, tx);
+    else
+        kb_fabric_inject(f, tx);
     return true;
 }

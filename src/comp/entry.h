@@ -30,11 +30,11 @@ bool kb_resolve_data_target(const kb_topo *t, kb_pa pa, kb_target *out, const ch
 /* Host MemoryWrite / MemoryRead of nbytes at pa, entering at the SIP's
  * first IO chiplet's PCIe endpoint and bypassing IO_CPU and M_CPU. A write
  * completes when its last burst is committed; a read when its data is back
- * at the PCIe endpoint. msg is KB_MSG_MEM_WRITE or KB_MSG_MEM_READ.
+ * at the PCIe endpoint (a MemoryWrite if `write`, else a MemoryRead).
  * `data` (optional, taken over even on failure; timing is the same with or
  * without): a write's bytes land in the memory store when the write is
  * served; a read takes what the store holds when it is served. */
-bool kb_host_memory(kb_fabric *f, kb_msg msg, kb_pa pa, uint64_t nbytes, kb_data *data,
+bool kb_host_memory(kb_fabric *f, bool write, kb_pa pa, uint64_t nbytes, kb_data *data,
                     kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path,
                     char **err);
 

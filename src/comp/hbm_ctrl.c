@@ -104,24 +104,26 @@ static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
     return finish;
 }
 
-static bool is_write(const kb_txn *t)
-{
-    return t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE || t->msg == KB_MSG_TRANSFER;
-}
-
 static void finalize(kb_txn *t) { kb_target_finish(t); }
 
 static void hbm_flit(kb_comp *c, kb_flit *f)
 {
     hbm *h = c->state;
     kb_txn *t = f->txn;
+    kb_mem_req *r = kb_mem_req_of(t);
+    if (__builtin_expect(!r, 0)) {
+        kb_comp_fail(c, "received a %s (transaction #%llu), which is not a memory access", t->kind->name,
+                     (unsigned long long)t->id);
+        kb_fabric_free_flit(c->fab, f);
+        return;
+    }
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0) {
         kb_comp_busy(c, start, start + c->overhead_ps);
         start += c->overhead_ps;
         t->t_mark = start;
-        t->t_serve = now;
+        r->t_serve = now;
     }
     c->busy_until = start;
     if (!kb_flit_at_end(f)) { /* passing through */
@@ -131,16 +133,16 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     bool last = f->idx + 1 == t->nflits;
     if (t->nbytes == 0) {
         /* A command (a read): commit every burst of the requested bytes. */
-        for (uint64_t off = 0; off < t->req_bytes; off += h->burst) {
-            kb_time fin = commit(c, h, t->addr + off, 0, start);
+        for (uint64_t off = 0; off < r->nbytes; off += h->burst) {
+            kb_time fin = commit(c, h, r->addr + off, 0, start);
             if (fin > t->t_mark)
                 t->t_mark = fin;
         }
     } else {
-        uint64_t base = t->addr + (uint64_t)f->idx * (uint64_t)kb_topo_params_of(kb_fabric_topo(c->fab))->flit_bytes;
+        uint64_t base = r->addr + (uint64_t)f->idx * (uint64_t)kb_topo_params_of(kb_fabric_topo(c->fab))->flit_bytes;
         uint64_t n = f->bytes ? f->bytes : 1;
         for (uint64_t off = 0; off < n; off += h->burst) {
-            kb_time fin = commit(c, h, base + off, is_write(t) ? 1 : 0, start);
+            kb_time fin = commit(c, h, base + off, kb_mem_writes(t) ? 1 : 0, start);
             if (fin > t->t_mark)
                 t->t_mark = fin;
         }

@@ -249,9 +249,10 @@ static void dma_done(kb_txn *t, void *arg)
     kb_pe_op *op = arg;
     kb_time now = kb_sim_now(sim_of(op));
     op->dma_ps += now - op->t_stage;
-    if (op->kind == KB_PE_LOAD && t->data) {
-        op->buf = kb_xmalloc(t->req_bytes);
-        memcpy(op->buf, kb_data_buffer_bytes(t->data), t->req_bytes);
+    const kb_mem_req *r = kb_mem_req_of(t);
+    if (op->kind == KB_PE_LOAD && r->data) {
+        op->buf = kb_xmalloc(r->nbytes);
+        memcpy(op->buf, kb_data_buffer_bytes(r->data), r->nbytes);
     }
     after(op, now);
 }

@@ -30,9 +30,9 @@ static void dma_init(kb_comp *c)
 
 static void dma_fini(kb_comp *c) { free(c->state); }
 
-static channel *channel_of(dma *d, kb_msg request)
+static channel *channel_of(dma *d, const kb_msg_kind *request)
 {
-    return &d->ch[request == KB_MSG_DMA_WRITE ? 1 : 0];
+    return &d->ch[request == &kb_msg_dma_write ? 1 : 0];
 }
 
 static void start(kb_comp *c, channel *ch, kb_txn *t)
@@ -41,20 +41,20 @@ static void start(kb_comp *c, channel *ch, kb_txn *t)
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab)), setup = c->overhead_ps;
     if (c->latency) {
         kb_lat_query q = {.op = "setup", .builtin_ps = c->overhead_ps};
-        kb_lat_param(&q, "bytes", (double)t->req_bytes);
-        kb_lat_param(&q, "write", t->msg == KB_MSG_DMA_WRITE);
+        kb_lat_param(&q, "bytes", (double)KB_PAYLOAD(t, kb_mem_req)->nbytes);
+        kb_lat_param(&q, "write", t->kind == &kb_msg_dma_write);
         setup = kb_comp_latency(c, &q);
     }
     kb_comp_busy(c, now, now + setup);
-    t->t_chan = now;
+    KB_PAYLOAD(t, kb_mem_req)->t_chan = now;
     kb_fabric_forward(t, now + setup);
 }
 
 /* The op-log record of a finished transfer (the response t is back): from
  * channel acquisition to completion (execution-pe-tl.md §4.3). */
-static void log_transfer(kb_comp *c, kb_txn *t)
+static void log_transfer(kb_comp *c, kb_txn *t, const kb_mem_req *r)
 {
-    bool write = t->request == KB_MSG_DMA_WRITE;
+    bool write = t->request == &kb_msg_dma_write;
     kb_oplog *log = kb_fabric_oplog(c->fab);
     if (!kb_oplog_keeps(log)) {
         kb_oplog_add(log, 0, 0, c->n->id, "memory", write ? "dma_write" : "dma_read", NULL);
@@ -64,10 +64,10 @@ static void log_transfer(kb_comp *c, kb_txn *t)
     const kb_node *target = kb_topo_node(topo, t->path->nodes[0]);
     kb_val *p = kb_val_obj();
     kb_obj_str(p, write ? "dst_space" : "src_space", kb_target_space(target));
-    kb_obj_int(p, write ? "dst_addr" : "src_addr", (int64_t)t->addr);
+    kb_obj_int(p, write ? "dst_addr" : "src_addr", (int64_t)r->addr);
     kb_obj_str(p, write ? "dst" : "src", target->id);
-    kb_obj_int(p, "nbytes", (int64_t)t->req_bytes);
-    kb_oplog_add(kb_fabric_oplog(c->fab), t->t_chan, kb_sim_now(kb_fabric_sim(c->fab)), c->n->id,
+    kb_obj_int(p, "nbytes", (int64_t)r->nbytes);
+    kb_oplog_add(kb_fabric_oplog(c->fab), r->t_chan, kb_sim_now(kb_fabric_sim(c->fab)), c->n->id,
                  "memory", write ? "dma_write" : "dma_read", p);
 }
 
@@ -78,14 +78,15 @@ static void dma_txn(kb_comp *c, kb_txn *t)
         kb_fabric_forward(t, kb_sim_now(kb_fabric_sim(c->fab)));
         return;
     }
-    if (t->msg != KB_MSG_RESPONSE || t->owner != c) {
-        kb_comp_fail(c, "received a %s it did not ask for", kb_msg_name(t->msg));
+    kb_mem_req *r = kb_mem_req_of(t);
+    if (t->kind != &kb_msg_response || !r || r->owner != c) {
+        kb_comp_fail(c, "received a %s it did not ask for", t->kind->name);
         kb_txn_free(t);
         return;
     }
     channel *ch = channel_of(c->state, t->request);
     ch->busy--;
-    log_transfer(c, t);
+    log_transfer(c, t, r);
     kb_txn_complete(t);
     if (ch->head && ch->busy < ch->cap) {
         kb_txn *next = ch->head;
@@ -104,7 +105,7 @@ static bool refuse(kb_data *data)
     return false;
 }
 
-bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, uint64_t addr,
+bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, uint32_t dst, uint64_t addr,
                       uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
                       char **err)
 {
@@ -116,18 +117,15 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, kb_msg msg, uint32_t dst, u
     const kb_path *path = kb_route_pe(kb_fabric_topo(f), pe_dma, dst, err);
     if (!path)
         return refuse(data);
-    kb_txn *t = kb_txn_new(f, msg, path, msg == KB_MSG_DMA_WRITE ? nbytes : 0);
-    t->req_bytes = nbytes;
-    t->addr = addr;
+    kb_txn *t = kb_mem_txn_new(f, kind, path, addr, nbytes, data);
     t->done = done;
     t->done_arg = arg;
-    t->owner = c;
-    kb_txn_set_data(t, data);
+    KB_PAYLOAD(t, kb_mem_req)->owner = c;
     kb_txn_set_log(t, log);
     c->txns++;
     c->bytes += t->nbytes;
     dma *d = c->state;
-    channel *ch = channel_of(d, msg);
+    channel *ch = channel_of(d, kind);
     if (ch->busy < ch->cap) {
         start(c, ch, t);
     } else {

@@ -11,7 +11,7 @@ static void refuse(kb_comp *c, kb_txn *t)
     kb_comp_fail(c, "received a %s (transaction #%llu), but this PE component takes no fabric "
                     "transactions: its work comes from its PE's commands (only PE_DMA moves data on "
                     "the fabric)",
-                 kb_msg_name(t->msg), (unsigned long long)t->id);
+                 t->kind->name, (unsigned long long)t->id);
 }
 
 static void part_txn(kb_comp *c, kb_txn *t)

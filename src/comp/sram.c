@@ -12,7 +12,9 @@ static void sram_txn(kb_comp *c, kb_txn *t)
     kb_time start = (c->busy_until > now ? c->busy_until : now) + c->overhead_ps;
     c->busy_until = start;
     kb_comp_busy(c, start - c->overhead_ps, start);
-    t->t_serve = now;
+    kb_mem_req *r = kb_mem_req_of(t);
+    if (r)
+        r->t_serve = now;
     if (t->step + 1 < t->path->n) {
         kb_fabric_forward(t, start);
         return;

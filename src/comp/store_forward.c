@@ -11,7 +11,7 @@
 void kb_store_forward_txn(kb_comp *c, kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    kb_time ready = now + (t->step == 0 && t->relay ? 0 : c->overhead_ps);
+    kb_time ready = now + c->overhead_ps;
     kb_comp_busy(c, now, ready);
     if (t->step + 1 < t->path->n)
         kb_fabric_forward(t, ready);

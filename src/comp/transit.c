@@ -38,7 +38,7 @@ static kb_time decode_ps(kb_comp *c, const kb_txn *t)
 static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb_time now)
 {
     kb_txn *t = f->txn;
-    kb_time ready = now + (f->hop == 0 && t->relay ? 0 : decode_ps(c, t));
+    kb_time ready = now + decode_ps(c, t);
     kb_comp_busy(c, now, ready);
     if (kb_flit_at_end(f)) {
         kb_fabric_free_flit(c->fab, f);
@@ -59,7 +59,7 @@ static void transit_flit(kb_comp *c, kb_flit *f)
         return;
     }
     kb_time start = c->busy_until > now ? c->busy_until : now;
-    if (f->idx == 0 && !(f->hop == 0 && t->relay)) {
+    if (f->idx == 0) {
         kb_time oh = decode_ps(c, t);
         kb_comp_busy(c, start, start + oh);
         start += oh;

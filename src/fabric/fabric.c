@@ -23,7 +23,6 @@ struct kb_fabric {
     /* observation */
     kb_oplog oplog;
     kb_memstore *mem;
-    kb_txn *with_data; /* transactions holding a kb_data */
     kb_txn *live_head, *live_tail; /* every live transaction, in creation order */
     kb_tracer *tr;
     uint64_t flow_base;
@@ -33,44 +32,7 @@ struct kb_fabric {
     unsigned char *wire_ctr_done;
 };
 
-const char *kb_msg_name(kb_msg m)
-{
-    static const char *const names[] = {"Transfer", "MemoryWrite", "MemoryRead",
-                                        "PeDmaWrite", "PeDmaRead", "Response"};
-    return m <= KB_MSG_RESPONSE ? names[m] : "?";
-}
-
-typedef struct buffer_data {
-    kb_data d;
-    uint64_t n;
-    unsigned char bytes[];
-} buffer_data;
-
-static void buf_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
-{
-    buffer_data *b = (buffer_data *)d;
-    kb_memstore_write(m, domain, addr, b->bytes, n < b->n ? n : b->n);
-}
-
-static void buf_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
-{
-    buffer_data *b = (buffer_data *)d;
-    kb_memstore_read(m, domain, addr, b->bytes, n < b->n ? n : b->n);
-}
-
-static void buf_release(kb_data *d) { free(d); }
-
-kb_data *kb_data_buffer(const void *src, uint64_t n)
-{
-    buffer_data *b = kb_xcalloc(1, sizeof *b + (n ? n : 1));
-    b->d = (kb_data){buf_write, buf_read, buf_release};
-    b->n = n;
-    if (src)
-        memcpy(b->bytes, src, n);
-    return &b->d;
-}
-
-const void *kb_data_buffer_bytes(const kb_data *d) { return ((const buffer_data *)d)->bytes; }
+const kb_msg_kind kb_msg_response = {.name = "Response", .data_span = "Response", .ack_span = "Response"};
 
 void kb_hoplog_free(kb_hoplog *log)
 {
@@ -118,6 +80,11 @@ void kb_fabric_free(kb_fabric *f)
 {
     if (!f)
         return;
+    for (kb_txn *t = f->live_head; t; t = t->lnext) { /* operations cut off by the close */
+        free(t->tr_first);
+        if (t->request->release)
+            t->request->release(t->payload);
+    }
     size_t nn = kb_topo_node_count(f->topo);
     for (size_t i = 0; i < nn; i++)
         if (f->comps[i].ops && f->comps[i].ops->fini)
@@ -126,11 +93,6 @@ void kb_fabric_free(kb_fabric *f)
     kb_pool_destroy(&f->flit_pool);
     kb_oplog_free(&f->oplog);
     kb_memstore_free(f->mem);
-    for (kb_txn *t = f->with_data, *n; t; t = n) { /* operations cut off by the close */
-        n = t->dnext;
-        if (t->data->release)
-            t->data->release(t->data);
-    }
     free(f->tracks);
     free(f->wire_ctr);
     free(f->wire_ctr_done);
@@ -166,16 +128,15 @@ static uint32_t flits_for(const kb_fabric *f, uint64_t nbytes)
     return (uint32_t)((nbytes + (uint64_t)f->flit_bytes - 1) / (uint64_t)f->flit_bytes);
 }
 
-kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes)
+kb_txn *kb_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t nbytes)
 {
     kb_txn *t = kb_pool_alloc(&f->txn_pool);
     t->id = ++f->next_txn_id;
     t->fab = f;
-    t->msg = msg;
-    t->request = msg;
+    t->kind = kind;
+    t->request = kind;
     t->path = path;
     t->nbytes = nbytes;
-    t->req_bytes = nbytes;
     t->nflits = flits_for(f, nbytes);
     t->t_start = kb_sim_now(f->sim);
     t->flow = f->flow_base | t->id;
@@ -211,47 +172,18 @@ void kb_txn_free(kb_txn *t)
     else
         f->live_tail = t->lprev;
     free(t->tr_first);
-    if (t->data) {
-        kb_data *d = t->data;
-        kb_txn_set_data(t, NULL);
-        if (d->release)
-            d->release(d);
-    }
+    if (t->request->release)
+        t->request->release(t->payload);
     kb_pool_free(&f->txn_pool, t);
-}
-
-void kb_txn_set_data(kb_txn *t, kb_data *data)
-{
-    kb_fabric *f = t->fab;
-    if (t->data) { /* unlink */
-        if (t->dprev)
-            t->dprev->dnext = t->dnext;
-        else
-            f->with_data = t->dnext;
-        if (t->dnext)
-            t->dnext->dprev = t->dprev;
-        t->dprev = t->dnext = NULL;
-    }
-    t->data = data;
-    if (data) {
-        t->dnext = f->with_data;
-        if (f->with_data)
-            f->with_data->dprev = t;
-        f->with_data = t;
-    }
 }
 
 /* ---- trace ---- */
 
 static const char *span_name(const kb_txn *t)
 {
-    static const char *const data[] = {"Transfer data", "MemoryWrite data", "MemoryRead data",
-                                       "PeDmaWrite data", "PeDmaRead data", "Response"};
-    static const char *const ack[] = {"Transfer ack", "MemoryWrite ack", "MemoryRead ack",
-                                      "PeDmaWrite ack", "PeDmaRead ack", "Response"};
-    if (t->msg != KB_MSG_RESPONSE)
-        return kb_msg_name(t->msg);
-    return t->request <= KB_MSG_RESPONSE ? (t->nbytes ? data : ack)[t->request] : "Response";
+    if (t->kind != &kb_msg_response)
+        return t->kind->name;
+    return t->nbytes ? t->request->data_span : t->request->ack_span;
 }
 
 /* The slice of transaction t at path position hop, from its first flit's
@@ -259,7 +191,7 @@ static const char *span_name(const kb_txn *t)
  * slice. */
 static void trace_hop(kb_fabric *f, kb_txn *t, uint32_t hop, kb_time end, bool final)
 {
-    bool response = t->msg == KB_MSG_RESPONSE;
+    bool response = t->kind == &kb_msg_response;
     if (hop == 0 && response && !final)
         return;
     const kb_topo *topo = f->topo;
@@ -372,12 +304,28 @@ static void log_last(kb_txn *t, uint32_t hop, kb_time now)
 
 /* ---- delivery ---- */
 
+/* A transaction ending at a component with handlers: its kind's. */
+static void handle(kb_comp *c, kb_txn *t)
+{
+    for (const kb_msg_handler *h = c->ops->handlers; h->kind; h++)
+        if (h->kind == t->kind) {
+            h->fn(c, t);
+            return;
+        }
+    kb_comp_fail(c, "received a %s (transaction #%llu from %s), a message it has no handler for", t->kind->name,
+                 (unsigned long long)t->id, kb_topo_node(c->fab->topo, t->path->nodes[0])->id);
+    kb_txn_free(t);
+}
+
 static void deliver_txn(kb_fabric *f, kb_txn *t, uint32_t hop)
 {
     kb_comp *c = &f->comps[t->path->nodes[hop]];
     t->step = hop;
     c->txns++;
-    c->ops->on_txn(c, t);
+    if (c->ops->handlers && hop + 1 == t->path->n)
+        handle(c, t);
+    else
+        c->ops->on_txn(c, t);
 }
 
 static void flit_arrive(kb_sim *sim, void *arg)
@@ -497,6 +445,17 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     }
 }
 
+void kb_fabric_send(kb_fabric *f, kb_txn *t)
+{
+    t->step = 0;
+    kb_comp *c = &f->comps[t->path->nodes[0]];
+    c->bytes += t->nbytes;
+    c->txns++;
+    if (c->ops->flit_aware)
+        c->flits += t->nflits;
+    send_train(t, kb_sim_now(f->sim));
+}
+
 static void run_then(kb_sim *sim, void *arg)
 {
     (void)sim;
@@ -531,20 +490,15 @@ void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready)
     }
     if (f->tr)
         trace_hop(f, req, req->path->n - 1, kb_sim_now(f->sim), false);
-    kb_txn *r = kb_txn_new(f, KB_MSG_RESPONSE, rev, nbytes);
+    kb_txn *r = kb_txn_new(f, &kb_msg_response, rev, nbytes);
     r->flow = req->flow;
-    r->t_chan = req->t_chan;
-    r->request = req->msg;
-    r->req_bytes = req->req_bytes;
-    r->addr = req->addr;
+    r->request = req->request;
     r->t_start = req->t_start;
     r->done = req->done;
     r->done_arg = req->done_arg;
     r->log = req->log;
-    kb_data *d = req->data;
-    kb_txn_set_data(req, NULL);
-    kb_txn_set_data(r, d);
-    r->owner = req->owner;
+    memcpy(r->payload, req->payload, sizeof r->payload); /* the payload moves on */
+    memset(req->payload, 0, sizeof req->payload);
     if (r->log)
         r->log_base = (uint32_t)r->log->n - 1; /* hop 0 is where the request ended */
     kb_txn_free(req);

@@ -33,17 +33,35 @@ typedef struct kb_fabric kb_fabric;
 typedef struct kb_txn kb_txn;
 typedef struct kb_comp kb_comp;
 
-/* What a transaction asks of its destination. */
-typedef enum kb_msg {
-    KB_MSG_TRANSFER,  /* move bytes to the last node (chains, tests) */
-    KB_MSG_MEM_WRITE, /* host MemoryWrite (bypasses IO_CPU and M_CPU) */
-    KB_MSG_MEM_READ,  /* host MemoryRead: data returns on the reverse path */
-    KB_MSG_DMA_WRITE, /* PE DMA write: data to the target, ack back */
-    KB_MSG_DMA_READ,  /* PE DMA read: command to the target, data back */
-    KB_MSG_RESPONSE   /* the return leg of a read or an acknowledgement */
-} kb_msg;
+/* ---- messages ----
+ *
+ * The fabric moves transactions; what a transaction means is its kind,
+ * defined by the component module that owns the message (memory accesses
+ * in comp/mem_access.h, KernelLaunch and MMU updates with the device
+ * control, PE DMA with the PE wing ...), never here: a new message needs no
+ * edit to the fabric. The fabric only names a kind (traces, errors,
+ * statistics) and carries its payload: KB_TXN_PAYLOAD bytes inside the
+ * transaction, written by the sender, read by the components that know the
+ * kind's layout, and moved to the response leg by kb_fabric_respond. The
+ * one kind the fabric defines is Response, its own return leg. */
+#define KB_TXN_PAYLOAD 64
 
-const char *kb_msg_name(kb_msg m);
+typedef struct kb_msg_kind {
+    const char *name;      /* "MemoryWrite": trace slices, errors, statistics */
+    const char *data_span; /* the slice of a response carrying data: "MemoryRead data" */
+    const char *ack_span;  /* the slice of an empty response: "PeDmaWrite ack" */
+    /* The payload's C type, for components that read payloads of several
+     * kinds (a memory target serves every kb_mem_req kind): an address
+     * owned by the module defining the layout, NULL for none. */
+    const void *layout;
+    /* Frees what a payload holds (its real bytes ...) when the operation's
+     * last transaction is freed, also a zeroed payload (one whose contents
+     * moved on); NULL if it holds nothing. */
+    void (*release)(void *payload);
+} kb_msg_kind;
+
+/* The fabric's return leg: a response to a request of another kind. */
+extern const kb_msg_kind kb_msg_response;
 
 /* Optional per-hop record of one operation: when its first and last flit
  * reached each node of each leg. */
@@ -61,32 +79,13 @@ void kb_hoplog_free(kb_hoplog *log);
 
 typedef void (*kb_txn_done_fn)(kb_txn *t, void *arg);
 
-/* Where an operation's real bytes come from or go to. The target calls
- * `write` when it serves a write (source -> store) and `read` when it
- * serves a read (store -> sink); timing never depends on either. The
- * transaction owns the kb_data and calls `release` when it is freed. */
-struct kb_memstore;
-typedef struct kb_data {
-    void (*write)(struct kb_data *d, struct kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n);
-    void (*read)(struct kb_data *d, const struct kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n);
-    void (*release)(struct kb_data *d);
-} kb_data;
-
-/* A kb_data over a malloc'd buffer of n bytes: a write's bytes (copied from
- * src), or, with src NULL, a buffer a read fills. kb_data_buffer_bytes
- * gives the buffer. */
-kb_data *kb_data_buffer(const void *src, uint64_t n);
-const void *kb_data_buffer_bytes(const kb_data *d);
-
 struct kb_txn {
     uint64_t id;
     kb_fabric *fab;
-    kb_msg msg;
-    kb_msg request;        /* for responses: the message answered */
+    const kb_msg_kind *kind;
+    const kb_msg_kind *request; /* the operation's kind (a response answers it; else == kind) */
     const kb_path *path;
     uint64_t nbytes;       /* payload carried on this leg (0 = control message) */
-    uint64_t req_bytes;    /* bytes the operation moves (a read's size) */
-    uint64_t addr;         /* target-local byte offset of the first byte */
     uint32_t nflits;       /* flits of this leg */
     uint32_t step;         /* path position of a whole (reassembled) transaction */
     kb_time t_start;       /* when the operation was issued */
@@ -94,19 +93,21 @@ struct kb_txn {
     void *done_arg;
     kb_hoplog *log;        /* optional; shared by every leg of the operation */
     uint32_t log_base;     /* log index of this leg's hop 0 */
-    struct kb_data *data;  /* real bytes of the operation, if any (kb_txn_set_data) */
-    kb_txn *dprev, *dnext; /* transactions holding data, released if the fabric is freed */
     void (*then)(kb_txn *t); /* pending kb_fabric_at callback */
-    kb_time t_mark;        /* scratch of the component at the end of the path */
-    kb_comp *owner;        /* component that issued the operation, if any */
-    kb_txn *next;          /* queue link for the owner */
-    kb_time t_serve;       /* when the target began serving it (op log) */
-    kb_time t_chan;        /* when the issuing PE DMA channel took it (op log) */
-    bool relay;            /* the first node already paid its overhead (a fan-out step) */
+    /* scratch of the component holding the transaction: a time and a queue link */
+    kb_time t_mark;
+    kb_txn *next;
     uint64_t flow;         /* trace flow id: the operation's first transaction */
     kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
     kb_txn *lprev, *lnext; /* the fabric's live list (for inspection) */
+    /* the kind's payload (zeroed by kb_txn_new; 8-byte aligned) */
+    uint64_t payload[KB_TXN_PAYLOAD / 8];
 };
+
+/* The payload as its layout's type: KB_PAYLOAD(t, kb_mem_req). */
+#define KB_PAYLOAD(t, type) ((type *)(void *)(t)->payload)
+/* For a layout's header: fails the build if a payload type does not fit. */
+#define KB_PAYLOAD_FITS(type) _Static_assert(sizeof(type) <= KB_TXN_PAYLOAD, #type " exceeds KB_TXN_PAYLOAD")
 
 /* One flit in flight: it travels with its transaction along the path. */
 typedef struct kb_flit {
@@ -147,9 +148,22 @@ static inline void kb_lat_param(kb_lat_query *q, const char *key, double v)
     }
 }
 
+/* What a component does with a whole transaction of one kind that ends at
+ * it (see kb_comp_ops.handlers). */
+typedef struct kb_msg_handler {
+    const kb_msg_kind *kind;
+    void (*fn)(kb_comp *c, kb_txn *t);
+} kb_msg_handler;
+
 /* Behaviour of an implementation (kb_impl.ops points at one of these). */
 typedef struct kb_comp_ops {
     bool flit_aware;
+    /* Components that receive whole transactions and act on their kind
+     * list a handler per kind they take (ended by {NULL, NULL}): a
+     * transaction ending at the component goes to its kind's handler, and
+     * one of a kind it does not list is an error naming both. NULL: every
+     * transaction goes to on_txn. Passing ones always go to on_txn. */
+    const kb_msg_handler *handlers;
     void (*init)(kb_comp *c);        /* optional: allocate c->state */
     void (*fini)(kb_comp *c);        /* optional */
     void (*on_flit)(kb_comp *c, kb_flit *f); /* flit-aware components */
@@ -229,20 +243,21 @@ struct kb_memstore *kb_fabric_memstore(kb_fabric *f);
  * "components" and "links" arrays, listing what carried any traffic. */
 kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);
 
-/* A new transaction (zeroed, id assigned, t_start = now). */
-kb_txn *kb_txn_new(kb_fabric *f, kb_msg msg, const kb_path *path, uint64_t nbytes);
+/* A new transaction of `kind` (zeroed payload, id assigned, t_start = now). */
+kb_txn *kb_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t nbytes);
 /* Records t's hops in `log` (may be NULL), starting with its first node now. */
 void kb_txn_set_log(kb_txn *t, kb_hoplog *log);
-/* Gives t the operation's data (taken over); it moves to the response leg
- * and is released when the last leg is freed, or with the fabric. */
-void kb_txn_set_data(kb_txn *t, kb_data *data);
 /* Completes the operation: calls done(t, arg) now, then frees t. */
 void kb_txn_complete(kb_txn *t);
-/* Frees a transaction without completing it. */
+/* Frees a transaction without completing it (its kind's release runs). */
 void kb_txn_free(kb_txn *t);
 
 /* Starts t at path[0] now, as if it had arrived there. */
 void kb_fabric_inject(kb_fabric *f, kb_txn *t);
+/* Starts t from path[0] now as a message that node has already handled: a
+ * component passing on what it received (a fan-out step) pays no overhead
+ * again. The node counts it as it would an injected one. */
+void kb_fabric_send(kb_fabric *f, kb_txn *t);
 /* Sends a whole transaction from its current node (path[t->step]) to the
  * next one, as a train of flits, starting at `ready` (>= now). */
 void kb_fabric_forward(kb_txn *t, kb_time ready);
@@ -255,7 +270,8 @@ void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl);
  * transaction later, without blocking their worker. */
 void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t));
 /* A response to `req` (which must be at the last node of its path) on the
- * reverse path, carrying `nbytes`, sent at `ready`; req is consumed. */
+ * reverse path, carrying `nbytes`, sent at `ready`; req is consumed and its
+ * payload moves to the response. */
 void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready);
 
 /* Whether the flit or transaction is at the last node of its path. */

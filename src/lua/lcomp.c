@@ -42,7 +42,7 @@ typedef struct inst {
     lproc *proc;        /* the process that receives (bound on its first receive) */
     /* what it received last, for error messages (formatted on demand) */
     uint64_t cur_id, cur_bytes;
-    kb_msg cur_kind;
+    const kb_msg_kind *cur_kind;
     uint32_t cur_flit, cur_nflits; /* flit index + 1, 0 for a transaction */
     bool waiting;       /* blocked in receive */
     kb_time deadline;   /* of a receive with a timeout (else -1) */
@@ -124,7 +124,7 @@ static void note(inst *in, const msg *m)
     const kb_txn *t = txn_of(m);
     in->cur_id = t->id;
     in->cur_bytes = t->nbytes;
-    in->cur_kind = t->msg;
+    in->cur_kind = t->kind;
     in->cur_flit = m->flit ? ((kb_flit *)m->ptr)->idx + 1 : 0;
     in->cur_nflits = t->nflits;
 }
@@ -135,10 +135,10 @@ static void describe(const inst *in, char *buf, size_t n)
         buf[0] = '\0';
     else if (in->cur_flit)
         snprintf(buf, n, "flit %u/%u of transaction #%llu (%s, %llu bytes)", in->cur_flit, in->cur_nflits,
-                 (unsigned long long)in->cur_id, kb_msg_name(in->cur_kind), (unsigned long long)in->cur_bytes);
+                 (unsigned long long)in->cur_id, in->cur_kind->name, (unsigned long long)in->cur_bytes);
     else
         snprintf(buf, n, "transaction #%llu (%s, %llu bytes)", (unsigned long long)in->cur_id,
-                 kb_msg_name(in->cur_kind), (unsigned long long)in->cur_bytes);
+                 in->cur_kind->name, (unsigned long long)in->cur_bytes);
 }
 
 static void push_msg(lua_State *L, inst *in, kb_item item)
@@ -342,7 +342,9 @@ static int msg_finish(lua_State *L)
         kb_fabric_free_flit(m->in->c->fab, m->ptr);
     done(m);
     if (last) {
-        t->t_serve = t->t_serve ? t->t_serve : kb_sim_now(kb_fabric_sim(m->in->c->fab));
+        kb_mem_req *r = kb_mem_req_of(t);
+        if (r && !r->t_serve)
+            r->t_serve = kb_sim_now(kb_fabric_sim(m->in->c->fab));
         kb_target_finish(t); /* a memory target moves the data and answers; others complete */
     }
     return 0;
@@ -360,8 +362,9 @@ static int msg_index(lua_State *L)
     const char *k = luaL_checkstring(L, 2);
     const kb_txn *t = txn_of(m);
     const kb_topo *topo = kb_fabric_topo(m->in->c->fab);
+    kb_mem_req *r = kb_mem_req_of((kb_txn *)t);
     if (strcmp(k, "kind") == 0)
-        lua_pushstring(L, kb_msg_name(t->msg));
+        lua_pushstring(L, t->kind->name);
     else if (strcmp(k, "id") == 0)
         lua_pushinteger(L, (lua_Integer)t->id);
     else if (strcmp(k, "bytes") == 0)
@@ -369,11 +372,11 @@ static int msg_index(lua_State *L)
     else if (strcmp(k, "nbytes") == 0)
         lua_pushinteger(L, (lua_Integer)t->nbytes);
     else if (strcmp(k, "req_bytes") == 0)
-        lua_pushinteger(L, (lua_Integer)t->req_bytes);
+        lua_pushinteger(L, (lua_Integer)(r ? r->nbytes : t->nbytes));
     else if (strcmp(k, "addr") == 0)
-        lua_pushinteger(L, (lua_Integer)t->addr);
+        lua_pushinteger(L, (lua_Integer)(r ? r->addr : 0));
     else if (strcmp(k, "write") == 0)
-        lua_pushboolean(L, t->msg == KB_MSG_MEM_WRITE || t->msg == KB_MSG_DMA_WRITE || t->msg == KB_MSG_TRANSFER);
+        lua_pushboolean(L, r && kb_mem_writes(t));
     else if (strcmp(k, "first") == 0)
         lua_pushboolean(L, !m->flit || ((kb_flit *)m->ptr)->idx == 0);
     else if (strcmp(k, "last") == 0)

@@ -5,7 +5,7 @@
 #ifndef KB_LUA_LDATA_H
 #define KB_LUA_LDATA_H
 
-#include "fabric/fabric.h"
+#include "comp/mem_access.h"
 
 #include <lua.h>
 #include <stdbool.h>

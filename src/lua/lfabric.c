@@ -31,7 +31,7 @@ typedef struct lop {
     struct lop *prev, *next;
     lsim *S;
     int ref;          /* registry reference to the event userdata */
-    kb_msg msg;
+    const kb_msg_kind *kind;
     uint64_t nbytes;
     const kb_path *path;
     kb_hoplog log;
@@ -82,12 +82,12 @@ static void op_done(kb_txn *t, void *arg)
     lua_State *L = S->L ? S->L : S->opL;
     const kb_topo *topo = kb_fabric_topo(S->fab);
     kb_time now = kb_sim_now(S->sim);
-    lobserve_request(S, kb_msg_name(o->msg), o->nbytes, t->t_start, now);
+    lobserve_request(S, o->kind->name, o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
     lua_rawgeti(L, LUA_REGISTRYINDEX, o->ref);
     levent *e = lua_touserdata(L, -1);
     lua_createtable(L, 0, 8);
-    lua_pushstring(L, kb_msg_name(o->msg));
+    lua_pushstring(L, o->kind->name);
     lua_setfield(L, -2, "kind");
     lua_pushinteger(L, (lua_Integer)o->nbytes);
     lua_setfield(L, -2, "nbytes");
@@ -96,8 +96,9 @@ static void op_done(kb_txn *t, void *arg)
     set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
     ltopo_push_path(L, topo, o->path);
     lua_setfield(L, -2, "path");
-    if (o->data_string && t->data) {
-        lua_pushlstring(L, kb_data_buffer_bytes(t->data), t->req_bytes);
+    const kb_mem_req *r = kb_mem_req_of(t);
+    if (o->data_string && r->data) {
+        lua_pushlstring(L, kb_data_buffer_bytes(r->data), r->nbytes);
         lua_setfield(L, -2, "data");
     }
     if (o->want_hops) {
@@ -193,7 +194,7 @@ static kb_pa pa_from_fields(lua_State *L, lsim *S, int idx, const char *call, bo
 }
 
 /* Pushes the event userdata and returns a new op record for it. */
-static lop *new_op(lua_State *L, lsim *S, kb_msg msg, uint64_t nbytes, const char *name)
+static lop *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbytes, const char *name)
 {
     bool hops = opt_bool(L, "hops", false);
     kb_event *ev = kb_event_new(S->sim);
@@ -202,7 +203,7 @@ static lop *new_op(lua_State *L, lsim *S, kb_msg msg, uint64_t nbytes, const cha
     (void)e;
     lop *o = kb_xcalloc(1, sizeof *o);
     o->S = S;
-    o->msg = msg;
+    o->kind = kind;
     o->nbytes = nbytes;
     o->want_hops = hops;
     lua_pushvalue(L, -1);
@@ -224,9 +225,10 @@ static int fail_op(lua_State *L, lop *o, char *err)
     return lbind_raise(L, err);
 }
 
-static int memory(lua_State *L, kb_msg msg)
+static int memory(lua_State *L, bool write)
 {
-    const char *call = msg == KB_MSG_MEM_WRITE ? "s:memory_write{}" : "s:memory_read{}";
+    const kb_msg_kind *kind = write ? &kb_msg_mem_write : &kb_msg_mem_read;
+    const char *call = write ? "s:memory_write{}" : "s:memory_read{}";
     lsim *S = check_fabric(L, call);
     uint64_t nbytes = check_nbytes(L, call);
     lua_getfield(L, 2, "pa");
@@ -236,22 +238,22 @@ static int memory(lua_State *L, kb_msg msg)
     int tbl = lua_gettop(L);
     kb_pa pa = has_pa ? (kb_pa)opt_int(L, call, "pa", 0, true)
                       : pa_from_fields(L, S, tbl, call, false);
-    kb_data *data = ldata_from_args(L, tbl, call, msg == KB_MSG_MEM_WRITE, nbytes);
+    kb_data *data = ldata_from_args(L, tbl, call, write, nbytes);
     char name[96];
-    snprintf(name, sizeof name, "%s %llu B", kb_msg_name(msg), (unsigned long long)nbytes);
-    lop *o = new_op(L, S, msg, nbytes, name);
-    o->data_string = data && msg == KB_MSG_MEM_READ && ldata_is_buffer(data);
+    snprintf(name, sizeof name, "%s %llu B", kind->name, (unsigned long long)nbytes);
+    lop *o = new_op(L, S, kind, nbytes, name);
+    o->data_string = data && !write && ldata_is_buffer(data);
     char *err = NULL;
     S->opL = L;
-    bool ok = kb_host_memory(S->fab, msg, pa, nbytes, data, op_done, o,
+    bool ok = kb_host_memory(S->fab, write, pa, nbytes, data, op_done, o,
                              o->want_hops ? &o->log : NULL, &o->path, &err);
     if (!ok)
         return fail_op(L, o, err);
     return 1;
 }
 
-static int l_memory_write(lua_State *L) { return memory(L, KB_MSG_MEM_WRITE); }
-static int l_memory_read(lua_State *L) { return memory(L, KB_MSG_MEM_READ); }
+static int l_memory_write(lua_State *L) { return memory(L, true); }
+static int l_memory_read(lua_State *L) { return memory(L, false); }
 
 static int l_pe_dma(lua_State *L)
 {
@@ -289,7 +291,7 @@ static int l_pe_dma(lua_State *L)
     char name[96];
     snprintf(name, sizeof name, "PE DMA %s sip%d.cube%d.pe%d %llu B", write ? "write" : "read", sip,
              cube, pe, (unsigned long long)nbytes);
-    lop *o = new_op(L, S, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, nbytes, name);
+    lop *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
     char *err = NULL;
     if (!kb_pe_dma(S->fab, sip, cube, pe, write, pa, nbytes, op_done, o,
                    o->want_hops ? &o->log : NULL, &o->path, &err))
@@ -322,7 +324,7 @@ static int l_transfer(lua_State *L)
     lua_getfield(L, 2, "view");
     kb_view view = ltopo_check_view(L, lua_gettop(L), KB_VIEW_DATA);
     lua_pop(L, 1);
-    lop *o = new_op(L, S, KB_MSG_TRANSFER, nbytes, "Transfer");
+    lop *o = new_op(L, S, &kb_msg_transfer, nbytes, "Transfer");
     char *err = NULL;
     if (!kb_transfer(S->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
                      op_done, o,

@@ -59,13 +59,14 @@ static int l_in_flight(lua_State *L)
         lua_createtable(L, 0, 10);
         lua_pushinteger(L, (lua_Integer)x->id);
         lua_setfield(L, -2, "id");
-        lua_pushstring(L, kb_msg_name(x->msg));
+        lua_pushstring(L, x->kind->name);
         lua_setfield(L, -2, "kind");
-        lua_pushstring(L, kb_msg_name(x->request));
+        lua_pushstring(L, x->request->name);
         lua_setfield(L, -2, "request");
         lua_pushinteger(L, (lua_Integer)x->nbytes);
         lua_setfield(L, -2, "nbytes");
-        lua_pushinteger(L, (lua_Integer)x->req_bytes);
+        const kb_mem_req *r = kb_mem_req_of((kb_txn *)x);
+        lua_pushinteger(L, (lua_Integer)(r ? r->nbytes : x->nbytes));
         lua_setfield(L, -2, "req_bytes");
         lua_pushstring(L, kb_topo_node(t, x->path->nodes[0])->id);
         lua_setfield(L, -2, "src");

@@ -18,10 +18,10 @@ static kb_pa hbm_pa(const fixture *fx, unsigned cube, unsigned pe, uint64_t off)
     return pa;
 }
 
-static void host(fixture *fx, kb_msg msg, kb_pa pa, uint64_t n, done_rec *d)
+static void host(fixture *fx, bool write, kb_pa pa, uint64_t n, done_rec *d)
 {
     char *err = NULL;
-    bool ok = kb_host_memory(fx->fab, msg, pa, n, NULL, record_done, d, NULL, NULL, &err);
+    bool ok = kb_host_memory(fx->fab, write, pa, n, NULL, record_done, d, NULL, NULL, &err);
     if (!ok)
         fprintf(stderr, "%s\n", err);
     assert_true(ok);
@@ -50,8 +50,8 @@ static kb_time second_of_two_writes(uint64_t second_offset, kb_time *first)
     fixture fx;
     fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", ov, 2);
     done_rec a = {0}, b = {0};
-    host(&fx, KB_MSG_MEM_WRITE, hbm_pa(&fx, 0, 0, 0), 256, &a);
-    host(&fx, KB_MSG_MEM_WRITE, hbm_pa(&fx, 0, 0, second_offset), 256, &b);
+    host(&fx, true, hbm_pa(&fx, 0, 0, 0), 256, &a);
+    host(&fx, true, hbm_pa(&fx, 0, 0, second_offset), 256, &b);
     kb_sim_run(fx.sim, KB_TIME_MAX);
     assert_int_equal(a.count + b.count, 2);
     *first = a.at;
@@ -131,7 +131,7 @@ static void test_read_returns_data_after_commit(void **state)
         fixture fx;
         fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
         done_rec d = {0};
-        host(&fx, i ? KB_MSG_MEM_READ : KB_MSG_MEM_WRITE, hbm_pa(&fx, 0, 0, 0), 32 * 1024, &d);
+        host(&fx, i == 0, hbm_pa(&fx, 0, 0, 0), 32 * 1024, &d);
         kb_sim_run(fx.sim, KB_TIME_MAX);
         assert_int_equal(d.count, 1);
         assert_int_equal(kb_fabric_live_txns(fx.fab), 0);
@@ -152,9 +152,9 @@ static void test_switch_penalty_applies_on_direction_change(void **state)
         fixture fx;
         fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", i ? ov : NULL, i ? 1 : 0);
         done_rec w = {0}, r = {0};
-        host(&fx, KB_MSG_MEM_WRITE, hbm_pa(&fx, 0, 0, 0), 256, &w);
+        host(&fx, true, hbm_pa(&fx, 0, 0, 0), 256, &w);
         kb_sim_run(fx.sim, KB_TIME_MAX);
-        host(&fx, KB_MSG_MEM_READ, hbm_pa(&fx, 0, 0, 0), 256, &r);
+        host(&fx, false, hbm_pa(&fx, 0, 0, 0), 256, &r);
         kb_sim_run(fx.sim, KB_TIME_MAX);
         t[i] = r.at - r.start;
         fixture_close(&fx);

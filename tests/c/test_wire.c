@@ -183,7 +183,7 @@ static void test_control_message_travels_as_one_empty_flit(void **state)
     done_rec d = {0};
     char *err = NULL;
     /* A 0-byte transaction: no serialisation, 1 ns propagation per link. */
-    kb_txn *t = kb_txn_new(fx.fab, KB_MSG_TRANSFER,
+    kb_txn *t = kb_txn_new(fx.fab, &kb_msg_transfer,
                            kb_route(fx.topo, KB_VIEW_DATA, node_of(&fx, "n0"), node_of(&fx, "n2"), &err), 0);
     t->done = record_done;
     t->done_arg = &d;

@@ -1,0 +1,82 @@
+/* Memory access kinds, their payload and buffers of real bytes (mem_access.h). */
+#include "comp/mem_access.h"
+
+#include "core/util.h"
+#include "mem/memstore.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char layout; /* the kb_mem_req layout's tag */
+
+static void release(void *payload)
+{
+    kb_mem_req *r = payload;
+    if (r->data && r->data->release)
+        r->data->release(r->data);
+    r->data = NULL;
+}
+
+#define MEM_KIND(nm) {.name = nm, .data_span = nm " data", .ack_span = nm " ack", .layout = &layout, .release = release}
+
+const kb_msg_kind kb_msg_mem_write = MEM_KIND("MemoryWrite");
+const kb_msg_kind kb_msg_mem_read = MEM_KIND("MemoryRead");
+const kb_msg_kind kb_msg_dma_write = MEM_KIND("PeDmaWrite");
+const kb_msg_kind kb_msg_dma_read = MEM_KIND("PeDmaRead");
+const kb_msg_kind kb_msg_transfer = MEM_KIND("Transfer");
+
+kb_mem_req *kb_mem_req_of(kb_txn *t) { return t->request->layout == &layout ? KB_PAYLOAD(t, kb_mem_req) : NULL; }
+
+bool kb_mem_writes(const kb_txn *t)
+{
+    const kb_msg_kind *k = t->request;
+    return k == &kb_msg_mem_write || k == &kb_msg_dma_write || k == &kb_msg_transfer;
+}
+
+bool kb_mem_is_host(const kb_txn *t) { return t->request == &kb_msg_mem_write || t->request == &kb_msg_mem_read; }
+
+kb_txn *kb_mem_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t addr,
+                       uint64_t nbytes, kb_data *data)
+{
+    bool writes = kind == &kb_msg_mem_write || kind == &kb_msg_dma_write || kind == &kb_msg_transfer;
+    kb_txn *t = kb_txn_new(f, kind, path, writes ? nbytes : 0);
+    kb_mem_req *r = KB_PAYLOAD(t, kb_mem_req);
+    r->addr = addr;
+    r->nbytes = nbytes;
+    r->data = data;
+    return t;
+}
+
+/* ---- buffers ---- */
+
+typedef struct buffer_data {
+    kb_data d;
+    uint64_t n;
+    unsigned char bytes[];
+} buffer_data;
+
+static void buf_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    buffer_data *b = (buffer_data *)d;
+    kb_memstore_write(m, domain, addr, b->bytes, n < b->n ? n : b->n);
+}
+
+static void buf_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    buffer_data *b = (buffer_data *)d;
+    kb_memstore_read(m, domain, addr, b->bytes, n < b->n ? n : b->n);
+}
+
+static void buf_release(kb_data *d) { free(d); }
+
+kb_data *kb_data_buffer(const void *src, uint64_t n)
+{
+    buffer_data *b = kb_xcalloc(1, sizeof *b + (n ? n : 1));
+    b->d = (kb_data){buf_write, buf_read, buf_release};
+    b->n = n;
+    if (src)
+        memcpy(b->bytes, src, n);
+    return &b->d;
+}
+
+const void *kb_data_buffer_bytes(const kb_data *d) { return ((const buffer_data *)d)->bytes; }
