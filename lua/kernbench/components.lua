@@ -9,12 +9,15 @@
 --   attrs       = { overhead_ns = 2.0, ... }  -- the attributes a topology may set, with defaults
 --   flit_aware  = true | false               -- receive every flit, or whole transactions
 --   kinds       = "noc_router,..."           -- node kinds it may serve (default: any)
+--   messages    = { "Ping", ... }            -- message kinds it defines and may send
 --   doc         = "one line"
 --   run         = function(self) ... end     -- the component's process
 -- `run` loops: `local m = self:receive()` (blocks; `self:receive(ns)`
 -- returns nil if nothing comes within ns; `self:poll()` never blocks),
 -- spends time with `self:sleep(ns)`, then `m:forward()` (to the next node
--- of its path) or `m:finish()` (at the end of its path). self.id,
+-- of its path) or `m:finish()` (at the end of its path); `self:send{kind =
+-- "Ping", dst = id, nbytes = 0, view = "data", tag = 0}` starts a new message
+-- of a declared kind (m.kind, m.tag where it arrives). self.id,
 -- self.attrs, self.impl, self.queued, self.held, self.current, self:now(),
 -- self:params() (the topology's), self:busy(start_ns, end_ns),
 -- self:span(name, start_ns, end_ns).

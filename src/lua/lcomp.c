@@ -11,6 +11,8 @@
  *   msg:forward()                -- on to the next node of its path, now
  *   msg:finish()                 -- at the end of its path: served (a memory
  *                                -- target moves the data and answers)
+ *   self:send{kind =, dst =, ...} -- a new message of a kind the definition
+ *                                -- declares (`messages = {"Ping"}`)
  *
  * A message must be forwarded or finished exactly once; while a component
  * holds any, its process counts for quiescence reports (it is a daemon
@@ -20,7 +22,9 @@
 #include "comp/comp.h"
 #include "core/store.h"
 #include "core/util.h"
+#include "lua/lbind.h"
 #include "lua/lsim.h"
+#include "lua/ltopo.h"
 #include "topo/registry.h"
 
 #include <lauxlib.h>
@@ -54,6 +58,21 @@ typedef struct msg {
     bool done;
     void *ptr;
 } msg;
+
+/* A Lua implementation: the registry's kb_impl and the message kinds its
+ * definition declares (`messages`), which its components may send. */
+typedef struct limpl {
+    kb_impl impl; /* first: a kb_impl * of a Lua implementation is a limpl * */
+    kb_msg_kind *kinds;
+    size_t nkinds;
+} limpl;
+
+/* The payload of a message a Lua component sends: an integer tag. */
+static const char LUA_LAYOUT;
+typedef struct lua_payload {
+    int64_t tag;
+} lua_payload;
+KB_PAYLOAD_FITS(lua_payload);
 
 /* ---- the fabric side ---- */
 
@@ -225,6 +244,52 @@ static int inst_receive(lua_State *L)
     return lsim_block(L, p, receive_k);
 }
 
+/* The kind named k among those the component's implementation declares. */
+static const kb_msg_kind *own_kind(lua_State *L, const inst *in, const char *k)
+{
+    const limpl *li = (const limpl *)in->c->n->spec->impl;
+    for (size_t i = 0; i < li->nkinds; i++)
+        if (strcmp(li->kinds[i].name, k) == 0)
+            return &li->kinds[i];
+    luaL_error(L, "self:send{}: %s (%s) declares no message kind '%s' (its definition's `messages` list)",
+               in->c->n->id, li->impl.name, k);
+    return NULL;
+}
+
+/* self:send{kind = "Ping", dst = id, nbytes = 0, view = "data", tag = 0} ->
+ * transaction id: a new message of one of the implementation's kinds, from
+ * this node to dst, leaving now (the component already handled it). It
+ * completes where it ends: a Lua component there finishes it. */
+static int inst_send(lua_State *L)
+{
+    inst *in = check_inst(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "kind");
+    const kb_msg_kind *kind = own_kind(L, in, luaL_checkstring(L, -1));
+    const kb_topo *t = kb_fabric_topo(in->c->fab);
+    lua_getfield(L, 2, "dst");
+    uint32_t dst = ltopo_check_node(L, t, lua_gettop(L));
+    lua_getfield(L, 2, "nbytes");
+    lua_Integer nbytes = luaL_optinteger(L, -1, 0);
+    if (nbytes < 0)
+        return luaL_error(L, "self:send{}: nbytes must be >= 0, got %I", nbytes);
+    lua_getfield(L, 2, "view");
+    kb_view view = ltopo_check_view(L, lua_gettop(L), KB_VIEW_DATA);
+    lua_getfield(L, 2, "tag");
+    lua_Integer tag = luaL_optinteger(L, -1, 0);
+    if (dst == in->c->node)
+        return luaL_error(L, "self:send{}: %s sends to itself", in->c->n->id);
+    char *err = NULL;
+    const kb_path *path = kb_route(t, view, in->c->node, dst, &err);
+    if (!path)
+        return lbind_raise(L, err);
+    kb_txn *x = kb_txn_new(in->c->fab, kind, path, (uint64_t)nbytes);
+    KB_PAYLOAD(x, lua_payload)->tag = tag;
+    kb_fabric_send(in->c->fab, x);
+    lua_pushinteger(L, (lua_Integer)x->id);
+    return 1;
+}
+
 static int inst_busy(lua_State *L)
 {
     inst *in = check_inst(L, 1);
@@ -389,6 +454,8 @@ static int msg_index(lua_State *L)
         lua_pushstring(L, kb_topo_node(topo, t->path->nodes[t->path->n - 1])->id);
     else if (strcmp(k, "done") == 0)
         lua_pushboolean(L, m->done);
+    else if (strcmp(k, "tag") == 0 && t->request->layout == &LUA_LAYOUT)
+        lua_pushinteger(L, KB_PAYLOAD((kb_txn *)t, lua_payload)->tag);
     else
         lua_pushnil(L);
     return 1;
@@ -430,6 +497,8 @@ static void push_methods(lua_State *L, lsim *S)
     lua_setfield(L, -2, "receive");
     lua_pushcfunction(L, inst_poll);
     lua_setfield(L, -2, "poll");
+    lua_pushcfunction(L, inst_send);
+    lua_setfield(L, -2, "send");
     lua_pushcfunction(L, inst_busy);
     lua_setfield(L, -2, "busy");
     lua_pushcfunction(L, inst_span);
@@ -475,6 +544,43 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const kb_attr_def *)a)->name, ((const kb_attr_def *)b)->name);
 }
 
+/* The kinds a definition's `messages` list names (at idx), into li. False
+ * with an error message pushed. */
+static bool read_messages(lua_State *L, const char *name, int idx, limpl *li)
+{
+    if (lua_getfield(L, idx, "messages") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return true;
+    }
+    int m = lua_gettop(L);
+    size_t n = lua_istable(L, m) ? lua_rawlen(L, m) : 0;
+    li->kinds = kb_xcalloc(n ? n : 1, sizeof *li->kinds);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, m, (lua_Integer)i + 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        bool ok = k && *k && strlen(k) < 64;
+        for (size_t j = 0; ok && j < li->nkinds; j++)
+            ok = strcmp(li->kinds[j].name, k) != 0;
+        if (!ok) {
+            lua_pushfstring(L, "%s: messages[%d] must be a new message kind name (a non-empty string of under "
+                               "64 characters, each listed once)", name, (int)i + 1);
+            return false;
+        }
+        kb_msg_kind *kd = &li->kinds[li->nkinds++];
+        kd->name = kb_xstrdup(k);
+        kd->data_span = kb_asprintf("%s data", k);
+        kd->ack_span = kb_asprintf("%s ack", k);
+        kd->layout = &LUA_LAYOUT;
+        lua_pop(L, 1);
+    }
+    if (!lua_istable(L, m)) {
+        lua_pushfstring(L, "%s: messages must be a list of message kind names", name);
+        return false;
+    }
+    lua_pop(L, 1);
+    return true;
+}
+
 kb_impl *lcomp_new_impl(lua_State *L, const char *name, int idx)
 {
     idx = lua_absindex(L, idx);
@@ -489,21 +595,28 @@ kb_impl *lcomp_new_impl(lua_State *L, const char *name, int idx)
         lua_pushfstring(L, "%s has no run(self) function", name);
         return NULL;
     }
+    limpl *li = kb_xcalloc(1, sizeof *li);
+    kb_impl *impl = &li->impl;
+    impl->name = kb_xstrdup(name);
+    if (!read_messages(L, name, idx, li)) {
+        lcomp_free_impl(impl);
+        return NULL;
+    }
     size_t n = 0, cap = 4;
     kb_attr_def *attrs = kb_xcalloc(cap, sizeof *attrs);
+    impl->attrs = attrs;
     if (lua_getfield(L, idx, "attrs") == LUA_TTABLE) {
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             if (lua_type(L, -2) != LUA_TSTRING || !lua_isnumber(L, -1)) {
                 lua_pop(L, 3);
-                for (size_t i = 0; i < n; i++)
-                    free((char *)attrs[i].name);
-                free(attrs);
+                impl->nattrs = n;
+                lcomp_free_impl(impl);
                 lua_pushfstring(L, "%s: attrs must map names to numbers (their defaults)", name);
                 return NULL;
             }
             if (n == cap)
-                attrs = kb_xrealloc(attrs, (cap *= 2) * sizeof *attrs);
+                impl->attrs = attrs = kb_xrealloc(attrs, (cap *= 2) * sizeof *attrs);
             attrs[n++] = (kb_attr_def){kb_xstrdup(lua_tostring(L, -2)), KB_ATTR_NUMBER, lua_tonumber(L, -1),
                                        -HUGE_VAL, HUGE_VAL, false, false, NULL, "a Lua component's attribute"};
             lua_pop(L, 1);
@@ -511,17 +624,14 @@ kb_impl *lcomp_new_impl(lua_State *L, const char *name, int idx)
     }
     lua_pop(L, 1);
     qsort(attrs, n, sizeof *attrs, by_name); /* a fixed order, whatever the table's */
+    impl->nattrs = n;
     lua_getfield(L, idx, "flit_aware");
     bool flits = lua_toboolean(L, -1);
     lua_getfield(L, idx, "kinds");
     const char *kinds = lua_tostring(L, -1);
     lua_getfield(L, idx, "doc");
     const char *doc = lua_tostring(L, -1);
-    kb_impl *impl = kb_xcalloc(1, sizeof *impl);
-    impl->name = kb_xstrdup(name);
     impl->kinds = kinds ? kb_xstrdup(kinds) : NULL;
-    impl->attrs = attrs;
-    impl->nattrs = n;
     impl->ops = flits ? &lcomp_ops_flit : &lcomp_ops_txn;
     impl->doc = kb_xstrdup(doc ? doc : "a component written in Lua");
     lua_pop(L, 3);
@@ -530,13 +640,20 @@ kb_impl *lcomp_new_impl(lua_State *L, const char *name, int idx)
 
 void lcomp_free_impl(kb_impl *impl)
 {
+    limpl *li = (limpl *)impl;
     for (size_t i = 0; i < impl->nattrs; i++)
         free((char *)impl->attrs[i].name);
+    for (size_t i = 0; i < li->nkinds; i++) {
+        free((char *)li->kinds[i].name);
+        free((char *)li->kinds[i].data_span);
+        free((char *)li->kinds[i].ack_span);
+    }
+    free(li->kinds);
     free((void *)impl->attrs);
     free((char *)impl->name);
     free((char *)impl->kinds);
     free((char *)impl->doc);
-    free(impl);
+    free(li);
 }
 
 void lcomp_open(lua_State *L)

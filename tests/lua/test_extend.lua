@@ -112,6 +112,57 @@ local function with_router(name, body, attrs)
   return kb.topology.load("small_2x2", { "cube.components.router.impl=" .. name, ROUTER_OFF })
 end
 
+-- Message kinds a Lua definition declares: one component sends them, another
+-- receives them by name; a builtin with no use for them says so.
+function TestExtend:test_lua_components_send_their_own_message_kinds()
+  local got = {}
+  kb.components.register("pinger", { kinds = "m_cpu", messages = { "Ping", "Pong" }, attrs = { overhead_ns = 0 },
+    run = function(self)
+      self:sleep(10)
+      for i = 1, 3 do self:send { kind = "Ping", dst = "sip0.cube0.sram", view = "all", nbytes = 64 * i, tag = i } end
+      self:send { kind = "Pong", dst = "sip0.cube0.sram", view = "all" }
+      while true do self:receive() end
+    end })
+  kb.components.register("ponger", { kinds = "sram", attrs = { overhead_ns = 0, size_mb = 32 },
+    run = function(self)
+      while true do
+        local m = self:receive()
+        got[#got + 1] = { m.kind, m.tag, m.nbytes, m.src, self:now() }
+        m:finish()
+      end
+    end })
+  local t = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=pinger",
+                                                  "cube.components.sram.impl=ponger" })
+  local s = sim.new { topology = t }
+  s:run()
+  lu.assertEquals(#got, 4)
+  for i = 1, 3 do
+    lu.assertEquals({ got[i][1], got[i][2], got[i][3], got[i][4] }, { "Ping", i, 64 * i, "sip0.cube0.m_cpu" })
+  end
+  lu.assertEquals(got[4][1], "Pong")
+  lu.assertTrue(got[1][5] > 10)
+  -- undeclared kinds, and a message no builtin takes
+  kb.components.register("bad_pinger", { kinds = "m_cpu", messages = { "Ping" }, attrs = { overhead_ns = 0 },
+    run = function(self) self:send { kind = "Hello", dst = "sip0.cube0.sram", view = "all" } end })
+  s = sim.new { topology = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=bad_pinger" }) }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "declares no message kind 'Hello'")
+  kb.components.register("hbm_pinger", { kinds = "m_cpu", messages = { "Ping" }, attrs = { overhead_ns = 0 },
+    run = function(self)
+      self:send { kind = "Ping", dst = "sip0.cube0.hbm_ctrl.pe0", view = "all" }
+      while true do self:receive() end
+    end })
+  s = sim.new { topology = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=hbm_pinger" }) }
+  ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "sip0.cube0.hbm_ctrl.pe0 (builtin.hbm_ctrl)")
+  lu.assertStrContains(tostring(err), "received a Ping (transaction #1), which is not a memory access")
+  ok, err = pcall(kb.components.register, "dup", { messages = { "A", "A" }, run = function() end })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "messages[2] must be a new message kind name")
+end
+
 function TestExtend:test_a_component_error_names_node_time_message_and_traceback()
   local t = with_router("exploding_router", function(self, m)
     if m.kind == "DmaWrite" or m.kind == "dma_write" or m.bytes > 0 then error("cannot route " .. m.kind) end
