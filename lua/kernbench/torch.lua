@@ -63,17 +63,14 @@ function M.new(opts)
   local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
-  -- {sip, cube, pe}) through IO_CPU and M_CPU (kernbench.fanout); the mapping
-  -- is installed at each PE when its message reaches the PE_MMU. Returns an
-  -- event that succeeds when the aggregate answer is back at the host.
+  -- {sip, cube, pe}): one MmuMap / MmuUnmap message from the host, which
+  -- IO_CPU and M_CPU carry to each PE_MMU (src/comp/device). Returns an
+  -- event that succeeds when the completion is back at the host.
   local function mmu_message(kind, entries, targets)
     requests = requests + 1
-    return fanout.send(s, targets, function(sip, cube, pe)
-      for _, e in ipairs(entries) do
-        if kind == "map" then mmu.map(sip, cube, pe, e.va, e.pa, e.size)
-        else mmu.unmap(sip, cube, pe, e.va, e.size) end
-      end
-    end, { leaf = "pe_mmu", leaf_responds = false, name = "mmu " .. kind })
+    local msg = { targets = targets, entries = entries }
+    if kind == "map" then return s:mmu_map(msg) end
+    return s:mmu_unmap(msg)
   end
 
   -- ---- handles: an operation's completion and its elapsed simulated time ----

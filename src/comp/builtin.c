@@ -2,6 +2,7 @@
  * ranges, and behaviour. Defaults are the spec's values for the default
  * topology (topology-fabric-latency.md §4.15); docs/topology.md lists them. */
 #include "comp/comp.h"
+#include "comp/device/control.h"
 
 #include <math.h>
 
@@ -106,10 +107,10 @@ static const kb_impl builtins[] = {
     IMPL_LAT("builtin.ucie", NULL, ucie_attrs, kb_transit_ops, "UCIe protocol endpoint (transit node)", TRANSIT_LAT),
     IMPL("builtin.pcie_ep", "pcie_ep", pcie_ep_attrs, kb_store_forward_ops,
          "PCIe endpoint: reassembles, overhead per transaction"),
-    IMPL("builtin.io_cpu", "io_cpu", io_cpu_attrs, kb_store_forward_ops,
-         "IO chiplet command processor (store and forward)"),
-    IMPL("builtin.m_cpu", "m_cpu", m_cpu_attrs, kb_store_forward_ops,
-         "cube command processor (store and forward)"),
+    IMPL("builtin.io_cpu", "io_cpu", io_cpu_attrs, kb_io_cpu_ops,
+         "IO chiplet command processor: launch and map fan-out to cubes, launch barrier, completions"),
+    IMPL("builtin.m_cpu", "m_cpu", m_cpu_attrs, kb_m_cpu_ops,
+         "cube command processor: launch and map fan-out to PEs, completions"),
     IMPL("builtin.sram", "sram", sram_attrs, kb_sram_ops, "cube shared SRAM (terminal)"),
     IMPL_LAT("builtin.hbm_ctrl", "hbm_ctrl", hbm_ctrl_attrs, kb_hbm_ctrl_ops,
              "per-PE HBM controller with address-interleaved pseudo-channels",

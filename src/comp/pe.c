@@ -4,6 +4,7 @@
 #include "comp/pe.h"
 
 #include "comp/pipeline.h"
+#include "comp/device/control.h"
 
 #include "core/sim.h"
 #include "core/util.h"
@@ -100,8 +101,33 @@ static void mmu_fini(kb_comp *c)
     free(c->state);
 }
 
-const kb_comp_ops kb_pe_mmu_ops = {
-    .flit_aware = false, .init = mmu_init, .fini = mmu_fini, .on_txn = kb_store_forward_txn};
+/* A map or unmap from the PE's M_CPU, its overhead paid: the page table
+ * changes and the message completes (M_CPU counts it). */
+static void mmu_apply(kb_txn *t)
+{
+    kb_comp *c = kb_fabric_comp(t->fab, t->path->nodes[t->path->n - 1]);
+    size_t n;
+    const kb_mmu_entry *e = kb_ctrl_entries(kb_ctrl_of(t, NULL), &n);
+    for (size_t i = 0; i < n; i++) {
+        if (t->kind == &kb_msg_mmu_map)
+            kb_pt_map(c->state, e[i].va, e[i].pa, e[i].size);
+        else
+            kb_pt_unmap(c->state, e[i].va, e[i].size);
+    }
+    kb_txn_complete(t);
+}
+
+static void mmu_update(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, mmu_apply); }
+
+static const kb_msg_handler mmu_handlers[] = {
+    {&kb_msg_mmu_map, mmu_update}, {&kb_msg_mmu_unmap, mmu_update}, {&kb_msg_transfer, kb_ctrl_end_transfer},
+    {NULL, NULL}};
+
+const kb_comp_ops kb_pe_mmu_ops = {.flit_aware = false,
+                                   .handlers = mmu_handlers,
+                                   .init = mmu_init,
+                                   .fini = mmu_fini,
+                                   .on_txn = kb_store_forward_txn};
 
 kb_pagetable *kb_pe_pagetable(kb_pe *p)
 {

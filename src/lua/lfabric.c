@@ -57,6 +57,7 @@ static void op_free(lop *o)
 
 void lfabric_close(lua_State *L, lsim *S)
 {
+    ldevice_close(L, S);
     lmodels_close(L, S);
     while (S->ops) {
         lop *o = S->ops;

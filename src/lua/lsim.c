@@ -306,6 +306,7 @@ int luaopen_sim(lua_State *L)
     luaL_getmetatable(L, LSIM_MT);
     lua_getfield(L, -1, "__index");
     luaL_setfuncs(L, lfabric_methods, 0);
+    luaL_setfuncs(L, ldevice_methods, 0);
     luaL_setfuncs(L, lobserve_methods, 0);
     luaL_setfuncs(L, linspect_methods, 0);
     lua_pop(L, 2);

@@ -48,6 +48,7 @@ typedef struct lsim {
     struct kb_host *host;  /* NULL when the state has none */
     struct kb_fabric *fab; /* set when built on a topology (lfabric.c) */
     struct lop *ops;       /* fabric operations in flight */
+    struct lctrl *ctrls;   /* device control operations in flight (ldevice.c) */
     lua_State *opL;        /* the state that last submitted an operation */
     struct kb_tracer *tracer; /* when the command line asked for a trace */
     struct lrequest *requests; /* host requests completed (statistics) */
@@ -152,6 +153,10 @@ void lobserve_close(lua_State *L, lsim *S);
 void lobserve_submit(lsim *S, const char *what, uint64_t nbytes);
 /* After the fabric is freed. */
 void lobserve_free(lsim *S);
+
+/* ldevice.c: host control operations (MMU map/unmap, kernel launches) */
+extern const luaL_Reg ldevice_methods[];
+void ldevice_close(lua_State *L, lsim *S); /* before the fabric goes */
 
 /* lfabric.c */
 extern const luaL_Reg lfabric_methods[];

@@ -1,0 +1,130 @@
+/* Device control: operations the host starts at a SIP's PCIe endpoint that
+ * the command processors carry to PEs and answer (execution-pe-tl.md
+ * §1.4-1.9): a kernel launch, an MMU map or unmap.
+ *
+ *   host -> PCIe EP -> IO_CPU --(a message per cube)--> M_CPU --(per PE)--> leaf
+ *   leaf done -> M_CPU (all its PEs) -> IO_CPU (all its cubes) -> PCIe EP: complete
+ *
+ * Messages (kinds owned here): KernelLaunch, MmuMap, MmuUnmap going down,
+ * Completion coming back; every one is a 0-byte control message. IO_CPU
+ * (io_cpu.c) stamps a launch's start barrier and fans out to the M_CPUs of
+ * its SIP; M_CPU (m_cpu.c) fans out to its PEs' leaves (PE_CPU for a launch,
+ * PE_MMU for a map) and aggregates their answers. Each component pays its
+ * overhead once per message it handles; passing a message on is free
+ * (kb_fabric_send). A PE_CPU answers a launch with a Completion when its
+ * kernel is done; a PE_MMU sends none: its M_CPU counts the map message's
+ * arrival (the sub-transaction's completion), as the spec's M_CPU waits
+ * on each sub-transaction. The leaves' handlers live in the PE wing.
+ *
+ * Targets are grouped by SIP (ascending), then by cube and PE in the order
+ * they are given. An operation lives until the host's completion has been
+ * delivered (or its simulation is freed). */
+#ifndef KB_COMP_DEVICE_CONTROL_H
+#define KB_COMP_DEVICE_CONTROL_H
+
+#include "fabric/fabric.h"
+
+extern const kb_msg_kind kb_msg_kernel_launch; /* "KernelLaunch" */
+extern const kb_msg_kind kb_msg_mmu_map;       /* "MmuMap" */
+extern const kb_msg_kind kb_msg_mmu_unmap;     /* "MmuUnmap" */
+extern const kb_msg_kind kb_msg_completion;    /* "Completion": an answer going back up */
+
+typedef struct kb_ctrl_target {
+    int sip, cube, pe;
+} kb_ctrl_target;
+
+/* One page-table entry of a map (unmap: pa unused). */
+typedef struct kb_mmu_entry {
+    uint64_t va, pa, size;
+} kb_mmu_entry;
+
+/* What one PE reports when its kernel is done. */
+typedef struct kb_pe_answer {
+    kb_time start_ps, end_ps; /* the kernel body's window */
+    kb_time late_ps;          /* how far after the barrier it could start */
+    kb_time dma_ps, compute_ps;
+    uint64_t calls;           /* tl calls */
+} kb_pe_answer;
+
+typedef struct kb_ctrl_op kb_ctrl_op;
+typedef void (*kb_ctrl_done_fn)(kb_ctrl_op *op, void *arg);
+
+/* A new operation of `kind` (KernelLaunch, MmuMap or MmuUnmap) to the
+ * targets (copied; n >= 1). */
+kb_ctrl_op *kb_ctrl_new(const kb_msg_kind *kind, const kb_ctrl_target *targets, size_t n);
+/* MmuMap / MmuUnmap: the entries every target PE applies (copied). */
+void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n);
+/* KernelLaunch: the grid whose rectangle the start barrier covers (PEs
+ * 0..pes-1 of cubes 0..cubes-1 of each target SIP), and what the leaves
+ * need to run the kernel (owned by the caller, outliving the operation). */
+void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, void *launch);
+/* Called once when the completion is back at the host. */
+void kb_ctrl_on_done(kb_ctrl_op *op, kb_ctrl_done_fn fn, void *arg);
+
+/* Sends op (taken over: freed after its done callback, or now on failure)
+ * from the PCIe endpoint of each target SIP's first IO chiplet now. False
+ * with *err naming the missing node or route. */
+bool kb_ctrl_submit(kb_fabric *f, kb_ctrl_op *op, char **err);
+/* Drops the submitter's interest: the operation is freed when its last
+ * message is (a simulation closed before the operation completed). */
+void kb_ctrl_abandon(kb_ctrl_op *op);
+
+/* ---- what the components and the leaves see ---- */
+
+/* The operation a control message belongs to and the target or group it
+ * serves, or NULL if t is not a control message. */
+kb_ctrl_op *kb_ctrl_of(const kb_txn *t, size_t *index);
+const kb_msg_kind *kb_ctrl_kind(const kb_ctrl_op *op);
+const kb_ctrl_target *kb_ctrl_target_at(const kb_ctrl_op *op, size_t i);
+size_t kb_ctrl_ntargets(const kb_ctrl_op *op);
+const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n);
+void *kb_ctrl_launch(const kb_ctrl_op *op);
+/* A launch's start barrier, stamped by the target's SIP's IO_CPU. */
+kb_time kb_ctrl_start_ps(const kb_ctrl_op *op, int sip);
+/* The answers of a launch's PEs, in target order (valid in the done callback). */
+const kb_pe_answer *kb_ctrl_answers(const kb_ctrl_op *op);
+
+/* A leaf (PE_CPU) has finished target i: records its answer and sends the
+ * Completion from node `leaf` to the target's M_CPU now. */
+void kb_ctrl_leaf_answer(kb_fabric *f, uint32_t leaf, kb_ctrl_op *op, size_t i, const kb_pe_answer *a);
+
+/* ---- internal to src/comp/device and the leaves ---- */
+
+/* Sends a 0-byte control message of `kind` for op from node src to dst
+ * (view all) now, as a message src has already handled; `index` names the
+ * target or group it serves; done (may be NULL; its argument is op) fires
+ * where it completes. */
+bool kb_ctrl_send(kb_fabric *f, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, uint32_t src,
+                  uint32_t dst, kb_txn_done_fn done, char **err);
+/* IO_CPU `io` has every answer of its SIP: the Completion goes to the PCIe
+ * endpoint, where it completes the operation for the host. */
+void kb_ctrl_answer_host(kb_fabric *f, kb_ctrl_op *op, int sip, uint32_t io);
+/* Charges c's overhead for t (busy time) and runs fn(t) when it is paid. */
+void kb_ctrl_after_overhead(kb_comp *c, kb_txn *t, void (*fn)(kb_txn *t));
+/* Completes control message t at its node now, returning its operation and
+ * index with a reference the caller drops with kb_ctrl_put. */
+kb_ctrl_op *kb_ctrl_take(kb_txn *t, size_t *index);
+void kb_ctrl_put(kb_ctrl_op *op);
+
+/* Groups: a cube group's targets, a SIP's cube groups, a target's cube group. */
+size_t kb_ctrl_cube_first(const kb_ctrl_op *op, size_t cube_group, size_t *n);
+size_t kb_ctrl_sip_cubes(const kb_ctrl_op *op, int sip, size_t *n);
+const kb_ctrl_target *kb_ctrl_cube(const kb_ctrl_op *op, size_t cube_group); /* sip, cube (pe -1) */
+size_t kb_ctrl_cube_of(const kb_ctrl_op *op, size_t target);
+int kb_ctrl_group_sip(const kb_ctrl_op *op, size_t sip_group);
+/* One answer for a cube group (M_CPU) or a SIP (IO_CPU) arrived: true when
+ * it was the last one it waited for. */
+bool kb_ctrl_cube_answered(kb_ctrl_op *op, size_t cube_group);
+bool kb_ctrl_sip_answered(kb_ctrl_op *op, int sip);
+void kb_ctrl_set_start(kb_ctrl_op *op, int sip, kb_time at);
+void kb_ctrl_grid(const kb_ctrl_op *op, int *pes, int *cubes);
+
+/* The command processors (registered in builtin.c). */
+extern const kb_comp_ops kb_io_cpu_ops;
+extern const kb_comp_ops kb_m_cpu_ops;
+
+/* A Transfer ending at a command processor or a leaf: complete it after
+ * the node's overhead, as any store-and-forward node does. */
+void kb_ctrl_end_transfer(kb_comp *c, kb_txn *t);
+
+#endif

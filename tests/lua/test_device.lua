@@ -1,0 +1,102 @@
+--- Device control: MMU map and unmap messages from the host, carried by
+-- IO_CPU and M_CPU to each PE_MMU and answered back (src/comp/device).
+local lu = require "luaunit"
+local pe_c = require "kernbench.pe_c"
+
+TestDevice = {}
+
+local function targets(n)
+  local t = {}
+  for pe = 0, n - 1 do t[#t + 1] = { sip = 0, cube = 0, pe = pe } end
+  return t
+end
+
+function TestDevice:test_a_map_is_installed_at_every_target_pe_and_answered()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  local ev = s:mmu_map { targets = targets(3), entries = { { va = 0x200000, pa = 0x1000000, size = 0x200000 } } }
+  lu.assertNil(pe_c.mmu_translate(s, 0, 0, 0, 0x200010)) -- nothing before the message arrives
+  s:run()
+  lu.assertTrue(ev:value())
+  for pe = 0, 2 do lu.assertEquals(pe_c.mmu_translate(s, 0, 0, pe, 0x200010), 0x1000010) end
+  lu.assertNil(pe_c.mmu_translate(s, 0, 0, 3, 0x200010)) -- not a target
+  s:mmu_unmap { targets = targets(3), entries = { { va = 0x200000, size = 0x200000 } } }
+  s:run()
+  for pe = 0, 2 do lu.assertNil(pe_c.mmu_translate(s, 0, 0, pe, 0x200010)) end
+end
+
+-- On an idle fabric the answer comes back after each leg's time (a 0-byte
+-- transfer's, which pays the overheads at both ends): PCIe EP -> IO_CPU ->
+-- M_CPU -> PE_MMU, then M_CPU -> IO_CPU -> PCIe EP, where a node passing a
+-- message on (IO_CPU, M_CPU) does not pay its overhead again.
+function TestDevice:test_a_map_takes_its_legs_times_with_each_overhead_once()
+  local t = kb.topology.load("small_2x2")
+  local ep, io = t:node_at { kind = "pcie_ep", sip = 0, io = 0 }, t:node_at { kind = "io_cpu", sip = 0, io = 0 }
+  local m = t:node_at { kind = "m_cpu", sip = 0, cube = 3 }
+  local mmu = t:node_at { kind = "pe_mmu", sip = 0, cube = 3, pe = 5 }
+  local oh_io, oh_m = t:node(io).attrs.overhead_ns, t:node(m).attrs.overhead_ns
+  local function L(a, b)
+    local s = sim.new { topology = t }
+    local e = s:transfer { src = a, dst = b, nbytes = 0, view = "all" }
+    s:run()
+    return e:value().latency_ns
+  end
+  local want = L(ep, io) + L(io, m) - oh_io + L(m, mmu) - oh_m + L(m, io) - oh_m + L(io, ep) - oh_io
+  local s = sim.new { topology = t }
+  local ev = s:mmu_map { targets = { { sip = 0, cube = 3, pe = 5 } }, entries = { { va = 0, pa = 0, size = 4096 } } }
+  s:run()
+  lu.assertTrue(ev:value())
+  lu.assertAlmostEquals(s:now(), want, 1e-9)
+end
+
+function TestDevice:test_bad_operations_are_errors_that_say_why()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  local e = { { va = 0, pa = 0, size = 4096 } }
+  lu.assertErrorMsgContains("MmuMap: no pe_mmu for sip 0 (its cube and PE) in topology small_1cube_8pe",
+                            s.mmu_map, s, { targets = { { sip = 0, cube = 0, pe = 9 } }, entries = e })
+  lu.assertErrorMsgContains("MmuMap: no m_cpu for sip 0 (its cube)",
+                            s.mmu_map, s, { targets = { { sip = 0, cube = 4, pe = 0 } }, entries = e })
+  lu.assertErrorMsgContains("MmuMap: PE sip0.cube0.pe1 is targeted twice",
+                            s.mmu_map, s, { targets = { { sip = 0, cube = 0, pe = 1 }, { sip = 0, cube = 0, pe = 1 } },
+                                            entries = e })
+  lu.assertErrorMsgContains("field 'targets' must be a non-empty list", s.mmu_map, s, { entries = e })
+  lu.assertErrorMsgContains("targets[1] has no 'pe'", s.mmu_map, s, { targets = { { sip = 0, cube = 0 } }, entries = e })
+  lu.assertErrorMsgContains("entries[1] must be a table {va =, pa =, size =}",
+                            s.mmu_map, s, { targets = targets(1), entries = { { va = 0, size = 1 } } })
+  lu.assertErrorMsgContains("field 'sip' must be >= 0",
+                            s.mmu_map, s, { targets = { { sip = -1, cube = 0, pe = 0 } }, entries = e })
+  local plain = sim.new()
+  lu.assertErrorMsgContains("this simulation has no topology", plain.mmu_map, plain, { targets = targets(1), entries = e })
+  s:run() -- nothing was sent
+  lu.assertEquals(s:now(), 0)
+end
+
+-- A command processor built in C takes only the messages it has a handler for.
+function TestDevice:test_a_message_without_a_handler_names_kind_node_and_sender()
+  kb.components.register("io_pinger", { kinds = "m_cpu", messages = { "Ping" }, attrs = { overhead_ns = 0 },
+    run = function(self)
+      self:send { kind = "Ping", dst = "sip0.io0.io_cpu", view = "all" }
+      while true do self:receive() end
+    end })
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=io_pinger" }) }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "sip0.io0.io_cpu (builtin.io_cpu)")
+  lu.assertStrContains(tostring(err), "received a Ping (transaction #1 from sip0.cube0.m_cpu), a message it has no handler for")
+end
+
+-- A map needs the builtin command processors: a Lua M_CPU does not carry it.
+function TestDevice:test_a_map_through_a_lua_m_cpu_is_refused()
+  kb.components.register("idle_m_cpu", { kinds = "m_cpu", attrs = { overhead_ns = 0 },
+    run = function(self) while true do self:receive() end end })
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=idle_m_cpu" }) }
+  lu.assertErrorMsgContains("MmuMap: sip0.cube0.m_cpu is idle_m_cpu, which does not carry MmuMap messages",
+                            s.mmu_map, s, { targets = targets(1), entries = { { va = 0, pa = 0, size = 4096 } } })
+end
+
+-- Closing a simulation with an operation in flight frees it (ASan checks).
+function TestDevice:test_closing_with_a_map_in_flight()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  s:mmu_map { targets = targets(8), entries = { { va = 0, pa = 0, size = 4096 } } }
+  s:run(0.05)
+  s:close()
+end
