@@ -13,7 +13,7 @@ function M.problem(v)
       v == nil and "nothing" or "a " .. type(v))
   end
   if type(v.name) ~= "string" then return "field 'name' is missing or not a string" end
-  -- lowercase words joined by single dashes, starting with a letter (the original's rule)
+  -- lowercase words joined by single dashes, starting with a letter (the spec's bench names)
   if not v.name:match(NAME_PATTERN) or v.name:find("%-%-") or v.name:find("%-$") then
     return ("name '%s' must be lowercase letters and digits in words joined by '-', starting with a letter"):format(v.name)
   end

@@ -1,4 +1,4 @@
---- Placement of tensors over cubes and PEs (ADR-0026): DPPolicy and its
+--- Placement of tensors over cubes and PEs: DPPolicy and its
 -- resolver. A policy splits a tensor at two levels, cubes then PEs within a
 -- cube, each level "replicate", "row_wise" or "column_wise". The result is
 -- a list of shards {sip, cube, pe, offset_bytes, nbytes}: contiguous byte

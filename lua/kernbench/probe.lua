@@ -1,5 +1,5 @@
 --- kernbench probe: single-flow reference transfers and latency invariants
--- (ADR-0010 D5, ADR-0049; spec topology-fabric-latency.md §5.3 and §6.4).
+-- (spec topology-fabric-latency.md §5.3 and §6.4; docs/cli.md).
 --
 --   kernbench [-t T] [--set K=V] probe [--case NAME] [--json] [--topology T] [--set K=V]
 --

@@ -18,7 +18,7 @@ local M = {}
 --- A new runtime on a new simulation of `opts.topology` (default: the
 -- command line's); `opts.device` is the SIP that torch.ahbm.current_device()
 -- starts on (nil: none, tensors go to SIP 0); `opts.pa_fallback = true`
--- restores the original's treatment of an unmapped VA as a PA.
+-- uses an unmapped VA as a PA (a compatibility option, docs/decisions.md).
 function M.new(opts)
   opts = opts or {}
   local tc = require "kernbench.tensor_c"
@@ -421,7 +421,7 @@ function M.new(opts)
   function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va), tlb_overhead_ns end
 
   -- ---- checking results against a CPU reference (--verify-data) ----
-  local TOL = { f32 = 1e-5, f16 = 1e-3, bf16 = 1e-2 } -- rtol = atol (ADR-0020 D11); integers exact
+  local TOL = { f32 = 1e-5, f16 = 1e-3, bf16 = 1e-2 } -- rtol = atol per dtype (docs/decisions.md); integers exact
   local verified = {}
 
   --- Compares `got` (a host tensor, e.g. from d:cpu()) with `expected`

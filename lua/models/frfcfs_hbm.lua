@@ -1,6 +1,6 @@
 --- An HBM controller with FR-FCFS scheduling, in Lua (an example of a
--- whole component written in Lua, docs/extending.md; the original listed
--- such policies as future work). It serves the node of a per-PE HBM
+-- whole component written in Lua, docs/extending.md; scheduling policies
+-- other than in-order are not builtin). It serves the node of a per-PE HBM
 -- controller in place of builtin.hbm_ctrl:
 --
 --   --set cube.components.hbm_ctrl.impl=lua:models.frfcfs_hbm

@@ -1,7 +1,8 @@
 /* Entry points: how the host (and tests) start operations on a fabric.
  *
  * Physical addresses are turned into topology nodes only here, through the
- * Rev-2 codec (src/mem/addr.h) and the resolver rules of ADR-0051 D1. */
+ * physical address codec (src/mem/addr.h) and the place of each address
+ * kind's node (kb_resolve_pa). */
 #ifndef KB_COMP_ENTRY_H
 #define KB_COMP_ENTRY_H
 

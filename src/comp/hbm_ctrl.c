@@ -1,4 +1,4 @@
-/* HBM controller of one PE partition (builtin.hbm_ctrl, ADR-0034):
+/* HBM controller of one PE partition (builtin.hbm_ctrl):
  * num_pcs pseudo-channels, each committing one burst per chunk_time;
  * the channel of a burst is (address >> log2(burst_bytes)) & (num_pcs-1).
  * Reads and writes share a channel; a direction change costs
@@ -41,7 +41,7 @@ static void hbm_init(kb_comp *c)
     while ((UINT64_C(1) << h->pc_shift) < h->burst)
         h->pc_shift++;
     /* Per-channel bandwidth: the effective controller bandwidth over its
-     * channels (ADR-0034 D4), so efficiency scales the channels too. */
+     * channels, so efficiency scales the channels too. */
     double pc_bw = p->hbm_channel_bw_gbs * kb_spec_attr(s, "efficiency");
     h->chunk_ps = llround((double)h->burst * 1000.0 / pc_bw);
     h->switch_ps = llround(kb_spec_attr(s, "switch_penalty_ns") * 1000.0);
@@ -150,7 +150,8 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     kb_fabric_free_flit(c->fab, f);
     if (!last)
         return;
-    /* Finalise without blocking the worker (ADR-0034 D6). */
+    /* Finalise without blocking the worker: the next transaction's flits
+     * may be served while this one's bursts commit. */
     if (t->t_mark > now)
         kb_fabric_at(t, t->t_mark, finalize);
     else

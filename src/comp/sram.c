@@ -1,4 +1,4 @@
-/* Cube SRAM (builtin.sram, ADR-0041): a terminal scratchpad. Transactions
+/* Cube SRAM (builtin.sram): a terminal scratchpad. Transactions
  * are reassembled, then served one at a time by a serial worker that pays
  * the overhead; the bandwidth is the wire's (sram_to_router link), so no
  * extra drain is charged (docs/decisions.md, C5). */

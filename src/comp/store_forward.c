@@ -1,9 +1,9 @@
-/* Store-and-forward components (builtin.pcie_ep, builtin.io_cpu,
- * builtin.m_cpu; ADR-0038, ADR-0035/0036): not flit-aware, so a
- * transaction is reassembled here; each one pays the overhead in parallel
- * with the others (per-message process in the original) and leaves as a
- * new train of flits, or completes if this is the end of its path.
- * Kernel launch fan-out and aggregation (IO_CPU, M_CPU) build on this. */
+/* Store-and-forward handling (builtin.pcie_ep; the messages IO_CPU, M_CPU
+ * and the PE leaves pass on or take without a handler): not flit-aware, so
+ * a transaction is reassembled here; each one pays the overhead in
+ * parallel with the others (each message is its own process in the spec)
+ * and leaves as a new train of flits, or completes if this is the end of
+ * its path. */
 #include "comp/comp.h"
 
 #include "core/sim.h"

@@ -1,9 +1,9 @@
-/* Transit components (builtin.forwarding / switch / noc / ucie, ADR-0037):
+/* Transit components (builtin.forwarding / switch / noc / ucie):
  * one serial in-order worker; the overhead is paid once per transaction,
  * on its first flit (header decode); later flits pipeline behind it.
  * Control messages (0-byte transactions: launch and map fan-out, DMA read
- * commands) are handled in parallel with the worker, as the original ran
- * unchunked messages in their own process (topology-fabric-latency.md
+ * commands) are handled in parallel with the worker, each in a process of
+ * its own as the spec's unchunked messages are (topology-fabric-latency.md
  * §4.3); otherwise a launch fanned out to many PEs would queue on each
  * router's decode and miss its start barrier (docs/decisions.md). */
 #include "comp/comp.h"

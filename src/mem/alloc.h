@@ -1,7 +1,7 @@
 /* First-fit allocators with coalescing (memory-addressing.md §4.2-4.4):
  * the free list is sorted by address; allocation carves the front of the
  * first block that fits (after alignment); freeing coalesces with both
- * neighbours. Unlike the original, frees are checked: freeing an address
+ * neighbours. Frees are checked: freeing an address
  * that is not the start of a live allocation (never allocated, interior,
  * or already freed) is an error naming it, and leaves the state unchanged.
  * Live allocations are a sorted array searched by bisection, so a free finds
@@ -84,27 +84,27 @@ bool kb_alloc_is_pristine(const kb_alloc *a);
  * initialisers give the documented defaults. Each constructor checks its
  * parameters and returns false with a message naming the bad one. */
 
-/* One PE's HBM slice (ADR-0048 D3: `_FreeList(cfg.hbm_slice_bytes)`).
+/* One PE's HBM slice: a free list over the slice's bytes.
  * Addresses are PE-local offsets in [0, slice_bytes): encode a PA with
  * kb_pa_pe_hbm(sip, die, pe, offset, slice_bytes) (hbm_offset = pe *
  * slice_bytes + offset). One allocator per (sip, cube, pe). */
 typedef struct kb_hbm_slice_params {
     uint64_t slice_bytes; /* 6 GiB: hbm_total_gb_per_cube 48 / hbm_slices_per_cube 8 (MA §6) */
-    uint64_t align;       /* 1: the original aligns nothing (MA §4.2) */
+    uint64_t align;       /* 1: the spec aligns nothing (MA §4.2) */
 } kb_hbm_slice_params;
 #define KB_HBM_SLICE_PARAMS_DEFAULT {UINT64_C(6) << 30, 1}
 bool kb_alloc_init_hbm_slice(kb_alloc *a, const kb_hbm_slice_params *p, char **err);
 
 /* One PE's TCM, PE_TCM sub_offset space [0, tcm_bytes). The
- * scheduler-reserved region (ADR-0014 D5.1: owned by PE_SCHEDULER, never
- * seen by the allocator) is excluded from the range by construction: the
+ * scheduler-reserved region (owned by PE_SCHEDULER, never seen by the
+ * allocator) is excluded from the range by construction: the
  * allocator covers only the allocatable part (MA §4.3). */
 typedef enum kb_tcm_reserved_at {
     KB_TCM_RESERVED_AT_START, /* reserved [0, R), allocatable [R, tcm_bytes) */
     KB_TCM_RESERVED_AT_END,   /* allocatable [0, tcm_bytes - R), reserved above */
 } kb_tcm_reserved_at;
 typedef struct kb_tcm_params {
-    uint64_t tcm_bytes;      /* 2 MiB: the PE_TCM budget (MA §1.3; ADR-0030's "e.g. 16MB" is an aside) */
+    uint64_t tcm_bytes;      /* 2 MiB: the PE_TCM budget (MA §1.3; a larger figure in the spec is an example) */
     uint64_t reserved_bytes; /* 512 KiB: the spec gives none (MA §4.1, §8.7); docs/decisions.md "TCM split" */
     kb_tcm_reserved_at reserved_at; /* START: docs/decisions.md and pe_tcm.attrs.scheduler_reserved_kb */
     uint64_t align;          /* 16: the kernel scratch alignment (MA §4.9); a granule, sizes round up */
@@ -114,10 +114,10 @@ typedef struct kb_tcm_params {
 void kb_tcm_reserved_region(const kb_tcm_params *p, uint64_t *start, uint64_t *size);
 bool kb_alloc_init_tcm(kb_alloc *a, const kb_tcm_params *p, char **err);
 
-/* The device-wide VA space (ADR-0048 D4 VirtualAllocator): page-aligned,
+/* The device-wide VA space: page-aligned,
  * sizes rounded up to whole pages. */
 typedef struct kb_va_params {
-    uint64_t base;      /* 0x1_0000_0000 (MA §4.1; hard-coded in the original) */
+    uint64_t base;      /* 0x1_0000_0000 (MA §4.1: the spec's fixed base) */
     uint64_t size;      /* 64 GiB (MA §4.1) */
     uint64_t page_size; /* 2 MiB: pe_mmu.attrs.page_size default; the spec also says 4096 (MA §4.6, §8.1) */
 } kb_va_params;

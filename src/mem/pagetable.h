@@ -1,4 +1,4 @@
-/* A PE's page table (ADR-0039 D3): per virtual page, a list of regions
+/* A PE's page table: per virtual page, a list of regions
  * (start and end within the page, and the physical address of the page
  * offset `start`). map() adds a region to every page the range touches;
  * translate() scans a page's regions from the newest (last write wins);

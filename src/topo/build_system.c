@@ -1,5 +1,5 @@
-/* The hierarchical topology form: system / sip / cube -> nodes and edges
- * (ADR-0006 + ADR-0053 compile stages; names as ADR-0017 / ADR-0016). */
+/* The hierarchical topology form: system / sip / cube -> nodes and edges,
+ * named as docs/topology.md describes. */
 #include "topo/build_internal.h"
 
 #include "core/util.h"
@@ -211,7 +211,7 @@ static void read_cube(kb_builder *b, kb_ynode *cube, cube_cfg *c, kb_topo_params
     c->conn_port = rd_link(b, links, "ucie_conn_to_port", 128.0, 0.0);
     c->ucie_routing_mm = kb_rd_number(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm, 0,
                                       false, INFINITY);
-    /* Effective HBM bandwidth: channels x channel bandwidth x efficiency (ADR-0004). */
+    /* Effective HBM bandwidth: channels x channel bandwidth x efficiency. */
     double eff = c->hbm_ctrl ? kb_spec_attr(c->hbm_ctrl, "efficiency") : 1.0;
     c->hbm.bw = p->hbm_channels_per_pe * p->hbm_channel_bw_gbs * eff;
 

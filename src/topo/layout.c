@@ -1,5 +1,5 @@
-/* Cube NoC auto-layout, following ADR-0053 D3 with the choices recorded in
- * docs/decisions.md (corner columns always present, PE index order). */
+/* Cube NoC auto-layout, with the choices recorded in docs/decisions.md
+ * ("Topology and fabric" (corner columns always present, PE index order). */
 #include "topo/layout.h"
 
 #include <math.h>

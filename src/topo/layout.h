@@ -1,4 +1,4 @@
-/* Cube NoC auto-layout (ADR-0053 D3): where routers, PEs, M_CPU, SRAM and
+/* Cube NoC auto-layout: where routers, PEs, M_CPU, SRAM and
  * UCIe connections sit inside one cube. A pure function of the geometry;
  * the builder turns its result into nodes and edges. */
 #ifndef KB_TOPO_LAYOUT_H

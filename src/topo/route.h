@@ -1,5 +1,5 @@
-/* Routing: deterministic shortest paths over the adjacency views of
- * ADR-0051, with a cache.
+/* Routing: deterministic shortest paths over adjacency views (all, data,
+ * memory, local: which edge kinds each may use), with a cache.
  *
  * Weights are edge lengths (`routing_mm`, which defaults to `mm`) counted
  * in whole micrometres so equal paths tie exactly; ties are broken by node
@@ -39,7 +39,7 @@ const kb_path *kb_path_reverse(const kb_topo *t, const kb_path *p, char **err);
 /* PE DMA routing: the local view inside one cube, the data view across cubes. */
 const kb_path *kb_route_pe(const kb_topo *t, uint32_t pe_dma, uint32_t dst, char **err);
 
-/* The path formula (ADR-0009 D5 `compute_path_latency_ns`): every node's
+/* The path formula (what the launch barrier and the probe predict): every node's
  * overhead_ns (both endpoints included), every edge's propagation, and
  * nbytes at the path's narrowest bandwidth: the latency of a message alone
  * on an idle fabric. In ps. */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Edge kinds (ADR-0053 D5). Routing views exclude some of them. */
+/* Edge kinds. Routing views (route.h) exclude some of them. */
 typedef enum kb_edge_kind {
     KB_EK_PE_INTERNAL,
     KB_EK_PE_TO_ROUTER,
