@@ -13,6 +13,7 @@
 #include "comp/device/control.h"
 #include "core/util.h"
 #include "lua/lbind.h"
+#include "machine/machine.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static void ctrl_done(kb_ctrl_op *op, void *arg)
     lctrl *r = arg;
     lsim *S = r->S;
     lua_State *L = S->L ? S->L : S->opL;
-    lobserve_request(S, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
+    kb_machine_completed(S->m, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref);
     levent *e = lua_touserdata(L, -1);
     lua_pushboolean(L, 1);
@@ -140,7 +141,7 @@ static int submit(lua_State *L, lsim *S, kb_ctrl_op *op, const char *name)
     r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     kb_ctrl_on_done(op, ctrl_done, r);
     S->opL = L;
-    lobserve_submit(S, name, 0);
+    kb_machine_submitted(S->m, name, 0);
     char *err = NULL;
     if (!kb_ctrl_submit(S->fab, op, &err)) {
         luaL_unref(L, LUA_REGISTRYINDEX, r->ref);

@@ -21,6 +21,7 @@
 #include "lua/ldata.h"
 #include "lua/lmodels.h"
 #include "lua/lcomp.h"
+#include "machine/machine.h"
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
@@ -65,7 +66,8 @@ void lfabric_close(lua_State *L, lsim *S)
         luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
         op_free(o);
     }
-    kb_fabric_free(S->fab);
+    kb_machine_free(S->m);
+    S->m = NULL;
     S->fab = NULL;
 }
 
@@ -83,7 +85,7 @@ static void op_done(kb_txn *t, void *arg)
     lua_State *L = S->L ? S->L : S->opL;
     const kb_topo *topo = kb_fabric_topo(S->fab);
     kb_time now = kb_sim_now(S->sim);
-    lobserve_request(S, o->kind->name, o->nbytes, t->t_start, now);
+    kb_machine_completed(S->m, o->kind->name, o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
     lua_rawgeti(L, LUA_REGISTRYINDEX, o->ref);
     levent *e = lua_touserdata(L, -1);
@@ -209,7 +211,7 @@ static lop *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbyt
     o->want_hops = hops;
     lua_pushvalue(L, -1);
     o->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lobserve_submit(S, name, nbytes);
+    kb_machine_submitted(S->m, name, nbytes);
     o->next = S->ops;
     if (S->ops)
         S->ops->prev = o;
@@ -350,16 +352,17 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
         return;
     }
     ltopo *t = ltopo_check(L, -1);
-    char *err = NULL;
-    S->fab = kb_fabric_new(S->sim, t->topo, &err);
-    if (!S->fab) {
-        lbind_raise(L, err);
-    }
     /* op-log records: asked for here or by --op-log (counts are always kept) */
     lua_getfield(L, opts_idx, "op_log");
-    kb_oplog_keep(kb_fabric_oplog(S->fab), lua_toboolean(L, -1) || (S->host && S->host->oplog_out));
+    kb_machine_opts o = {.keep_oplog = lua_toboolean(L, -1) || (S->host && S->host->oplog_out),
+                         .trace = S->host ? S->host->trace : NULL,
+                         .serial = S->serial};
     lua_pop(L, 1);
-    lobserve_attach(S);
+    char *err = NULL;
+    S->m = kb_machine_new(S->sim, t->topo, &o, &err);
+    if (!S->m)
+        lbind_raise(L, err);
+    S->fab = kb_machine_fabric(S->m);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
     lmodels_attach(L, S);
     lcomp_attach(L, S, sim_idx);

@@ -108,7 +108,6 @@ static void close_sim(lua_State *L, lsim *S)
     kb_host_sim_closed(L, S->serial, &st, S->resumes);
     lobserve_close(L, S);
     lfabric_close(L, S);
-    lobserve_free(S);
     kb_sim_free(S->sim);
     S->sim = NULL;
 }

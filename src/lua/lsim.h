@@ -34,7 +34,7 @@
 struct lproc;
 struct lop;
 struct kb_fabric;
-struct kb_tracer;
+struct kb_machine;
 struct kb_val;
 
 typedef struct lsim {
@@ -46,23 +46,15 @@ typedef struct lsim {
     int serial;            /* creation number within this Lua state */
     int objects;           /* stores and resources made, for default names */
     struct kb_host *host;  /* NULL when the state has none */
-    struct kb_fabric *fab; /* set when built on a topology (lfabric.c) */
+    struct kb_machine *m;  /* when built on a topology (lfabric.c) */
+    struct kb_fabric *fab; /* the machine's fabric (a shortcut), or NULL */
     struct lop *ops;       /* fabric operations in flight */
     struct lctrl *ctrls;   /* device control operations in flight (ldevice.c) */
     lua_State *opL;        /* the state that last submitted an operation */
-    struct kb_tracer *tracer; /* when the command line asked for a trace */
-    struct lrequest *requests; /* host requests completed (statistics) */
-    size_t nrequests, cap_requests;
     struct lmodel *models;     /* latency models of its components (lmodels.c) */
     lua_State *model_thread;   /* where they are called */
     int model_thread_ref;
 } lsim;
-
-typedef struct lrequest {
-    const char *kind; /* static */
-    uint64_t nbytes;
-    kb_time start, end;
-} lrequest;
 
 /* User values of a sim userdata. */
 enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_TOPO, LSIM_NUV = LSIM_UV_TOPO };
@@ -141,18 +133,10 @@ void lsim_open_store(lua_State *L);
 int lsim_store_new(lua_State *L);
 int lsim_resource_new(lua_State *L);
 
-/* lobserve.c: statistics, op log, trace of a simulation */
+/* lobserve.c: statistics and the op log of a simulation */
 extern const luaL_Reg lobserve_methods[];
-/* Starts tracing S's fabric if the host writes a trace. */
-void lobserve_attach(lsim *S);
-/* Records a completed host request for the statistics. */
-void lobserve_request(lsim *S, const char *kind, uint64_t nbytes, kb_time start, kb_time end);
-/* At close, before the fabric goes: hands the statistics and op log to the host. */
+/* At close, before the machine goes: hands the statistics and op log to the host. */
 void lobserve_close(lua_State *L, lsim *S);
-/* Marks a request's submission on the host track of the trace. */
-void lobserve_submit(lsim *S, const char *what, uint64_t nbytes);
-/* After the fabric is freed. */
-void lobserve_free(lsim *S);
 
 /* ldevice.c: host control operations (MMU map/unmap, kernel launches) */
 extern const luaL_Reg ldevice_methods[];
