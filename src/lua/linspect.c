@@ -13,10 +13,10 @@
  *       a PE's simple command in flight and its pipeline's queues */
 #include "lua/linspect.h"
 
-#include "comp/pe.h"
-#include "comp/pipeline.h"
+#include "comp/pe/pe.h"
+#include "comp/pe/pipeline.h"
 #include "lua/lcomp.h"
-#include "lua/lpe.h"
+#include "lua/ltl.h"
 #include "lua/ltopo.h"
 #include "lua/lsim.h"
 #include "lua/lval.h"

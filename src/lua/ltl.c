@@ -28,11 +28,11 @@
  *
  * Values: with data on (--data), handles can be read (h[i], h:tolist(),
  * h:item()); without, reading is an error. Indices are 0-based. */
-#include "lua/lpe.h"
-#include "lua/lpe_internal.h"
+#include "lua/ltl.h"
+#include "lua/ltl_internal.h"
 
 #include "comp/entry.h"
-#include "comp/pe.h"
+#include "comp/pe/pe.h"
 #include "core/util.h"
 #include "lua/lsim.h"
 #include "mem/memstore.h"

@@ -14,9 +14,9 @@
  * the PE_CPU its dispatch (the call blocks that long) and returns the
  * handle; the tiles then flow while the kernel goes on. lua/kernbench/tl.lua
  * checks the user's table (ops, fields, scopes) before it gets here. */
-#include "comp/pipeline.h"
+#include "comp/pe/pipeline.h"
 #include "core/util.h"
-#include "lua/lpe_internal.h"
+#include "lua/ltl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

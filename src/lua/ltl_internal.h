@@ -4,7 +4,7 @@
 #ifndef KB_LUA_LPE_INTERNAL_H
 #define KB_LUA_LPE_INTERNAL_H
 
-#include "comp/pe.h"
+#include "comp/pe/pe.h"
 #include "mem/addr.h"
 #include "lua/lsim.h"
 

@@ -1,5 +1,5 @@
 /* PE engine latency formulas (pe_model.h). */
-#include "comp/pe_model.h"
+#include "comp/pe/model.h"
 
 #include <math.h>
 

@@ -1,9 +1,9 @@
 /* A PE's engines and the stages of kernel commands (pe.h). The PE state
  * lives in its PE_CPU component (builtin.pe_cpu), which also terminates
  * control messages like any store-and-forward node. */
-#include "comp/pe.h"
+#include "comp/pe/pe.h"
 
-#include "comp/pipeline.h"
+#include "comp/pe/pipeline.h"
 
 #include "core/sim.h"
 #include "core/util.h"

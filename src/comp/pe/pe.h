@@ -20,7 +20,7 @@
 #define KB_COMP_PE_H
 
 #include "comp/comp.h"
-#include "comp/pe_model.h"
+#include "comp/pe/model.h"
 #include "mem/pagetable.h"
 #include "mem/view.h"
 

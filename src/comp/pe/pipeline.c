@@ -1,5 +1,5 @@
 /* The PE pipeline: scheduler feed, stage lanes, tile tokens (pipeline.h). */
-#include "comp/pipeline.h"
+#include "comp/pe/pipeline.h"
 
 #include "comp/entry.h"
 #include "core/sim.h"

@@ -23,8 +23,8 @@
 #ifndef KB_COMP_PIPELINE_H
 #define KB_COMP_PIPELINE_H
 
-#include "comp/pe.h"
-#include "comp/tiling.h"
+#include "comp/pe/pe.h"
+#include "comp/pe/tiling.h"
 
 typedef enum kb_epi_kind {
     KB_EPI_DEQUANT, KB_EPI_BIAS, KB_EPI_RELU, KB_EPI_SCALE, KB_EPI_GELU, KB_EPI_SILU, KB_EPI_ADD, KB_EPI_KINDS

@@ -1,5 +1,5 @@
 /* Tile plans (tiling.h). */
-#include "comp/tiling.h"
+#include "comp/pe/tiling.h"
 
 #include <string.h>
 
