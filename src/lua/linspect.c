@@ -14,7 +14,6 @@
 #include "lua/linspect.h"
 
 #include "comp/pe/pe.h"
-#include "comp/pe/pipeline.h"
 #include "lua/lcomp.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
@@ -132,7 +131,7 @@ static int l_component(lua_State *L)
 static int l_pe_state(lua_State *L)
 {
     lsim *S = check_fab(L, "s:pe_state");
-    kb_pe *p = lpe_check_pe(L, S, 2);
+    kb_pe *p = ltl_check_pe(L, S, 2);
     kb_pipe_state ps;
     kb_pipe_state_of(p, &ps);
     lua_createtable(L, 0, 6);

@@ -1,7 +1,7 @@
-/* The `kernbench.pe_c` module: kernel instances on PEs (contexts) and the
- * tensor handles of tl.* calls. See lpe.c. */
-#ifndef KB_LUA_LPE_H
-#define KB_LUA_LPE_H
+/* The `kernbench.pe_c` module: kernel instances on PEs (contexts), the
+ * tensor handles of tl.* calls, composites, the PE page tables. See ltl.c. */
+#ifndef KB_LUA_LTL_H
+#define KB_LUA_LTL_H
 
 #include <lua.h>
 
@@ -10,6 +10,6 @@ int luaopen_kb_pe(lua_State *L);
 struct lsim;
 struct kb_pe;
 /* The PE (sip, cube, pe) given by the integers at idx .. idx+2 (raises). */
-struct kb_pe *lpe_check_pe(lua_State *L, struct lsim *S, int idx);
+struct kb_pe *ltl_check_pe(lua_State *L, struct lsim *S, int idx);
 
 #endif

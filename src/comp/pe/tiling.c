@@ -1,5 +1,6 @@
-/* Tile plans (tiling.h). */
-#include "comp/pe/tiling.h"
+/* Tile plans (pe.h): pure functions of a composite command's shape, tile
+ * sizes, operand staging and epilogue; no simulation. */
+#include "comp/pe/pe.h"
 
 #include <string.h>
 
@@ -110,4 +111,16 @@ uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t)
     else
         n += (uint64_t)(t->rows * t->cols) * s->out_size; /* the result */
     return n;
+}
+
+void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
+                     int64_t *cols)
+{
+    if (!s->gemm) {
+        *r0 = t->m * s->tm, *c0 = t->n * s->tn, *rows = t->rows, *cols = t->cols;
+    } else if (i == 0) {
+        *r0 = t->m * s->tm, *c0 = t->k * s->tk, *rows = t->rows, *cols = t->depth;
+    } else {
+        *r0 = t->k * s->tk, *c0 = t->n * s->tn, *rows = t->depth, *cols = t->cols;
+    }
 }
