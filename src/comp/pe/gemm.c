@@ -12,6 +12,8 @@
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* ceil(m/rows) * ceil(n/cols) * ceil(k/depth), times f32_slowdown for
+ * 32-bit operands. */
 double kb_gemm_cycles(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in)
 {
     if (m <= 0 || k <= 0 || n <= 0)
@@ -51,7 +53,7 @@ static const char *const names[KB_NDTYPES] = {
     [KB_F32] = "gemm_f32", [KB_F16] = "gemm_f16", [KB_BF16] = "gemm_bf16", [KB_I32] = "gemm_i32",
     [KB_I16] = "gemm_i16", [KB_I8] = "gemm_i8",   [KB_U8] = "gemm_u8",     [KB_BOOL] = "gemm_bool"};
 
-/* The op-log record (execution-pe-tl.md §4.5). */
+/* The op-log record (its fields: docs/tl.md, "Trace and op log"). */
 static void log_gemm(kb_pe_op *op, kb_time start, kb_time end)
 {
     kb_pe *p = op->pe;

@@ -13,6 +13,10 @@
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* vectors = ceil(elems / lanes), lanes = simd_bytes / itemsize; simple ops
+ * 1 cycle per vector, transcendental ones transcendental_cycles,
+ * reductions 1 per vector plus ceil(log2(lanes)) per output, softmax 3 + 2
+ * x transcendental per vector. */
 double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t)
 {
     int64_t lanes = m->simd_bytes / (int64_t)kb_dtype_size(t);
@@ -55,7 +59,7 @@ static kb_val *shape_val(const kb_tview *v)
     return a;
 }
 
-/* The op-log record (execution-pe-tl.md §4.5). */
+/* The op-log record (its fields: docs/tl.md, "Trace and op log"). */
 static void log_math(kb_pe_op *op, kb_time start, kb_time end)
 {
     kb_pe *p = op->pe;

@@ -1,5 +1,5 @@
 /* The PE wing: one processing element, from the commands its kernel issues
- * to the engines that carry them out (execution-pe-tl.md §2). The PE's state
+ * to the engines that carry them out (docs/pe-model.md). The PE's state
  * hangs off its PE_CPU component; its nine parts are nodes of the topology.
  * This is the wing's one header; one file per part or concern:
  *
@@ -23,9 +23,10 @@
  *   math.c         PE_MATH: vector formula, hook, slice, op log, values
  *   parts.c        the parts that take no fabric transactions
  *
- * PE_IPCQ (queues between PEs) will join as ipcq.c, beside dma.c: like
- * PE_DMA it sends and receives on the fabric (tokens and credits) and
- * serves tl.send / tl.recv as commands of this header's kb_pe_op kinds.
+ * PE_IPCQ (queues between PEs, not built yet) joins as ipcq.c, beside
+ * dma.c: like PE_DMA a part that sends and receives on the fabric (tokens
+ * and credits), its state reached from kb_pe, tl.send / tl.recv becoming
+ * kinds of kb_pe_op.
  *
  * Times are picoseconds. Formulas and stages: docs/pe-model.md. */
 #ifndef KB_COMP_PE_PE_H
@@ -59,28 +60,17 @@ kb_time kb_cycles_ps(double cycles, double clock_ghz);
 /* Time to move nbytes at bw_gbs (GB/s = bytes/ns), rounded up to the ps;
  * 0 if bw_gbs is 0 (not paced). */
 kb_time kb_bw_ps(uint64_t nbytes, double bw_gbs);
-/* MAC array cycles for [m x k] x [k x n]: ceil(m/rows) * ceil(n/cols) *
- * ceil(k/depth), times f32_slowdown for 32-bit operands. */
+/* MAC array cycles for [m x k] x [k x n] (gemm.c). */
 double kb_gemm_cycles(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
 kb_time kb_gemm_ps(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
-/* Vector cycles for op over `elems` input elements giving `outs` results:
- * vectors = ceil(elems / lanes), lanes = simd_bytes / itemsize; simple ops
- * 1 cycle per vector, transcendental ones transcendental_cycles, reductions
- * 1 per vector plus ceil(log2(lanes)) per output, softmax 3 + 2 x
- * transcendental per vector. */
+/* Vector cycles for op over `elems` input elements giving `outs` results
+ * (math.c). */
 double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 kb_time kb_math_ps(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 
-/* ---- tile plans (pure; tiling.c) ----
- * A composite command's plan is not materialised: kb_plan_tile gives the
- * stages of tile `id`, so a 4096^3 GEMM (a million tiles) costs nothing up
- * front. GEMM tiles in M -> N -> K order, per (m, n, k):
- *   [DMA_READ A] [DMA_READ B] FETCH GEMM [MATH k_tile epilogue]*
- *   and on the last k: [MATH output_tile epilogue]* STORE DMA_WRITE
- * (the accumulator stays in the register file across K: docs/decisions.md,
- * "The PE pipeline"); a pinned operand (in TCM from tl.load) has no
- * DMA_READ. Math tiles in M -> N order: [DMA_READ X] [DMA_READ Y] FETCH MATH
- * STORE DMA_WRITE. The same spec and id always give the same tile. */
+/* ---- tile plans (pure; tiling.c has the stage sequences) ----
+ * Not materialised: kb_plan_tile gives the stages of tile `id`, the same
+ * ones for the same spec and id every time. */
 
 typedef enum kb_stage_type {
     KB_ST_DMA_READ, KB_ST_FETCH, KB_ST_GEMM, KB_ST_MATH, KB_ST_STORE, KB_ST_DMA_WRITE, KB_ST_COUNT
@@ -152,7 +142,7 @@ typedef struct kb_pe {
     /* parameters (attributes of the parts) */
     double cpu_clock_ghz;
     int64_t dispatch_cycles;
-    uint64_t scratch_bytes;
+    uint64_t scratch_bytes; /* a kernel instance's scratch (scratch_kb) */
     kb_time cpu_ps, sched_ps, fs_ps, tlb_ps;
     kb_time dispatch_ps; /* dispatch_cycles on PE_CPU plus its overhead */
     double tcm_bw[2];
@@ -305,18 +295,10 @@ void kb_pe_gemm_values(kb_pe_op *op);
 void kb_pe_math_values(kb_pe_op *op);
 
 /* ---- composite commands (scheduler.c, pipeline.c, tile_data.c) ----
- * Tiles flow DMA_READ -> FETCH -> GEMM|MATH -> STORE -> DMA_WRITE, each
- * token carrying its plan and routing itself through six lanes (serial
- * workers with `queue_depth` input queues: PE_DMA's read and write
- * channels, PE_FETCH_STORE's fetch and store sides, PE_GEMM, PE_MATH). A
- * worker hands a finished stage to the next lane, or holds it while that
- * queue is full (backpressure back to the feeder, never the scheduler).
- * GEMM and MATH share the accel slot with simple commands; FETCH takes
- * register-file space and stalls while it is full. A composite completes
- * exactly once, when its last tile's last stage ends. Data mode: a tile's
- * bytes are read when its DMA_READ (pinned: FETCH) completes, GEMM
- * accumulates in f32, epilogues apply in order, the output tile reaches
- * memory when its DMA_WRITE completes. */
+ * Tiles flow DMA_READ -> FETCH -> GEMM|MATH -> STORE -> DMA_WRITE through
+ * six lanes, sharing the TCM ports, the accel slot and the DMA channels
+ * with simple commands; a composite completes exactly once, when its last
+ * tile's last stage ends. Data moves with each stage (tile_data.c). */
 
 typedef enum kb_epi_kind {
     KB_EPI_DEQUANT, KB_EPI_BIAS, KB_EPI_RELU, KB_EPI_SCALE, KB_EPI_GELU, KB_EPI_SILU, KB_EPI_ADD, KB_EPI_KINDS
@@ -372,13 +354,12 @@ struct kb_composite {
     int refs;                   /* pipeline + submitter */
 };
 
-/* Checks c (plan, operands, epilogue and done filled in, allocated with
- * malloc; tile sizes left 0 take PE_SCHEDULER's) and queues it on pe's
- * scheduler: then c holds two references,
- * the pipeline's and the caller's. False with *err, c not taken (the
- * caller frees it), if it cannot run: a streamed operand's or the output's
- * base address does not translate (PE_MMU, named like any fault), a tile
- * needs more register file than there is. */
+/* Checks c (malloc'd; plan, operands, epilogue and done filled in; tile
+ * sizes left 0 take PE_SCHEDULER's) and queues it on pe's scheduler; c then
+ * holds two references, the pipeline's and the caller's. False with *err,
+ * c not taken (the caller frees it), if it cannot run: a streamed operand's
+ * or the output's base address does not translate (a PE_MMU fault), or a
+ * tile needs more register file than there is. */
 bool kb_composite_submit(kb_pe *pe, kb_composite *c, char **err);
 /* Drops one reference; frees c at zero (and its kernel reference). */
 void kb_composite_unref(kb_composite *c);

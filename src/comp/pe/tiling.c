@@ -1,5 +1,16 @@
 /* Tile plans (pe.h): pure functions of a composite command's shape, tile
- * sizes, operand staging and epilogue; no simulation. */
+ * sizes, operand staging and epilogue; no simulation. A plan is not
+ * materialised: kb_plan_tile gives the stages of tile `id`, so a 4096^3
+ * GEMM (a million tiles) costs nothing up front.
+ *
+ * GEMM, tiles in M -> N -> K order, per (m, n, k):
+ *   [DMA_READ A] [DMA_READ B] FETCH GEMM [MATH k_tile epilogue]*
+ *   and on the last k: [MATH output_tile epilogue]* STORE DMA_WRITE
+ * The accumulator stays in the register file across K: no STORE or
+ * DMA_WRITE before the last k (docs/decisions.md, "The PE pipeline"). A
+ * pinned operand (already in TCM from tl.load) has no DMA_READ.
+ * Math, tiles in M -> N order: [DMA_READ X] [DMA_READ Y] FETCH MATH STORE
+ * DMA_WRITE. */
 #include "comp/pe/pe.h"
 
 #include <string.h>
