@@ -10,6 +10,7 @@
  * and a TileToken op-log record. */
 #include "comp/pe/pe.h"
 
+#include "comp/entry.h"
 #include "core/sim.h"
 #include "core/util.h"
 
@@ -213,7 +214,7 @@ static void log_stage(kb_pipe *pp, kb_lane *L, kb_token *t, const kb_stage *st, 
 
 /* The memory side of a streamed tile: where its first element lives (a
  * tile is moved as one transfer of its bytes from there). */
-static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, uint32_t *node, uint64_t *off, char **err)
+static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, kb_target *tg, char **err)
 {
     kb_composite *c = t->c;
     const kb_plan_spec *s = &c->plan;
@@ -226,7 +227,8 @@ static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, uint32_t *
         const kb_operand *o = &c->in[st->arg];
         va = o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype);
     }
-    return kb_mmu_resolve(pp->pe, va, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), node, off, err);
+    return kb_mmu_resolve(pp->pe, va, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), &tg->node,
+                          &tg->offset, err);
 }
 
 static void step(kb_lane *L);
@@ -284,8 +286,7 @@ static void step(kb_lane *L)
     const kb_stage *st = stage_of(t);
     kb_time now = now_of(pp), start, end;
     char *err = NULL;
-    uint32_t node;
-    uint64_t off;
+    kb_target tg;
     switch ((kb_stage_type)st->type) {
     case KB_ST_DMA_READ: /* TLB, DMA read, TCM write (the tile lands) */
     case KB_ST_DMA_WRITE: /* TCM read, TLB, DMA write */ {
@@ -305,8 +306,8 @@ static void step(kb_lane *L)
         }
         if (ph == 1) {
             L->phase++;
-            if (!tile_target(pp, t, st, &node, &off, &err) ||
-                !kb_pe_dma_submit(p->fab, p->dma, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, node, off,
+            if (!tile_target(pp, t, st, &tg, &err) ||
+                !kb_pe_dma_submit(p->fab, p->dma, write ? KB_MSG_DMA_WRITE : KB_MSG_DMA_READ, tg.node, tg.offset,
                                   st->bytes, NULL, dma_done, L, NULL, &err)) {
                 kb_composite_fail(c, err);
                 return stage_end(L);
