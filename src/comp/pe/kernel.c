@@ -146,7 +146,7 @@ void kb_kernel_fill(kb_kernel *k, const kb_tview *v, double first, double step)
     int64_t n = kb_tview_numel(v);
     double *x = kb_xmalloc((size_t)(n ? n : 1) * sizeof *x);
     for (int64_t i = 0; i < n; i++)
-        x[i] = first + (double)i * step;
+        x[i] = step == 0 ? first : first + (double)i * step; /* a constant keeps its sign of zero */
     kb_tview_write(kb_fabric_memstore(k->pe->fab), v, x);
     free(x);
 }

@@ -22,6 +22,7 @@
  *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
  *   math.c         PE_MATH: vector formula, hook, slice, op log, values
  *   parts.c        the parts that take no fabric transactions
+ *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
  *
  * PE_IPCQ (queues between PEs, not built yet) joins as ipcq.c, beside
  * dma.c: like PE_DMA a part that sends and receives on the fabric (tokens
@@ -63,14 +64,12 @@ kb_time kb_bw_ps(uint64_t nbytes, double bw_gbs);
 /* MAC array cycles for [m x k] x [k x n] (gemm.c). */
 double kb_gemm_cycles(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
 kb_time kb_gemm_ps(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
-/* Vector cycles for op over `elems` input elements giving `outs` results
- * (math.c). */
+/* Vector cycles for op over `elems` inputs giving `outs` results (math.c). */
 double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 kb_time kb_math_ps(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 
 /* ---- tile plans (pure; tiling.c has the stage sequences) ----
- * Not materialised: kb_plan_tile gives the stages of tile `id`, the same
- * ones for the same spec and id every time. */
+ * Not materialised: kb_plan_tile gives the stages of tile `id`. */
 
 typedef enum kb_stage_type {
     KB_ST_DMA_READ, KB_ST_FETCH, KB_ST_GEMM, KB_ST_MATH, KB_ST_STORE, KB_ST_DMA_WRITE, KB_ST_COUNT
@@ -81,8 +80,7 @@ const char *kb_stage_name(kb_stage_type t); /* "DMA_READ" ... */
 typedef enum kb_scope { KB_SCOPE_K_TILE, KB_SCOPE_OUTPUT_TILE } kb_scope;
 
 /* What an epilogue op reads besides the tile, fetched with it: nothing (or
- * a scalar), a row vector over the tile's columns, a column vector over its
- * rows, or a whole tile (a residual). */
+ * a scalar), a row or column vector over the tile, a whole tile (residual). */
 typedef enum kb_epi_operand { KB_EPI_NONE, KB_EPI_COLS, KB_EPI_ROWS, KB_EPI_TILE } kb_epi_operand;
 
 #define KB_MAX_EPILOGUE 8
@@ -122,9 +120,8 @@ typedef struct kb_tile {
 uint64_t kb_plan_tiles(const kb_plan_spec *s); /* max(1, ceil(M / tm)) * ... */
 void kb_plan_grid(const kb_plan_spec *s, int64_t *mt, int64_t *nt, int64_t *kt);
 void kb_plan_tile(const kb_plan_spec *s, uint64_t id, kb_tile *out); /* id < kb_plan_tiles */
-/* Where operand i's part of tile t starts (row r0, column c0 of the
- * operand) and its size: [rows, depth] of A or [depth, cols] of B (GEMM),
- * [rows, cols] (math). */
+/* Operand i's part of tile t: from (r0, c0), [rows, depth] of A or
+ * [depth, cols] of B (GEMM), [rows, cols] (math). */
 void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
                      int64_t *cols);
 /* Register-file bytes the tile needs at once (operands, epilogue operands
@@ -378,13 +375,10 @@ void kb_pipe_free(kb_pe *pe);
 
 /* ---- kernel instances (kernel.c) ----
  * A kernel's run on one PE, driven by whoever runs its body (today the Lua
- * binding, src/lua/ltl.c): its scratch region of the PE's TCM (a ring of
- * 16-byte aligned results), the one blocking command it may have in flight,
- * its composites in flight, what a wait waits for, its statistics.
- * Reference counted: the creator, a command in flight and each composite it
- * issued hold one. When the PE goes away (its simulation's fabric is
- * freed) an instance still referenced is detached: its command's reference
- * is dropped and kb_kernel_pe returns NULL. */
+ * binding, src/lua/ltl.c): scratch ring in TCM, the one blocking command,
+ * composites in flight, waits, statistics. Reference counted: the creator,
+ * a command in flight and each composite it issued hold one. When the PE
+ * goes with its fabric, instances still referenced are detached. */
 
 typedef struct kb_kernel kb_kernel;
 /* Called from an event when the command completes or a wait is satisfied. */
