@@ -238,7 +238,8 @@ function M.attach(torch, rt)
       local start = s:now_ps()
       local scratch = rt.alloc_tcm(psip, cube, pe, scratch_bytes, name)
       local ctx = pe_c.context(s, { sip = psip, cube = cube, pe = pe, scratch_base = scratch.offset,
-                                    scratch_size = scratch_bytes, data = rt.data, pa_fallback = rt.pa_fallback })
+                                    scratch_size = scratch_bytes, data = rt.data, pa_fallback = rt.pa_fallback,
+                                    name = name })
       local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
       local kernel = registry[name]
       kernel(tl, table.unpack(kargs, 1, nargs))

@@ -1,9 +1,9 @@
---- The runtime's view of the PE page tables (ADR-0039 D3). The tables
--- themselves belong to the PE_MMU components of the simulation
--- (src/mem/pagetable.h, kept by builtin.pe_mmu); map messages install
--- entries when they arrive at the PE_MMU, and kernels translate through
--- them in C. Translating an unmapped VA is an error naming the PE and the
--- address, unlike the original (no silent PA fallback; docs/decisions.md).
+--- The runtime's view of the PE page tables. The tables and every
+-- translation belong to the PE_MMU components of the simulation
+-- (src/comp/pe/mmu.c); map messages install entries when they arrive at
+-- the PE_MMU, and kernels translate through them in their commands.
+-- Translating an unmapped VA is an error naming the PE and the address,
+-- unless the runtime was made with pa_fallback (docs/decisions.md).
 local pe_c = require "kernbench.pe_c"
 
 local M = {}
@@ -19,10 +19,9 @@ function M.new(s, opts)
 
   --- The PA of `va` on PE (sip, cube, pe); an error if it is not mapped.
   function mmu.translate(sip, cube, pe, va)
-    local pa = pe_c.mmu_translate(s, sip, cube, pe, va)
+    local pa, err = pe_c.mmu_translate(s, sip, cube, pe, va, mmu.pa_fallback, "torch.translate")
     if pa then return pa end
-    if mmu.pa_fallback then return va end
-    error(("MMU of sip%d.cube%d.pe%d: virtual address 0x%x is not mapped"):format(sip, cube, pe, va), 2)
+    error(err, 2)
   end
 
   --- Mapped regions of a PE (for tests).

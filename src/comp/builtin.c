@@ -118,7 +118,7 @@ static const kb_impl builtins[] = {
              "pseudo-channel"),
     IMPL_LAT("builtin.pe_dma", "pe_dma", pe_dma_attrs, kb_pe_dma_ops, "PE DMA engine",
              "{op = \"setup\", bytes, write, builtin_ns = overhead_ns}: a transfer's setup before its first flit"),
-    /* Launch messages end here; the PE's engines hang off its state (pe.c). */
+    /* Launch messages end here; the PE's engines hang off its state (pe/pe.c). */
     IMPL("builtin.pe_cpu", "pe_cpu", pe_cpu_attrs, kb_pe_cpu_ops, "PE control processor (runs kernels)"),
     IMPL("builtin.pe_scheduler", "pe_scheduler", pe_scheduler_attrs, kb_pe_part_ops, "PE command scheduler"),
     IMPL("builtin.pe_fetch_store", "pe_fetch_store", pe_fetch_store_attrs, kb_pe_part_ops,
@@ -129,7 +129,7 @@ static const kb_impl builtins[] = {
              "{op = NAME, elements, outputs, dtype, builtin_ns}: one vector operation (exp, add, sum ...)"),
     IMPL_LAT("builtin.pe_tcm", "pe_tcm", pe_tcm_attrs, kb_pe_part_ops, "PE scratchpad",
              "{op = \"read\" | \"write\", bytes, builtin_ns}: one transfer through a TCM port"),
-    /* Map/unmap messages end here; the page table is its state (pe.c). */
+    /* Map/unmap messages end here; the page table is its state (pe/mmu.c). */
     IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_mmu_ops, "PE address translation (page table)"),
     IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),
 };

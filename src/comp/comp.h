@@ -4,8 +4,9 @@
  * Each builtin is a kb_impl (name, attributes with defaults, behaviour)
  * registered by kb_comp_register_builtins. Behaviours live one per file:
  * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint,
- * IO_CPU, M_CPU), hbm_ctrl.c, sram.c, pe_dma.c, pe_parts.c; what a target does
- * once it has served a request (op log, data, answer) is in target.c. */
+ * IO_CPU, M_CPU), hbm_ctrl.c, sram.c; the PE's parts in the PE wing,
+ * pe/ (pe/pe.h); what a target does once it has served a request (op
+ * log, data, answer) is in target.c. */
 #ifndef KB_COMP_COMP_H
 #define KB_COMP_COMP_H
 
@@ -49,9 +50,9 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
  * IO_CPU, M_CPU, PE_CPU, PE_MMU): overhead in parallel, then on or done. */
 void kb_store_forward_txn(kb_comp *c, kb_txn *t);
 
-/* PE_CPU: terminates control messages and owns its PE's engine state (pe.h). */
+/* PE_CPU: terminates control messages and owns its PE's engine state (pe/pe.h). */
 extern const kb_comp_ops kb_pe_cpu_ops;
-/* PE_MMU: terminates map messages and holds the PE's page table (pe.h). */
+/* PE_MMU: terminates map messages and holds the PE's page table (pe/mmu.c). */
 extern const kb_comp_ops kb_pe_mmu_ops;
 
 #endif

@@ -60,8 +60,4 @@ bool kb_mem_is_host(const kb_txn *t);
 kb_txn *kb_mem_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t addr,
                        uint64_t nbytes, kb_data *data);
 
-/* Transitional names used by the PE files until they move into src/comp/pe/. */
-#define KB_MSG_DMA_WRITE (&kb_msg_dma_write)
-#define KB_MSG_DMA_READ (&kb_msg_dma_read)
-
 #endif

@@ -2,7 +2,7 @@
 
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
-#include "lua/lpe.h"
+#include "lua/ltl.h"
 #include "lua/ltensor.h"
 #include "lua/ltopo.h"
 

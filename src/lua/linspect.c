@@ -13,10 +13,9 @@
  *       a PE's simple command in flight and its pipeline's queues */
 #include "lua/linspect.h"
 
-#include "comp/pe.h"
-#include "comp/pipeline.h"
+#include "comp/pe/pe.h"
 #include "lua/lcomp.h"
-#include "lua/lpe.h"
+#include "lua/ltl.h"
 #include "lua/ltopo.h"
 #include "lua/lsim.h"
 #include "lua/lval.h"
@@ -133,7 +132,7 @@ static int l_component(lua_State *L)
 static int l_pe_state(lua_State *L)
 {
     lsim *S = check_fab(L, "s:pe_state");
-    kb_pe *p = lpe_check_pe(L, S, 2);
+    kb_pe *p = ltl_check_pe(L, S, 2);
     kb_pipe_state ps;
     kb_pipe_state_of(p, &ps);
     lua_createtable(L, 0, 6);

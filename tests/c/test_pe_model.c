@@ -1,7 +1,7 @@
-/* PE engine latency formulas (src/comp/pe_model.h), with the default
+/* PE engine latency formulas (src/comp/pe/gemm.c, math.c, cpu.c, tcm.c), with the default
  * attributes of docs/pe-model.md; each expected figure is derived in a
  * comment. */
-#include "comp/pe_model.h"
+#include "comp/pe/pe.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

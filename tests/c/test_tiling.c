@@ -1,7 +1,7 @@
-/* Tile plan generators (src/comp/tiling.h), without a simulation: stage
+/* Tile plan generators (src/comp/pe/tiling.c), without a simulation: stage
  * sequences of plain, pinned and epilogue GEMM plans and of math plans,
  * K-loop residency, tile counts and determinism. */
-#include "comp/tiling.h"
+#include "comp/pe/pe.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

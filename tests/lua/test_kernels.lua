@@ -312,10 +312,74 @@ function TestKernels:test_program_id_axis_out_of_range()
 end
 
 function TestKernels:test_store_to_an_unmapped_address()
-  local err = launch_error("small_1cube_1pe", function(tl)
+  local err = launch_error("small_1cube_1pe", { name = "bad_store", fn = function(tl)
     tl.store(0x200000000, tl.zeros({ 4 }))
-  end)
-  lu.assertStrContains(err, "tl.store: virtual address 0x200000000 is not mapped on sip0.cube0.pe0")
+  end })
+  lu.assertStrContains(err, "tl.store: virtual address 0x200000000 is not mapped on sip0.cube0.pe0 "
+                            .. "(kernel 'bad_store' at t=")
+end
+
+-- PE_MMU translates in the command's mmu stage: the fault ends the command
+-- after its dispatch and is raised when the kernel resumes, so the error
+-- names the kernel, the PE, the address and the time of that stage, and
+-- the traceback points at the tl.load line.
+function TestKernels:test_a_load_from_an_unmapped_address_names_kernel_pe_address_and_time()
+  local line
+  local err = launch_error("small_1cube_1pe", { name = "bad_load", fn = function(tl)
+    tl.cycles(5)
+    line = debug.getinfo(1, "l").currentline + 1
+    tl.load(0x300000000, { 4 }, "f16")
+  end })
+  lu.assertStrContains(err, "tl.load: virtual address 0x300000000 is not mapped on sip0.cube0.pe0 "
+                            .. "(kernel 'bad_load' at t=")
+  local fault = err:match("%(kernel 'bad_load' at t=([%d.]+) ns%)")
+  local failed = err:match("failed at t=([%d.]+) ns:")
+  lu.assertEquals(fault, failed)
+  lu.assertStrContains(err, "stack traceback")
+  lu.assertStrContains(err, "test_kernels.lua:" .. line .. ":")
+end
+
+function TestKernels:test_a_fault_comes_after_the_dispatch_and_the_tlb_cost_is_not_paid()
+  local torch = kb.torch { topology = kb.topology.load("small_1cube_1pe",
+    { "cube.pe_template.components.pe_mmu.attrs.tlb_overhead_ns=7" }) }
+  local t0
+  local ok, err = pcall(torch.launch, { name = "late_fault", fn = function(tl)
+    t0 = torch.sim:now()
+    tl.load(0x300000000, { 4 }, "f16")
+  end }, 1)
+  torch.close()
+  lu.assertFalse(ok)
+  local fault = tonumber(tostring(err):match("%(kernel 'late_fault' at t=([%d.]+) ns%)"))
+  lu.assertAlmostEquals(fault - t0, 1, 1e-9) -- the 1 ns dispatch, then the fault
+end
+
+function TestKernels:test_pa_fallback_loads_from_an_unmapped_address_as_physical()
+  local torch = kb.torch { topology = kb.topology.load("small_1cube_1pe"), pa_fallback = true }
+  local pa = torch.empty({ 4 }, { dtype = "f16", dp = torch.DPPolicy {} }).shards[1].pa
+  torch.synchronize()
+  local h = torch.launch(function(tl, p) tl.store(p, tl.load(p, { 4 }, "f16")) end, 1, pa)
+  lu.assertTrue(h.result.dma_ns > 0)
+  torch.close()
+end
+
+-- Kernel instances are reference counted: when a kernel fails, another
+-- PE's command still in flight and the instances' contexts are released
+-- whatever the order (checked for leaks and stale pointers under ASan).
+function TestKernels:test_a_failing_kernel_with_commands_in_flight_elsewhere_releases_its_instances()
+  local torch = runtime("small_1cube_8pe")
+  local d = torch.empty({ 2, 65536 }, { dtype = "f16", dp = torch.DPPolicy { pe = "row_wise", num_pes = 2 } })
+  local ok, err = pcall(torch.launch, { name = "half", fn = function(tl, p)
+    if tl.program_id(0) == 1 then
+      tl.cycles(10)
+      error("pe1 gives up")
+    end
+    tl.load(p, { 65536 }, "f16") -- still in flight when PE 1 fails
+  end }, 2, d)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "pe1 gives up")
+  torch.close()
+  collectgarbage()
+  collectgarbage()
 end
 
 function TestKernels:test_scratch_overflow()

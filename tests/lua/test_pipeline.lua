@@ -253,5 +253,40 @@ function TestPipeline:test_an_unmapped_output_fails_at_the_call()
   end, 1, d)
   torch.close()
   lu.assertFalse(ok)
-  lu.assertStrContains(tostring(err), "tl.composite: virtual address 0x7000000000 is not mapped on sip0.cube0.pe0")
+  lu.assertStrContains(tostring(err), "tl.composite: virtual address 0x7000000000 is not mapped on sip0.cube0.pe0 "
+                                      .. "(kernel '")
+  lu.assertStrContains(tostring(err), "at t=")
+end
+
+function TestPipeline:test_an_unmapped_streamed_operand_fails_at_the_call_naming_kernel_and_time()
+  local torch = runtime(nil, false)
+  local d = torch.empty({ 32, 64 }, { dtype = "f16", dp = torch.DPPolicy {} })
+  local ok, err = pcall(torch.launch, { name = "bad_ref", fn = function(tl, p)
+    tl.composite { op = "gemm", a = tl.ref(p, { 32, 64 }), b = tl.ref(0x6000000000, { 64, 32 }), out_ptr = p }
+  end }, 1, d)
+  torch.close()
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "tl.composite: virtual address 0x6000000000 is not mapped on sip0.cube0.pe0 "
+                                      .. "(kernel 'bad_ref' at t=")
+end
+
+-- A kernel that fails with composites in flight, a composite handle kept
+-- past the end of the runtime: the instance lives as long as its
+-- composites, and everything is released (checked under ASan).
+function TestPipeline:test_a_composite_handle_kept_after_its_kernel_failed_and_its_runtime_closed()
+  local torch = runtime(nil, true)
+  local d = torch.empty({ 256, 256 }, { dtype = "f16", dp = torch.DPPolicy {} })
+  local kept
+  local ok = pcall(torch.launch, { name = "keeps", fn = function(tl, p)
+    kept = tl.composite { op = "gemm", a = tl.ref(p, { 256, 256 }), b = tl.ref(p, { 256, 256 }), out_ptr = p }
+    tl.cycles(10)
+    error("gone")
+  end }, 1, d)
+  lu.assertFalse(ok)
+  torch.close()
+  collectgarbage()
+  lu.assertFalse(kept:done())
+  lu.assertStrContains(tostring(kept), "running")
+  kept = nil
+  collectgarbage()
 end

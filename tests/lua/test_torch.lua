@@ -60,7 +60,7 @@ function TestTorch:test_mappings_follow_the_policy_and_unmapped_access_is_an_err
   end
   lu.assertNotEquals(r.shards[1].pa, r.shards[2].pa)
   -- unmapped: an error naming the PE and the address
-  lu.assertErrorMsgContains(("MMU of sip0.cube0.pe1: virtual address 0x%x is not mapped"):format(d.va_base),
+  lu.assertErrorMsgContains(("torch.translate: virtual address 0x%x is not mapped on sip0.cube0.pe1"):format(d.va_base),
                             torch.translate, 0, 0, 1, d.va_base)
   d:free()
   torch.synchronize()

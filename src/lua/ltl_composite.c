@@ -1,5 +1,5 @@
-/* Composite commands from Lua (tl.composite / tl.wait; the pipeline is
- * src/comp/pipeline.c):
+/* Composite commands from Lua (tl.composite / tl.wait; PE_SCHEDULER and
+ * the pipeline are src/comp/pe/scheduler.c and pipeline.c):
  *
  *   h = ctx:composite{op = "gemm" | "math", a = A, b = B, out_ptr = va,
  *                     math_op = "exp", out_dtype = "f16", tile = {tm, tk, tn},
@@ -13,10 +13,12 @@
  * {ptr =, shape =, dtype =} streamed tile by tile from memory. Issuing costs
  * the PE_CPU its dispatch (the call blocks that long) and returns the
  * handle; the tiles then flow while the kernel goes on. lua/kernbench/tl.lua
- * checks the user's table (ops, fields, scopes) before it gets here. */
-#include "comp/pipeline.h"
+ * checks the user's table (ops, fields, scopes) before it gets here; here
+ * the table becomes a kb_composite, which the kernel instance submits
+ * (base addresses are checked by PE_MMU there, the error raised here). */
 #include "core/util.h"
-#include "lua/lpe_internal.h"
+#include "lua/lbind.h"
+#include "lua/ltl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,81 +40,36 @@ static int comp_gc(lua_State *L)
     return 0;
 }
 
-/* ---- completion and waiting ---- */
-
-static void remove_live(pe_ctx *x, kb_composite *c)
-{
-    for (size_t i = 0; i < x->nlive; i++)
-        if (x->live[i] == c) {
-            x->live[i] = x->live[--x->nlive];
-            return;
-        }
-}
-
-/* The context's list of composites in flight holds a reference on each. */
-static void composite_done(kb_composite *c)
-{
-    pe_ctx *x = c->arg;
-    remove_live(x, c);
-    kb_composite_unref(c); /* the list's; the pipeline still holds one while it calls this */
-    x->dma_ps += c->stage_ps[KB_ST_DMA_READ] + c->stage_ps[KB_ST_DMA_WRITE];
-    x->compute_ps += c->stage_ps[KB_ST_GEMM] + c->stage_ps[KB_ST_MATH];
-    if (c->error && !x->composite_error)
-        x->composite_error = kb_xstrdup(c->error);
-    lproc *p = x->waiting;
-    if (!p || (x->wait_for != c && !(x->wait_all && x->nlive == 0)))
-        return;
-    x->waiting = NULL;
-    x->wait_for = NULL;
-    x->wait_all = false;
-    p->waiter.wake(x->S->sim, &p->waiter); /* from the completing event: resume at once */
-}
-
-void lcomposite_release(pe_ctx *x)
-{
-    for (size_t i = 0; i < x->nlive; i++) { /* in flight: nobody to tell any more */
-        x->live[i]->done = NULL;
-        kb_composite_unref(x->live[i]);
-    }
-    free(x->live);
-    free(x->composite_error);
-    x->live = NULL;
-    x->nlive = x->cap_live = 0;
-    x->composite_error = NULL;
-}
+/* ---- waiting ---- */
 
 /* Raises the first failed composite's error, once. */
-static void raise_failure(lua_State *L, pe_ctx *x)
+static void raise_failure(lua_State *L, ltl_ctx *x)
 {
-    if (!x->composite_error)
-        return;
-    lua_pushstring(L, x->composite_error);
-    free(x->composite_error);
-    x->composite_error = NULL;
-    lua_error(L);
+    char *err = kb_kernel_take_composite_error(x->k);
+    if (err)
+        lbind_raise(L, err);
 }
 
 static int after_wait(lua_State *L, int status, lua_KContext k)
 {
     (void)status;
     (void)k;
-    raise_failure(L, lpe_check_ctx(L, 1));
+    raise_failure(L, ltl_check_ctx(L, 1));
     return 0;
 }
 
 /* ctx:wait([h]) */
 static int ctx_wait(lua_State *L)
 {
-    pe_ctx *x = lpe_check_ctx(L, 1);
+    ltl_ctx *x = ltl_check_ctx(L, 1);
     kb_composite *c = NULL;
     if (!lua_isnoneornil(L, 2)) {
-        comp_ud *u = check_comp(L, 2);
-        c = u->c;
-        if (c->arg != x)
+        c = check_comp(L, 2)->c;
+        if (c->kernel != x->k)
             return luaL_error(L, "tl.wait: the handle belongs to another PE's kernel");
     }
     lua_settop(L, 1);
-    if (c ? c->finished : x->nlive == 0) {
+    if (kb_kernel_done(x->k, c)) {
         raise_failure(L, x);
         return 0;
     }
@@ -121,8 +78,7 @@ static int ctx_wait(lua_State *L)
         return lsim_would_block(L, "tl.wait", "composite commands are still running");
     lsim_prepare_block(L, p, "tl.wait");
     x->waiting = p;
-    x->wait_for = c;
-    x->wait_all = c == NULL;
+    kb_kernel_wait(x->k, c);
     return lsim_block(L, p, after_wait);
 }
 
@@ -132,13 +88,13 @@ static int field(lua_State *L, int t, const char *k) { return lua_getfield(L, t,
 
 /* Operand `name` (a or b) of the table at t into o; pinned tensors carry
  * their view, references their address. Leaves nothing on the stack. */
-static void operand(lua_State *L, pe_ctx *x, int t, const char *name, kb_operand *o)
+static void operand(lua_State *L, ltl_ctx *x, int t, const char *name, kb_operand *o)
 {
     field(L, t, name);
     int idx = lua_gettop(L);
-    tensor_ud *h = lpe_test_tensor(L, idx);
+    ltl_tensor *h = ltl_test_tensor(L, idx);
     if (h) {
-        lpe_check_tensor(L, idx, "tl.composite", 0, x);
+        ltl_check_tensor(L, idx, "tl.composite", 0, x);
         if (h->v.ndim != 2)
             luaL_error(L, "tl.composite: %s must be 2-D", name);
         o->pinned = true;
@@ -147,18 +103,17 @@ static void operand(lua_State *L, pe_ctx *x, int t, const char *name, kb_operand
         o->dtype = h->v.dtype;
     } else if (lua_istable(L, idx)) {
         field(L, idx, "ptr");
-        lpe_translate(L, x, lua_gettop(L), "tl.composite"); /* raises if the address is not mapped */
-        o->va = (uint64_t)lua_tointeger(L, -1);
+        o->va = ltl_check_ptr(L, lua_gettop(L), "tl.composite");
         lua_pop(L, 1);
         field(L, idx, "shape");
         int64_t shape[KB_VIEW_MAXDIM];
-        int nd = lpe_parse_shape(L, lua_gettop(L), "tl.composite", shape);
+        int nd = ltl_parse_shape(L, lua_gettop(L), "tl.composite", shape);
         lua_pop(L, 1);
         if (nd != 2)
             luaL_error(L, "tl.composite: %s must be 2-D", name);
         o->rows = shape[0], o->cols = shape[1];
         field(L, idx, "dtype");
-        o->dtype = lpe_parse_dtype(L, lua_gettop(L), "tl.composite", "f16");
+        o->dtype = ltl_parse_dtype(L, lua_gettop(L), "tl.composite", "f16");
         lua_pop(L, 1);
         o->pinned = false;
     } else {
@@ -185,7 +140,7 @@ static kb_epi_operand epi_operand_of(const kb_tview *v, int64_t M, int64_t N)
     return KB_EPI_NONE;
 }
 
-static void epilogue(lua_State *L, pe_ctx *x, int t, kb_composite *c)
+static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite *c)
 {
     if (field(L, t, "epilogue") == LUA_TNIL) {
         lua_pop(L, 1);
@@ -212,9 +167,9 @@ static void epilogue(lua_State *L, pe_ctx *x, int t, kb_composite *c)
         c->plan.scope[i] = strcmp(luaL_optstring(L, -1, "output_tile"), "k_tile") == 0 ? KB_SCOPE_K_TILE
                                                                                       : KB_SCOPE_OUTPUT_TILE;
         field(L, op, "view");
-        tensor_ud *h = lpe_test_tensor(L, -1);
+        ltl_tensor *h = ltl_test_tensor(L, -1);
         if (h) {
-            lpe_check_tensor(L, lua_gettop(L), "tl.composite", 0, x);
+            ltl_check_tensor(L, lua_gettop(L), "tl.composite", 0, x);
             kb_tview b;
             if (!kb_tview_broadcast(&h->v, 2, out, &b)) {
                 char s[96];
@@ -238,9 +193,8 @@ static void epilogue(lua_State *L, pe_ctx *x, int t, kb_composite *c)
 /* ctx:composite(table) -> handle */
 static int ctx_composite(lua_State *L)
 {
-    pe_ctx *x = lpe_check_ctx(L, 1);
+    ltl_ctx *x = ltl_check_ctx(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    kb_pe *p = x->pe;
     kb_composite spec; /* checked here, copied to the heap once nothing can raise */
     memset(&spec, 0, sizeof spec);
     kb_composite *c = &spec;
@@ -280,63 +234,43 @@ static int ctx_composite(lua_State *L)
     c->plan.in_size[1] = has_b ? (uint32_t)kb_dtype_size(b->dtype) : 0;
     c->plan.acc_size = 4; /* f32 accumulation */
     field(L, 2, "out_dtype");
-    c->out_dtype = lua_isnil(L, -1) ? a->dtype : lpe_parse_dtype(L, lua_gettop(L), "tl.composite", NULL);
+    c->out_dtype = lua_isnil(L, -1) ? a->dtype : ltl_parse_dtype(L, lua_gettop(L), "tl.composite", NULL);
     lua_pop(L, 1);
     c->plan.out_size = (uint32_t)kb_dtype_size(c->out_dtype);
-    /* tile sizes: the call's, else PE_SCHEDULER's */
-    const kb_topo *topo = kb_fabric_topo(p->fab);
-    const kb_comp_spec *sched = kb_topo_node(topo, p->sched)->spec;
-    int64_t tile[3] = {(int64_t)kb_spec_attr(sched, "tile_m"), (int64_t)kb_spec_attr(sched, "tile_k"),
-                       (int64_t)kb_spec_attr(sched, "tile_n")};
+    /* tile sizes: the call's; 0 leaves PE_SCHEDULER's */
+    int64_t tile[3] = {0, 0, 0};
     if (field(L, 2, "tile") != LUA_TNIL) {
         for (int i = 0; i < 3; i++) {
             lua_rawgeti(L, -1, i + 1);
-            tile[i] = lua_isnil(L, -1) ? tile[i] : luaL_checkinteger(L, -1);
-            if (tile[i] < 1)
+            tile[i] = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
+            if (!lua_isnil(L, -1) && tile[i] < 1)
                 luaL_error(L, "tl.composite: tile sizes must be >= 1");
             lua_pop(L, 1);
         }
     }
     lua_pop(L, 1);
-    c->plan.tm = tile[0] > 0 ? tile[0] : 32, c->plan.tk = tile[1] > 0 ? tile[1] : 64,
-    c->plan.tn = tile[2] > 0 ? tile[2] : 32;
+    c->plan.tm = tile[0], c->plan.tk = tile[1], c->plan.tn = tile[2];
     epilogue(L, x, 2, c);
-    /* the output: an address that must translate, like every streamed operand */
     field(L, 2, "out_ptr");
-    lpe_translate(L, x, lua_gettop(L), "tl.composite");
-    c->out_va = (uint64_t)lua_tointeger(L, -1);
+    c->out_va = ltl_check_ptr(L, lua_gettop(L), "tl.composite");
     lua_pop(L, 1);
-    c->data = x->data;
-    c->pa_fallback = x->pa_fallback;
-    kb_time now = kb_sim_now(x->S->sim);
-    c->ready_at = now + kb_cycles_ps((double)p->dispatch_cycles, p->cpu_clock_ghz) + p->cpu_ps + p->sched_ps;
-    c->done = composite_done;
-    c->arg = x;
     c = kb_xmalloc(sizeof *c);
     *c = spec;
     char *err = NULL;
-    if (!kb_composite_submit(p, c, &err)) {
+    if (!kb_kernel_composite(x->k, c, &err)) {
         free(c);
-        lua_pushstring(L, err);
-        free(err);
-        return lua_error(L);
+        return lbind_raise(L, err);
     }
-    if (x->nlive == x->cap_live) {
-        x->cap_live = x->cap_live ? 2 * x->cap_live : 4;
-        x->live = kb_xrealloc(x->live, x->cap_live * sizeof *x->live);
-    }
-    x->live[x->nlive++] = c;
-    c->refs++; /* the list's */
-    /* the handle, then the PE_CPU's dispatch of the call */
+    /* the handle (the submitter's reference), then the PE_CPU's dispatch of the call */
     lua_settop(L, 1);
     comp_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->c = c;
     luaL_setmetatable(L, LCOMP_MT);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    memset(&x->op, 0, sizeof x->op);
-    x->op.kind = KB_PE_CYCLES;
-    return lpe_start_command(L, x, "tl.composite");
+    kb_pe_op *op = ltl_command(L, x, "tl.composite");
+    op->kind = KB_PE_CYCLES;
+    return ltl_start_command(L, x, "tl.composite");
 }
 
 /* ---- handle methods ---- */
@@ -384,9 +318,9 @@ static int comp_tostring(lua_State *L)
     return 1;
 }
 
-const luaL_Reg lcomposite_ctx_methods[] = {{"composite", ctx_composite}, {"wait", ctx_wait}, {NULL, NULL}};
+const luaL_Reg ltl_composite_methods[] = {{"composite", ctx_composite}, {"wait", ctx_wait}, {NULL, NULL}};
 
-void lcomposite_open(lua_State *L)
+void ltl_open_composite(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"done", comp_done}, {"stats", comp_stats}, {NULL, NULL}};
     luaL_newmetatable(L, LCOMP_MT);

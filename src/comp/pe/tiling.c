@@ -1,5 +1,17 @@
-/* Tile plans (tiling.h). */
-#include "comp/tiling.h"
+/* Tile plans (pe.h): pure functions of a composite command's shape, tile
+ * sizes, operand staging and epilogue; no simulation. A plan is not
+ * materialised: kb_plan_tile gives the stages of tile `id`, so a 4096^3
+ * GEMM (a million tiles) costs nothing up front.
+ *
+ * GEMM, tiles in M -> N -> K order, per (m, n, k):
+ *   [DMA_READ A] [DMA_READ B] FETCH GEMM [MATH k_tile epilogue]*
+ *   and on the last k: [MATH output_tile epilogue]* STORE DMA_WRITE
+ * The accumulator stays in the register file across K: no STORE or
+ * DMA_WRITE before the last k (docs/decisions.md, "The PE pipeline"). A
+ * pinned operand (already in TCM from tl.load) has no DMA_READ.
+ * Math, tiles in M -> N order: [DMA_READ X] [DMA_READ Y] FETCH MATH STORE
+ * DMA_WRITE. */
+#include "comp/pe/pe.h"
 
 #include <string.h>
 
@@ -110,4 +122,16 @@ uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t)
     else
         n += (uint64_t)(t->rows * t->cols) * s->out_size; /* the result */
     return n;
+}
+
+void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
+                     int64_t *cols)
+{
+    if (!s->gemm) {
+        *r0 = t->m * s->tm, *c0 = t->n * s->tn, *rows = t->rows, *cols = t->cols;
+    } else if (i == 0) {
+        *r0 = t->m * s->tm, *c0 = t->k * s->tk, *rows = t->rows, *cols = t->depth;
+    } else {
+        *r0 = t->k * s->tk, *c0 = t->n * s->tn, *rows = t->depth, *cols = t->cols;
+    }
 }

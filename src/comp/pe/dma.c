@@ -1,9 +1,10 @@
-/* PE DMA engine (builtin.pe_dma): a read and a write channel
- * (rd_engines / wr_engines transfers in flight each). A transfer holds its
- * channel for the whole round trip, from setup until its acknowledgement
- * or data is back (fix f6d262e359 of the original); queued transfers start
- * in submission order. The setup overhead (overhead_ns) is paid before the
- * first flit leaves. */
+/* PE_DMA (builtin.pe_dma), a part of the PE wing (pe.h): a read and a
+ * write channel (rd_engines / wr_engines transfers in flight each). A
+ * transfer holds its channel for the whole round trip, from setup until its
+ * acknowledgement or data is back, so the engine counts bound transfers in
+ * flight, not transfers started (docs/pe-model.md, Resources); queued
+ * transfers start in submission order. The setup overhead (overhead_ns) is
+ * paid before the first flit leaves. */
 #include "comp/comp.h"
 
 #include "core/sim.h"

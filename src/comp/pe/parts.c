@@ -1,9 +1,8 @@
-/* PE components that take no fabric transactions (PE_SCHEDULER,
- * PE_FETCH_STORE, PE_GEMM, PE_MATH, PE_TCM, PE_IPCQ): nodes of the graph
- * with their attributes, whose work comes from their PE's commands
- * (src/comp/pe.c; PE_IPCQ's with collectives). A transaction reaching one
- * is a routing error, reported as such. (PE_CPU and PE_MMU terminate
- * control messages: pe.c.) */
+/* PE parts that take no fabric transactions (PE_SCHEDULER, PE_FETCH_STORE,
+ * PE_GEMM, PE_MATH, PE_TCM and, until ipcq.c exists, PE_IPCQ): nodes of the
+ * graph with their attributes, whose work comes from their PE's commands
+ * (pe.h). A transaction reaching one is a routing error, reported as such.
+ * (PE_CPU and PE_MMU terminate control messages: pe.c, mmu.c.) */
 #include "comp/comp.h"
 
 static void refuse(kb_comp *c, kb_txn *t)

@@ -1,0 +1,502 @@
+/* The PE wing: one processing element, from the commands its kernel issues
+ * to the engines that carry them out (docs/pe-model.md). The PE's state
+ * hangs off its PE_CPU component; its nine parts are nodes of the topology.
+ * This is the wing's one header; one file per part or concern:
+ *
+ *   pe.c           a PE assembled from its nine parts: kb_pe, its parameters,
+ *                  kb_pe_of / kb_pe_find, busy time and trace slices of parts
+ *   cpu.c          PE_CPU: dispatch, tl.cycles, its trace slices
+ *   kernel.c       kernel instances (kb_kernel): scratch, the blocking
+ *                  command, composites in flight, waits, statistics
+ *   command.c      the stage machine of simple commands (kb_pe_submit)
+ *   scheduler.c    PE_SCHEDULER: composite commands submitted, fed tile by
+ *                  tile, completed; the pipeline's state for inspection
+ *   pipeline.c     the stage lanes: hand-over, backpressure, register file
+ *   tile_data.c    data mode of composite tiles (values per stage)
+ *   tiling.c       tile plans (pure functions, no simulation)
+ *   mmu.c          PE_MMU: page table, translation (the one place a virtual
+ *                  address becomes a memory node and offset), faults
+ *   dma.c          PE_DMA: read and write channels over the fabric
+ *   tcm.c          PE_TCM: port bandwidth formula, latency hook, slices
+ *   fetch_store.c  PE_FETCH_STORE: TCM <-> register file moves
+ *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
+ *   math.c         PE_MATH: vector formula, hook, slice, op log, values
+ *   parts.c        the parts that take no fabric transactions
+ *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
+ *
+ * PE_IPCQ (queues between PEs, not built yet) joins as ipcq.c, beside
+ * dma.c: like PE_DMA a part that sends and receives on the fabric (tokens
+ * and credits), its state reached from kb_pe, tl.send / tl.recv becoming
+ * kinds of kb_pe_op.
+ *
+ * Times are picoseconds. Formulas and stages: docs/pe-model.md. */
+#ifndef KB_COMP_PE_PE_H
+#define KB_COMP_PE_PE_H
+
+#include "comp/comp.h"
+#include "mem/addr.h"
+#include "mem/compute.h"
+#include "mem/dtype.h"
+#include "mem/pagetable.h"
+#include "mem/view.h"
+
+/* ---- engine formulas (pure; cpu.c, tcm.c, gemm.c, math.c) ---- */
+
+typedef struct kb_gemm_model {
+    double clock_ghz;
+    int64_t rows, cols, depth; /* MAC array: output rows x cols, K elements per cell per cycle */
+    double f32_slowdown;       /* cycle factor for 32-bit operands */
+    kb_time overhead_ps;
+} kb_gemm_model;
+
+typedef struct kb_math_model {
+    double clock_ghz;
+    int64_t simd_bytes;        /* bytes per vector instruction */
+    double transcendental_cycles;
+    kb_time overhead_ps;
+} kb_math_model;
+
+/* round(cycles / clock) in ps; 0 without a clock (a part that is not builtin). */
+kb_time kb_cycles_ps(double cycles, double clock_ghz);
+/* Time to move nbytes at bw_gbs (GB/s = bytes/ns), rounded up to the ps;
+ * 0 if bw_gbs is 0 (not paced). */
+kb_time kb_bw_ps(uint64_t nbytes, double bw_gbs);
+/* MAC array cycles for [m x k] x [k x n] (gemm.c). */
+double kb_gemm_cycles(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
+kb_time kb_gemm_ps(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
+/* Vector cycles for op over `elems` inputs giving `outs` results (math.c). */
+double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+kb_time kb_math_ps(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+
+/* ---- tile plans (pure; tiling.c has the stage sequences) ----
+ * Not materialised: kb_plan_tile gives the stages of tile `id`. */
+
+typedef enum kb_stage_type {
+    KB_ST_DMA_READ, KB_ST_FETCH, KB_ST_GEMM, KB_ST_MATH, KB_ST_STORE, KB_ST_DMA_WRITE, KB_ST_COUNT
+} kb_stage_type;
+
+const char *kb_stage_name(kb_stage_type t); /* "DMA_READ" ... */
+
+typedef enum kb_scope { KB_SCOPE_K_TILE, KB_SCOPE_OUTPUT_TILE } kb_scope;
+
+/* What an epilogue op reads besides the tile, fetched with it: nothing (or
+ * a scalar), a row or column vector over the tile, a whole tile (residual). */
+typedef enum kb_epi_operand { KB_EPI_NONE, KB_EPI_COLS, KB_EPI_ROWS, KB_EPI_TILE } kb_epi_operand;
+
+#define KB_MAX_EPILOGUE 8
+#define KB_MAX_STAGES (6 + 2 * KB_MAX_EPILOGUE)
+#define KB_STAGE_HEAD 255
+
+typedef struct kb_stage {
+    uint8_t type;   /* kb_stage_type */
+    uint8_t arg;    /* DMA_READ: operand 0 (A / X) or 1 (B / Y); MATH: epilogue index, or KB_STAGE_HEAD */
+    uint32_t bytes; /* bytes moved (DMA, FETCH, STORE) or elements computed (MATH) */
+} kb_stage;
+
+typedef struct kb_plan_spec {
+    bool gemm;                 /* else an element-wise math plan */
+    int64_t M, K, N;           /* math: M x N, K unused */
+    int64_t tm, tk, tn;        /* tile sizes (math: tm x tn) */
+    bool pinned[2];            /* operand 0 / 1 already in TCM: no DMA_READ */
+    bool has[2];               /* math: operand 1 exists (binary op); gemm: both */
+    uint32_t in_size[2];       /* bytes per element of each operand */
+    uint32_t acc_size;         /* accumulator bytes per element (GEMM) */
+    uint32_t out_size;         /* output bytes per element */
+    int nepi;
+    kb_scope scope[KB_MAX_EPILOGUE];
+    kb_epi_operand epi_operand[KB_MAX_EPILOGUE];
+    uint32_t epi_size[KB_MAX_EPILOGUE];          /* the epilogue operand's bytes per element */
+} kb_plan_spec;
+
+typedef struct kb_tile {
+    uint64_t id;
+    int64_t m, n, k;           /* tile indices */
+    int64_t rows, depth, cols; /* this tile's sizes (edges are smaller) */
+    bool first_k, last_k;
+    int nstages;
+    kb_stage stages[KB_MAX_STAGES];
+} kb_tile;
+
+uint64_t kb_plan_tiles(const kb_plan_spec *s); /* max(1, ceil(M / tm)) * ... */
+void kb_plan_grid(const kb_plan_spec *s, int64_t *mt, int64_t *nt, int64_t *kt);
+void kb_plan_tile(const kb_plan_spec *s, uint64_t id, kb_tile *out); /* id < kb_plan_tiles */
+/* Operand i's part of tile t: from (r0, c0), [rows, depth] of A or
+ * [depth, cols] of B (GEMM), [rows, cols] (math). */
+void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
+                     int64_t *cols);
+/* Register-file bytes the tile needs at once (operands, epilogue operands
+ * and, from its first k, the accumulator). */
+uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t);
+
+/* ---- the PE (pe.c) ---- */
+
+typedef struct kb_pe {
+    kb_fabric *fab;
+    int sip, cube, pe;
+    uint32_t cpu, sched, dma, fetch_store, gemm, math, tcm, mmu; /* node indices */
+    kb_time tcm_free[2]; /* PE_TCM read [0] and write [1] ports: free from */
+    kb_time accel_free;  /* accel slot (PE_GEMM and PE_MATH): free from */
+    /* parameters (attributes of the parts) */
+    double cpu_clock_ghz;
+    int64_t dispatch_cycles;
+    uint64_t scratch_bytes; /* a kernel instance's scratch (scratch_kb) */
+    kb_time cpu_ps, sched_ps, fs_ps, tlb_ps;
+    kb_time dispatch_ps; /* dispatch_cycles on PE_CPU plus its overhead */
+    double tcm_bw[2];
+    kb_gemm_model gemm_m;
+    kb_math_model math_m;
+    /* PE_MMU: the HBM slice last resolved (mmu.c): PAs [xl_lo, xl_hi) are
+     * node xl_node's offsets from xl_off */
+    kb_pa xl_lo, xl_hi;
+    uint32_t xl_node;
+    uint64_t xl_off;
+    struct kb_pipe *pipe;      /* composite commands, made on first use (scheduler.c) */
+    struct kb_pe_op *active;   /* the simple command in flight, if any (inspection) */
+    struct kb_kernel *kernels; /* kernel instances on this PE (kernel.c) */
+} kb_pe;
+
+/* The PE of the pe_cpu node `node`, or NULL if it is not a builtin.pe_cpu. */
+kb_pe *kb_pe_of(kb_fabric *f, uint32_t node);
+/* PE (sip, cube, pe), or NULL with *err naming it (also when an engine is
+ * not its builtin: the PE's commands drive the engines). */
+kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err);
+
+/* A capacity-1 port served in request order: a request made at `now` that
+ * takes `dur` starts at *start and ends at the returned time. */
+static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_time *start)
+{
+    *start = *free_at > now ? *free_at : now;
+    *free_at = *start + dur;
+    return *free_at;
+}
+
+/* Counts [start, end) as busy time of part `node` and, with a trace, puts a
+ * slice there; kb_pe_span_bytes adds a "bytes" argument. */
+void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
+                size_t nargs);
+void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n);
+
+/* ---- engines (cpu.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
+ * Times are the builtin formulas, or the part's Lua latency model when the
+ * topology names one. */
+
+/* PE_CPU: a command's dispatch from `now` (PE_SCHEDULER's slice when it
+ * costs time); returns its end. */
+kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now);
+/* A slice on PE_CPU's track (a tl call, a kernel instance). */
+void kb_pe_cpu_span(kb_pe *p, const char *name, kb_time start, kb_time end);
+kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes);
+/* A TCM access of n bytes requested at `at` on the read (0) or write (1)
+ * port, with its slice; returns its end (*start: when the port took it). */
+kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, kb_time *start);
+/* PE_FETCH_STORE: n bytes TCM -> register file (store = 0) or back, from
+ * `now`: overhead, then the TCM port; `trace`: slices on both parts. */
+kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace);
+kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype t);
+kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+
+/* ---- PE_MMU (mmu.c) ---- */
+
+/* The PE's page table, or NULL with *err (if err is not NULL) when PE_MMU
+ * is not builtin.pe_mmu. */
+kb_pagetable *kb_mmu_table(kb_pe *p, char **err);
+/* What a map / unmap message does when it arrives (the runtime calls them
+ * then); false with *err when there is no page table. */
+bool kb_mmu_map(kb_pe *p, uint64_t va, uint64_t pa, uint64_t size, char **err);
+bool kb_mmu_unmap(kb_pe *p, uint64_t va, uint64_t size, char **err);
+/* The physical address of va: its mapping, or (pa_fallback) va itself when
+ * nothing maps it; false when unmapped without the fallback. */
+bool kb_mmu_translate(kb_pe *p, uint64_t va, bool pa_fallback, uint64_t *pa);
+/* Where va lives: translated (kb_mmu_translate), then the physical
+ * address's memory node (HBM controller or cube SRAM) and node offset. No
+ * time passes (the PE_MMU stage charges tlb_overhead_ns). False with *err
+ * naming `call`, va in hex, the PE and, if `kernel` is not NULL, that
+ * kernel and the simulated time. */
+bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint32_t *node,
+                    uint64_t *offset, char **err);
+/* The fault message of an unmapped va (the caller frees it). */
+char *kb_mmu_fault(kb_pe *p, uint64_t va, const char *call, const char *kernel);
+
+/* ---- simple commands (command.c) ----
+ *   load:   dispatch -> mmu -> DMA read  -> TCM write
+ *   store:  dispatch -> mmu -> TCM read  -> DMA write
+ *   gemm:   dispatch -> fetch (TCM read)   -> GEMM  -> store (TCM write)
+ *   math:   dispatch -> fetch (TCM read)   -> MATH  -> store (TCM write)
+ *   cycles: dispatch -> PE_CPU busy for n cycles
+ * A stage starts when the previous one ends and its resource is free. The
+ * mmu stage translates the command's virtual address (a fault ends the
+ * command there, with op->error) and costs tlb_overhead_ns. With data on, a
+ * load's bytes land in TCM when its TCM write ends, a store's leave TCM
+ * when its TCM read ends, and a GEMM or MATH result is written when its
+ * store stage ends: data moves with time. */
+
+typedef enum kb_pe_kind { KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES } kb_pe_kind;
+
+/* A math operand: a tensor view or an immediate. */
+typedef struct kb_pe_operand {
+    bool is_imm;
+    double imm;
+    kb_tview v;
+} kb_pe_operand;
+
+typedef struct kb_pe_op kb_pe_op;
+typedef void (*kb_pe_done_fn)(kb_pe_op *op);
+
+/* One command in flight; the caller owns the memory until done() runs. */
+struct kb_pe_op {
+    kb_pe *pe;
+    kb_pe_kind kind;
+    const char *what;    /* the tl call, for slices and errors ("tl.load"); static */
+    bool data;           /* data mode: move bytes and compute values */
+    /* load/store: the memory side as a virtual address (translated by the
+     * mmu stage) and the TCM side (a contiguous view) */
+    uint64_t va;
+    bool pa_fallback;    /* an unmapped va is used as a physical address */
+    const char *kernel;  /* the kernel's name for fault messages, or NULL */
+    kb_tview tcm;
+    /* gemm: in[0] x in[1] -> out; math: op over nin operands -> out */
+    kb_mop mop;
+    int nin;
+    kb_pe_operand in[3];
+    int axis;            /* math ops along an axis */
+    kb_tview out;
+    int64_t cycles;      /* cycles */
+    kb_pe_done_fn done;
+    void *arg;
+    /* filled in */
+    kb_time t_issue;     /* when the command was issued */
+    kb_time dma_ps, compute_ps;
+    char *error;         /* set if a stage failed (done() runs at once) */
+    bool submitting;     /* done() called from within kb_pe_submit (a zero-time command) */
+    /* internal */
+    int stage;
+    kb_time t_stage;
+    uint32_t target;     /* load/store: va's memory node and offset (mmu stage) */
+    uint64_t target_off;
+    void *buf;           /* data in transit */
+};
+
+/* Starts op at the current time. It never fails here: done() is called
+ * exactly once when the command completes, with op->error set if a stage
+ * failed (a fault at PE_MMU, no route for the DMA), from an event callback
+ * or, when the whole command takes no time, from within this call
+ * (op->submitting). */
+void kb_pe_submit(kb_pe_op *op);
+
+/* The compute stage of a gemm / math command on the accel slot from `now`:
+ * slice, op-log record; returns its end (gemm.c, math.c). With data, the
+ * result is computed into op->out by kb_pe_*_values when the command ends. */
+kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now);
+kb_time kb_pe_math_stage(kb_pe_op *op, kb_time now);
+void kb_pe_gemm_values(kb_pe_op *op);
+void kb_pe_math_values(kb_pe_op *op);
+
+/* ---- composite commands (scheduler.c, pipeline.c, tile_data.c) ----
+ * Tiles flow DMA_READ -> FETCH -> GEMM|MATH -> STORE -> DMA_WRITE through
+ * six lanes, sharing the TCM ports, the accel slot and the DMA channels
+ * with simple commands; a composite completes exactly once, when its last
+ * tile's last stage ends. Data moves with each stage (tile_data.c). */
+
+typedef enum kb_epi_kind {
+    KB_EPI_DEQUANT, KB_EPI_BIAS, KB_EPI_RELU, KB_EPI_SCALE, KB_EPI_GELU, KB_EPI_SILU, KB_EPI_ADD, KB_EPI_KINDS
+} kb_epi_kind;
+
+const char *kb_epi_name(kb_epi_kind k);
+
+/* One epilogue op: a scalar or a TCM tensor broadcast over the output. */
+typedef struct kb_epilogue {
+    kb_epi_kind kind;
+    bool has_view;
+    kb_tview v;  /* [N], [1, N] (per column), [M, 1] (per row) or [M, N] */
+    double value;
+} kb_epilogue;
+
+/* An operand: pinned (a TCM view) or streamed from memory (a virtual
+ * address of a row-major [rows, cols] matrix, translated per DMA). */
+typedef struct kb_operand {
+    bool pinned;
+    kb_tview v;   /* pinned */
+    uint64_t va;  /* streamed */
+    int64_t rows, cols;
+    kb_dtype dtype;
+} kb_operand;
+
+typedef struct kb_composite kb_composite;
+typedef void (*kb_composite_fn)(kb_composite *c);
+
+struct kb_composite {
+    /* filled by the caller */
+    kb_plan_spec plan;
+    kb_mop mop;                 /* math composites: the op */
+    kb_operand in[2];
+    uint64_t out_va;
+    kb_dtype out_dtype;
+    kb_epilogue epi[KB_MAX_EPILOGUE];
+    bool data, pa_fallback;
+    kb_time ready_at;           /* when PE_SCHEDULER may start feeding it */
+    kb_composite_fn done;       /* called once, when the last tile completes */
+    void *arg;
+    struct kb_kernel *kernel;   /* the issuing instance (named in errors; a reference), or NULL */
+    /* state */
+    kb_pe *pe;
+    uint64_t ntiles, fed, completed;
+    bool finished;
+    char *error;                /* the first stage error, if any */
+    kb_time t_submit, t_first, t_done;
+    kb_time stage_ps[KB_ST_COUNT]; /* service time per stage type */
+    uint64_t stage_n[KB_ST_COUNT]; /* stages per type */
+    uint64_t acc_rf;            /* register-file bytes of the accumulator in use */
+    float *acc;                 /* data: the current (m, n) accumulator */
+    kb_composite *next;         /* feed queue */
+    int refs;                   /* pipeline + submitter */
+};
+
+/* Checks c (malloc'd; plan, operands, epilogue and done filled in; tile
+ * sizes left 0 take PE_SCHEDULER's) and queues it on pe's scheduler; c then
+ * holds two references, the pipeline's and the caller's. False with *err,
+ * c not taken (the caller frees it), if it cannot run: a streamed operand's
+ * or the output's base address does not translate (a PE_MMU fault), or a
+ * tile needs more register file than there is. */
+bool kb_composite_submit(kb_pe *pe, kb_composite *c, char **err);
+/* Drops one reference; frees c at zero (and its kernel reference). */
+void kb_composite_unref(kb_composite *c);
+
+/* What a PE's pipeline holds now (inspection). */
+typedef struct kb_pipe_state {
+    int queued[KB_ST_COUNT];  /* tokens waiting in each stage's queue */
+    bool busy[KB_ST_COUNT];   /* a token in service (or held for the next queue) */
+    uint64_t rf_used, rf_cap; /* register-file bytes */
+    size_t composites;        /* composites not finished */
+    uint64_t tiles_left;      /* tiles of those not yet completed */
+} kb_pipe_state;
+void kb_pipe_state_of(kb_pe *pe, kb_pipe_state *out);
+/* Frees a PE's pipeline and the composites only it still holds (pe.c). */
+void kb_pipe_free(kb_pe *pe);
+
+/* ---- kernel instances (kernel.c) ----
+ * A kernel's run on one PE, driven by whoever runs its body (today the Lua
+ * binding, src/lua/ltl.c): scratch ring in TCM, the one blocking command,
+ * composites in flight, waits, statistics. Reference counted: the creator,
+ * a command in flight and each composite it issued hold one. When the PE
+ * goes with its fabric, instances still referenced are detached. */
+
+typedef struct kb_kernel kb_kernel;
+/* Called from an event when the command completes or a wait is satisfied. */
+typedef void (*kb_kernel_wake_fn)(kb_kernel *k, void *arg);
+
+typedef struct kb_kernel_stats {
+    kb_time dma_ps, compute_ps; /* of its commands and finished composites */
+    uint64_t calls;             /* blocking commands issued */
+    uint64_t scratch_bytes;     /* scratch used so far (at most its size) */
+    size_t composites;          /* in flight */
+} kb_kernel_stats;
+
+/* A new instance (one reference) of kernel `name` on p, with scratch
+ * [base, base + size) of p's TCM. */
+kb_kernel *kb_kernel_new(kb_pe *p, const char *name, uint64_t scratch_base, uint64_t scratch_size, bool data,
+                         bool pa_fallback);
+void kb_kernel_ref(kb_kernel *k);
+void kb_kernel_unref(kb_kernel *k);
+void kb_kernel_set_wake(kb_kernel *k, kb_kernel_wake_fn fn, void *arg);
+kb_pe *kb_kernel_pe(const kb_kernel *k); /* NULL once detached */
+const char *kb_kernel_name(const kb_kernel *k); /* NULL for k NULL */
+const char *kb_kernel_where(const kb_kernel *k); /* "sip0.cube0.pe3" */
+bool kb_kernel_data(const kb_kernel *k);
+uint64_t kb_kernel_scratch_size(const kb_kernel *k);
+/* Scratch for a result of shape/dtype: its view and the stamp that tells
+ * later whether it is still live. False with *err (naming `call`) when one
+ * result needs more than the whole scratch. */
+bool kb_kernel_alloc(kb_kernel *k, const char *call, kb_dtype dt, int ndim, const int64_t *shape, kb_tview *v,
+                     uint64_t *stamp, char **err);
+/* Whether a result made at `stamp` still holds its bytes (the ring has not
+ * come round to them). */
+bool kb_kernel_live(const kb_kernel *k, uint64_t stamp);
+/* Data mode: v's elements become first, first + step, ... (no time). */
+void kb_kernel_fill(kb_kernel *k, const kb_tview *v, double first, double step);
+/* The command to fill for `call` (zeroed), or NULL with *err when one is in
+ * flight or the instance is detached. Then kb_kernel_submit starts it; the
+ * wake function is called when it completes, and kb_kernel_take_error
+ * gives its error (the caller frees it), if any. */
+kb_pe_op *kb_kernel_command(kb_kernel *k, const char *call, char **err);
+void kb_kernel_submit(kb_kernel *k);
+char *kb_kernel_take_error(kb_kernel *k);
+/* Submits composite c (kb_composite_submit) for k: it starts feeding after
+ * the PE_CPU's dispatch, in k's data and pa_fallback modes, and holds a
+ * reference on k. False with *err, c not taken. */
+bool kb_kernel_composite(kb_kernel *k, kb_composite *c, char **err);
+/* Whether composite c (NULL: every composite of k) is done. */
+bool kb_kernel_done(const kb_kernel *k, const kb_composite *c);
+/* kb_kernel_done, or else the wake function is called when it is. */
+bool kb_kernel_wait(kb_kernel *k, kb_composite *c);
+/* The first failed composite's error, once (the caller frees it), or NULL. */
+char *kb_kernel_take_composite_error(kb_kernel *k);
+void kb_kernel_stats_of(const kb_kernel *k, kb_kernel_stats *out);
+/* Detaches every instance of p (pe.c, when the PE is freed). */
+void kb_kernel_detach_all(kb_pe *p);
+
+/* ---- internal to the wing: the pipeline's pieces ---- */
+
+typedef struct kb_token {
+    kb_composite *c;
+    kb_tile t;
+    int idx;               /* current stage */
+    uint64_t rf;           /* register-file bytes it holds for its operands */
+    float *buf[2];         /* data: operand tiles */
+    float *res;            /* data: partial product (GEMM) or result (math) */
+    float *acc;            /* data: the accumulator it carries out (last k) */
+    struct kb_token *next; /* free list */
+} kb_token;
+
+typedef struct kb_lane kb_lane;
+
+/* Something waiting for space in a lane: another lane or the feeder. */
+typedef struct kb_producer {
+    kb_token *held;
+    kb_lane *target;
+    void (*resume)(struct kb_producer *p);
+    struct kb_producer *next;
+} kb_producer;
+
+struct kb_lane {
+    struct kb_pipe *pp;
+    kb_stage_type type;
+    uint32_t node;         /* the part, for the trace */
+    int depth;
+    kb_token **q;
+    int head, n;
+    kb_token *cur;         /* in service, or finished and waiting to hand over */
+    kb_producer me;        /* when this lane waits for space downstream */
+    kb_producer *waiters, *waiters_tail;
+    bool rf_wait;          /* FETCH: waiting for register-file space */
+    int phase;             /* of the current stage (DMA stages have several) */
+    kb_time svc_start;     /* when the current stage's service began */
+};
+
+typedef struct kb_pipe {
+    kb_pe *pe;
+    kb_lane lanes[KB_ST_COUNT];
+    kb_composite *feed_head, *feed_tail; /* composites not fully fed */
+    kb_producer feeder;
+    bool feeder_waiting;                 /* for a ready time or for space */
+    kb_token *free_tokens;
+    uint64_t rf_cap, rf_used;
+    kb_composite **live;                 /* composites not finished */
+    size_t nlive, cap_live;
+} kb_pipe;
+
+/* pipeline.c */
+void kb_pipe_lanes_init(kb_pipe *pp);
+void kb_pipe_lanes_free(kb_pipe *pp);    /* tokens in flight too */
+kb_token *kb_token_new(kb_pipe *pp, kb_composite *c, uint64_t id);
+bool kb_lane_offer(kb_lane *L, kb_token *t); /* false: L's queue is full */
+void kb_lane_wait(kb_lane *L, kb_producer *p); /* p->held moves in when a slot frees */
+/* scheduler.c: the pipeline's last tile of c is done; a stage of c failed
+ * (the first error is kept, err is taken). */
+void kb_composite_finish(kb_pipe *pp, kb_composite *c);
+void kb_composite_fail(kb_composite *c, char *err);
+/* kernel.c: composite c, issued by c->kernel, is being freed. */
+void kb_kernel_release_composite(kb_composite *c);
+/* tile_data.c: token t's values after stage st (data mode). */
+void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st);
+
+#endif

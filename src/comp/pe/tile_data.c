@@ -1,0 +1,188 @@
+/* Data mode of composite tiles (pe.h): what each stage does to a tile's
+ * values when it completes. DMA_READ (a pinned operand: FETCH) reads the
+ * operand's part of the tile, row by row through PE_MMU (a tile's rows may
+ * lie on different HBM slices); GEMM computes the partial product in f32,
+ * which joins the (m, n) accumulator once its k_tile epilogues are done;
+ * MATH applies the head op or an epilogue; DMA_WRITE writes the output
+ * tile's rows to memory. Timing never depends on it. */
+#include "comp/pe/pe.h"
+
+#include "core/util.h"
+#include "mem/memstore.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static float *tile_alloc(int64_t rows, int64_t cols)
+{
+    return kb_xcalloc((size_t)(rows * cols + 1), sizeof(float)); /* +1: never a 0-byte allocation */
+}
+
+/* Moves rows x cols of a row-major matrix at virtual address va (ld
+ * elements per row) between memory and buf, row by row (each row
+ * translated on its own: a tile's rows may lie on different slices). */
+static bool move_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t ld, kb_dtype dt, int64_t rows,
+                      int64_t cols, float *buf, bool write, char **err)
+{
+    kb_memstore *m = kb_fabric_memstore(pp->pe->fab);
+    size_t sz = kb_dtype_size(dt);
+    double *row = kb_xmalloc((size_t)cols * sizeof *row);
+    bool ok = true;
+    for (int64_t r = 0; r < rows && ok; r++) {
+        uint32_t node;
+        uint64_t off;
+        ok = kb_mmu_resolve(pp->pe, va + (uint64_t)(r * ld) * sz, c->pa_fallback, "tl.composite",
+                            kb_kernel_name(c->kernel), &node, &off, err);
+        if (!ok)
+            break;
+        if (write) {
+            for (int64_t j = 0; j < cols; j++)
+                row[j] = buf[r * cols + j];
+            kb_memstore_write_elems(m, node, off, dt, row, (size_t)cols);
+        } else {
+            kb_memstore_read_elems(m, node, off, dt, row, (size_t)cols);
+            for (int64_t j = 0; j < cols; j++)
+                buf[r * cols + j] = (float)row[j];
+        }
+    }
+    free(row);
+    return ok;
+}
+
+static void load_operand(kb_pipe *pp, kb_token *t, int i)
+{
+    kb_composite *c = t->c;
+    const kb_operand *o = &c->in[i];
+    int64_t r0, c0, rows, cols;
+    kb_plan_operand(&c->plan, &t->t, i, &r0, &c0, &rows, &cols);
+    free(t->buf[i]);
+    t->buf[i] = tile_alloc(rows, cols);
+    char *err = NULL;
+    if (o->pinned) {
+        kb_tview v = o->v; /* the tile's window of the pinned view */
+        v.offset += (uint64_t)(r0 * v.stride[0] + c0 * v.stride[1]) * kb_dtype_size(v.dtype);
+        v.shape[0] = rows, v.shape[1] = cols;
+        double *x = kb_xmalloc((size_t)(rows * cols + 1) * sizeof *x);
+        kb_tview_read(kb_fabric_memstore(pp->pe->fab), &v, x);
+        for (int64_t k = 0; k < rows * cols; k++)
+            t->buf[i][k] = (float)x[k];
+        free(x);
+    } else if (!move_rows(pp, c, o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype), o->cols,
+                          o->dtype, rows, cols, t->buf[i], false, &err)) {
+        kb_composite_fail(c, err);
+    }
+}
+
+/* Epilogue operand value for output element (r, c) of the whole output. */
+static double epi_at(kb_memstore *m, const kb_epilogue *e, int64_t M, int64_t N, int64_t r, int64_t col)
+{
+    if (!e->has_view)
+        return e->value;
+    kb_tview b;
+    int64_t shape[2] = {M, N};
+    kb_tview_broadcast(&e->v, 2, shape, &b);
+    int64_t idx[2] = {r, col};
+    double x;
+    kb_memstore_read_elems(m, b.domain, kb_tview_elem_offset(&b, idx), b.dtype, &x, 1);
+    return x;
+}
+
+static void apply_epilogue(kb_pipe *pp, const kb_token *t, const kb_epilogue *e, float *x)
+{
+    kb_memstore *m = kb_fabric_memstore(pp->pe->fab);
+    const kb_plan_spec *s = &t->c->plan;
+    int64_t rows = t->t.rows, cols = t->t.cols, r0 = t->t.m * s->tm, c0 = t->t.n * s->tn;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++) {
+            double v = x[r * cols + j], o = 0;
+            if (e->kind == KB_EPI_DEQUANT || e->kind == KB_EPI_BIAS || e->kind == KB_EPI_SCALE ||
+                e->kind == KB_EPI_ADD)
+                o = epi_at(m, e, s->M, s->N, r0 + r, c0 + j);
+            switch (e->kind) {
+            case KB_EPI_DEQUANT:
+            case KB_EPI_SCALE: v *= o; break;
+            case KB_EPI_BIAS:
+            case KB_EPI_ADD: v += o; break;
+            case KB_EPI_RELU: v = v > 0 ? v : 0; break;
+            case KB_EPI_GELU: v = 0.5 * v * (1 + erf(v / sqrt(2.0))); break;
+            case KB_EPI_SILU: v = v / (1 + exp(-v)); break;
+            default: break;
+            }
+            x[r * cols + j] = (float)v;
+        }
+}
+
+void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st)
+{
+    kb_composite *c = t->c;
+    const kb_plan_spec *s = &c->plan;
+    int64_t rows = t->t.rows, cols = t->t.cols;
+    switch (st->type) {
+    case KB_ST_DMA_READ:
+        load_operand(pp, t, st->arg);
+        break;
+    case KB_ST_FETCH:
+        for (int i = 0; i < 2; i++)
+            if (s->has[i] && c->in[i].pinned)
+                load_operand(pp, t, i);
+        break;
+    case KB_ST_GEMM:
+        free(t->res);
+        t->res = tile_alloc(rows, cols);
+        kb_compute_matmul_f32(t->buf[0], t->buf[1], t->res, rows, t->t.depth, cols);
+        break;
+    case KB_ST_MATH:
+        if (st->arg == KB_STAGE_HEAD) { /* element-wise math composite */
+            int n = (int)(rows * cols);
+            double *x = kb_xmalloc((size_t)n * sizeof *x), *y = kb_xmalloc((size_t)n * sizeof *y), *z = NULL;
+            for (int k = 0; k < n; k++)
+                x[k] = t->buf[0][k];
+            if (s->has[1]) {
+                z = kb_xmalloc((size_t)n * sizeof *z);
+                for (int k = 0; k < n; k++)
+                    z[k] = t->buf[1][k];
+                kb_compute_binary(c->mop, x, z, y, n);
+            } else {
+                kb_compute_unary(c->mop, x, y, n);
+            }
+            free(t->res);
+            t->res = tile_alloc(rows, cols);
+            for (int k = 0; k < n; k++)
+                t->res[k] = (float)y[k];
+            free(x);
+            free(y);
+            free(z);
+        } else {
+            apply_epilogue(pp, t, &c->epi[st->arg], s->scope[st->arg] == KB_SCOPE_K_TILE ? t->res : t->acc);
+        }
+        break;
+    case KB_ST_DMA_WRITE: {
+        float *out = s->gemm ? t->acc : t->res;
+        char *err = NULL;
+        uint64_t va = c->out_va + (uint64_t)(t->t.m * s->tm * s->N + t->t.n * s->tn) * kb_dtype_size(c->out_dtype);
+        if (out && !move_rows(pp, c, va, s->N, c->out_dtype, rows, cols, out, true, &err))
+            kb_composite_fail(c, err);
+        break;
+    }
+    default:
+        break;
+    }
+    /* GEMM: the partial product joins the accumulator once its k_tile
+     * epilogues are done; the last k tile takes the accumulator out. */
+    if (s->gemm && (st->type == KB_ST_GEMM || (st->type == KB_ST_MATH && s->scope[st->arg] == KB_SCOPE_K_TILE))) {
+        bool more_k_epi = t->idx + 1 < t->t.nstages && t->t.stages[t->idx + 1].type == KB_ST_MATH &&
+                          s->scope[t->t.stages[t->idx + 1].arg] == KB_SCOPE_K_TILE;
+        if (!more_k_epi) {
+            if (t->t.first_k || !c->acc) {
+                free(c->acc);
+                c->acc = tile_alloc(rows, cols);
+            }
+            for (int64_t k = 0; k < rows * cols; k++)
+                c->acc[k] += t->res[k];
+            if (t->t.last_k) {
+                t->acc = c->acc;
+                c->acc = NULL;
+            }
+        }
+    }
+}

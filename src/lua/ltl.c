@@ -1,0 +1,497 @@
+/* The `kernbench.pe_c` module: a kernel instance's context, and the tl.*
+ * commands that run on its PE.
+ *
+ *   ctx = pe_c.context(s, {sip=, cube=, pe=, scratch_base=, scratch_size=, data=, pa_fallback=, name=})
+ *   load, store = ctx:tl_functions()            -- tl.load / tl.store bound to ctx:
+ *     h = load(va, shape, dtype) / load(ref)    -- blocking: PE_MMU, DMA into TCM scratch
+ *     store(va, h)                              -- blocking: TCM -> memory
+ *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
+ *   y = ctx:math(op, axis, x[, y[, z]])          -- blocking: fetch, MATH, write back
+ *   ctx:cycles(n)                                -- blocking: PE_CPU busy
+ *   h = ctx:full(shape, dtype, v) / ctx:arange(start, stop, dtype)  -- no time
+ *   t = ctx:trans(h)                             -- a view: last two dims swapped
+ *   ctx:stats() -> {dma_ns, compute_ns, calls, scratch_bytes}
+ *   ctx:span(name, start_ps)                     -- a trace slice on PE_CPU until now
+ *   ctx:composite{...}, ctx:wait([h])            -- ltl_composite.c
+ *
+ * The context holds a reference to the kernel instance (kb_kernel, machine
+ * state in src/comp/pe/kernel.c); these functions check and marshal
+ * arguments, fill the instance's command and yield until the instance's
+ * wake function resumes the kernel's process. Addresses are passed on as
+ * virtual addresses: PE_MMU translates them in the command's mmu stage, so
+ * a fault is raised when the kernel resumes, at the tl call. Operators on
+ * handles are PE_MATH commands too (ltl_tensor.c). */
+#include "lua/ltl.h"
+#include "lua/ltl_internal.h"
+
+#include "core/util.h"
+#include "lua/lbind.h"
+#include "lua/lsim.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LTL_MT "kernbench.pe_context"
+
+/* Registry key of the context metatable (besides its name): checking a
+ * userdata by pointer key avoids interning the name on every call. */
+static const char CTX_KEY;
+
+void *ltl_test_ud(lua_State *L, int idx, const void *key)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, key);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+
+/* ---- contexts ---- */
+
+ltl_ctx *ltl_check_ctx(lua_State *L, int idx)
+{
+    ltl_ctx *c = ltl_test_ud(L, idx, &CTX_KEY);
+    if (!c)
+        luaL_typeerror(L, idx, "PE context");
+    if (!c->k || !kb_kernel_pe(c->k))
+        luaL_error(L, "PE context is closed");
+    return c;
+}
+
+/* The instance calls back when its command completes or a wait is
+ * satisfied: the kernel's process resumes. */
+static void ctx_wake(kb_kernel *k, void *arg)
+{
+    (void)k;
+    ltl_ctx *c = arg;
+    lproc *p = c->waiting;
+    c->waiting = NULL;
+    if (p)
+        p->waiter.wake(c->S->sim, &p->waiter);
+}
+
+/* Commands and composites in flight keep the instance alive without us. */
+static int ctx_gc(lua_State *L)
+{
+    ltl_ctx *c = luaL_checkudata(L, 1, LTL_MT);
+    if (c->k) {
+        kb_kernel_set_wake(c->k, NULL, NULL);
+        kb_kernel_unref(c->k);
+        c->k = NULL;
+    }
+    return 0;
+}
+
+static lua_Integer field_int(lua_State *L, int t, const char *k, bool required, lua_Integer dflt)
+{
+    lua_getfield(L, t, k);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        if (required)
+            luaL_error(L, "pe_c.context: missing field '%s'", k);
+        return dflt;
+    }
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok || v < 0)
+        luaL_error(L, "pe_c.context: field '%s' must be an integer >= 0", k);
+    lua_pop(L, 1);
+    return v;
+}
+
+static int l_context(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    if (!S->fab)
+        return luaL_error(L, "pe_c.context: this simulation has no topology");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int sip = (int)field_int(L, 2, "sip", true, 0), cube = (int)field_int(L, 2, "cube", true, 0),
+        pe = (int)field_int(L, 2, "pe", true, 0);
+    uint64_t base = (uint64_t)field_int(L, 2, "scratch_base", true, 0),
+             size = (uint64_t)field_int(L, 2, "scratch_size", true, 0);
+    lua_getfield(L, 2, "data");
+    bool data = lua_toboolean(L, -1);
+    lua_getfield(L, 2, "pa_fallback");
+    bool pa_fallback = lua_toboolean(L, -1);
+    lua_getfield(L, 2, "name");
+    const char *name = luaL_optstring(L, -1, "kernel");
+    char *err = NULL;
+    kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
+    if (!p)
+        return lbind_raise(L, err);
+    ltl_ctx *c = lua_newuserdatauv(L, sizeof *c, 1);
+    memset(c, 0, sizeof *c);
+    luaL_setmetatable(L, LTL_MT);
+    lua_pushvalue(L, 1); /* keep the simulation alive */
+    lua_setiuservalue(L, -2, 1);
+    c->S = S;
+    c->k = kb_kernel_new(p, name, base, size, data, pa_fallback);
+    kb_kernel_set_wake(c->k, ctx_wake, c);
+    return 1;
+}
+
+/* ---- arguments ---- */
+
+uint64_t ltl_check_ptr(lua_State *L, int idx, const char *call)
+{
+    int ok;
+    lua_Integer va = lua_tointegerx(L, idx, &ok);
+    if (!ok)
+        luaL_error(L, "%s: the pointer must be an integer address (a tensor argument plus a byte offset), "
+                      "got %s", call, lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
+    return (uint64_t)va;
+}
+
+/* ---- blocking commands ---- */
+
+kb_pe_op *ltl_command(lua_State *L, ltl_ctx *c, const char *call)
+{
+    char *err = NULL;
+    kb_pe_op *op = kb_kernel_command(c->k, call, &err);
+    if (!op)
+        lbind_raise(L, err);
+    return op;
+}
+
+/* The continuation: the context is at 1, the result (if any) above it. */
+static int after_command(lua_State *L, int status, lua_KContext k)
+{
+    (void)status;
+    (void)k;
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    char *err = kb_kernel_take_error(c->k);
+    if (err)
+        return lbind_raise(L, err);
+    return c->nret;
+}
+
+int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call)
+{
+    lproc *p = lsim_current(L, c->S, call);
+    if (!p)
+        return lsim_would_block(L, call, "it runs on the PE's engines");
+    lsim_prepare_block(L, p, call);
+    c->nret = lua_gettop(L) > 1; /* the result, if any, sits above the context */
+    c->waiting = p;
+    kb_kernel_submit(c->k);
+    return lsim_block(L, p, after_command);
+}
+
+/* A tl.ref table at idx: replaces it by its pointer and fills shape and
+ * dtype at idx+1, idx+2 (a load of a reference loads what it names). */
+static void unref(lua_State *L, int idx, bool all)
+{
+    if (!lua_istable(L, idx))
+        return;
+    lua_getfield(L, idx, "ptr");
+    if (all) {
+        lua_getfield(L, idx, "shape");
+        lua_replace(L, idx + 1);
+        lua_getfield(L, idx, "dtype");
+        lua_replace(L, idx + 2);
+    }
+    lua_replace(L, idx);
+}
+
+/* tl.load(ptr, shape, dtype="f16") or tl.load(ref): upvalue 1 is the context. */
+static int tl_load(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, lua_upvalueindex(1));
+    lua_settop(L, 3);
+    unref(L, 1, true);
+    uint64_t va = ltl_check_ptr(L, 1, "tl.load");
+    int64_t shape[KB_VIEW_MAXDIM];
+    int nd = ltl_parse_shape(L, 2, "tl.load", shape);
+    kb_dtype dt = ltl_parse_dtype(L, 3, "tl.load", "f16");
+    kb_pe_op *op = ltl_command(L, c, "tl.load");
+    op->kind = KB_PE_LOAD;
+    op->va = va;
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    op->tcm = ltl_push_result(L, 1, c, "tl.load", dt, nd, shape)->v;
+    return ltl_start_command(L, c, "tl.load");
+}
+
+/* tl.store(ptr, handle): upvalue 1 is the context. */
+static int tl_store(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, lua_upvalueindex(1));
+    lua_settop(L, 2);
+    unref(L, 1, false);
+    uint64_t va = ltl_check_ptr(L, 1, "tl.store");
+    if (!ltl_test_tensor(L, 2))
+        return luaL_error(L, "tl.store: the value must be a tensor handle (from tl.load, tl.dot, math ...), got %s",
+                          lua_istable(L, 2) ? "a table (a tl.ref? load it first)" : luaL_typename(L, 2));
+    ltl_tensor *t = ltl_check_tensor(L, 2, "tl.store", 2, c);
+    if (!kb_tview_contiguous(&t->v))
+        return luaL_error(L, "tl.store: the handle is a transposed view (tl.trans); a store moves "
+                             "contiguous bytes: compute a contiguous result first");
+    kb_pe_op *op = ltl_command(L, c, "tl.store");
+    op->kind = KB_PE_STORE;
+    op->va = va;
+    op->tcm = t->v;
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    return ltl_start_command(L, c, "tl.store");
+}
+
+/* ctx:tl_functions() -> load, store: the two C closures bound to ctx. */
+static int ctx_tl_functions(lua_State *L)
+{
+    ltl_check_ctx(L, 1);
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, tl_load, 1);
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, tl_store, 1);
+    return 2;
+}
+
+static int ctx_cycles(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    if (n < 0)
+        return luaL_error(L, "tl.cycles: the count must be >= 0 (got %I)", n);
+    kb_pe_op *op = ltl_command(L, c, "tl.cycles");
+    op->kind = KB_PE_CYCLES;
+    op->cycles = n;
+    lua_settop(L, 1);
+    return ltl_start_command(L, c, "tl.cycles");
+}
+
+static int ctx_dot(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    ltl_tensor *a = ltl_check_tensor(L, 2, "tl.dot", 1, c), *b = ltl_check_tensor(L, 3, "tl.dot", 2, c);
+    char sa[96], sb[96];
+    kb_shape_str(a->v.ndim, a->v.shape, sa, sizeof sa);
+    kb_shape_str(b->v.ndim, b->v.shape, sb, sizeof sb);
+    if (a->v.ndim != 2 || b->v.ndim != 2)
+        return luaL_error(L, "tl.dot: operands must be 2-D (got shapes %s and %s)", sa, sb);
+    if (a->v.shape[1] != b->v.shape[0])
+        return luaL_error(L, "tl.dot: shapes %s and %s cannot be multiplied (%d != %d)", sa, sb,
+                          (int)a->v.shape[1], (int)b->v.shape[0]);
+    if (a->v.dtype != b->v.dtype)
+        return luaL_error(L, "tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->v.dtype),
+                          kb_dtype_name(b->v.dtype));
+    kb_dtype out = lua_isnoneornil(L, 4) ? a->v.dtype : ltl_parse_dtype(L, 4, "tl.dot", NULL);
+    kb_pe_op *op = ltl_command(L, c, "tl.dot");
+    op->kind = KB_PE_GEMM;
+    op->nin = 2;
+    op->in[0].v = a->v;
+    op->in[1].v = b->v;
+    int64_t shape[2] = {a->v.shape[0], b->v.shape[1]};
+    lua_settop(L, 1);
+    op->out = ltl_push_result(L, 1, c, "tl.dot", out, 2, shape)->v;
+    return ltl_start_command(L, c, "tl.dot");
+}
+
+/* Result dtype of math over operands: their common dtype; mixed float
+ * dtypes give f32, mixed integer ones i32. */
+static kb_dtype common_dtype(kb_dtype a, kb_dtype b)
+{
+    if (a == b)
+        return a;
+    if (kb_dtype_is_float(a) || kb_dtype_is_float(b))
+        return KB_F32;
+    return KB_I32;
+}
+
+/* Operands are tensors or numbers; math on tensors broadcasts them (numpy
+ * rules). The command (and the result handle) are named after the op. */
+int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop mop, int first, int nargs, int axis_idx)
+{
+    const kb_mop_info *info = kb_mop_info_of(mop);
+    char call[32];
+    snprintf(call, sizeof call, "tl.%s", info->name);
+    if (nargs != info->arity)
+        return luaL_error(L, "%s: takes %d operand(s), got %d", call, info->arity, nargs);
+    kb_pe_op *op = ltl_command(L, c, info->name);
+    op->kind = KB_PE_MATH;
+    op->mop = mop;
+    op->nin = nargs;
+    int nd = 0;
+    int64_t shape[KB_VIEW_MAXDIM];
+    bool have_dtype = false;
+    kb_dtype dt = KB_F32;
+    char seen[256] = "";
+    for (int i = 0; i < nargs; i++) {
+        int idx = first + i;
+        kb_pe_operand *o = &op->in[i];
+        if (lua_type(L, idx) == LUA_TNUMBER || lua_isboolean(L, idx)) {
+            if (info->axis)
+                return luaL_error(L, "%s: the operand must be a tensor handle", call);
+            o->is_imm = true;
+            o->imm = lua_isboolean(L, idx) ? lua_toboolean(L, idx) : lua_tonumber(L, idx);
+            continue;
+        }
+        ltl_tensor *t = ltl_check_tensor(L, idx, call, i + 1, c);
+        o->v = t->v;
+        char s[96];
+        size_t len = strlen(seen);
+        snprintf(seen + len, sizeof seen - len, "%s%s", len ? " and " : "", kb_shape_str(t->v.ndim, t->v.shape, s, sizeof s));
+        if (nd == 0) {
+            nd = t->v.ndim;
+            memcpy(shape, t->v.shape, sizeof shape);
+        } else if (!kb_broadcast_shapes(nd, shape, t->v.ndim, t->v.shape, &nd, shape)) {
+            return luaL_error(L, "%s: shapes %s cannot be broadcast together", call, seen);
+        }
+        if (mop == KB_OP_WHERE && i == 0)
+            continue; /* the condition does not set the result dtype */
+        dt = have_dtype ? common_dtype(dt, t->v.dtype) : t->v.dtype;
+        have_dtype = true;
+    }
+    if (nd == 0)
+        return luaL_error(L, "%s: at least one operand must be a tensor handle", call);
+    if (!have_dtype)
+        dt = kb_dtype_is_float(op->in[0].v.dtype) ? op->in[0].v.dtype : KB_F32;
+    if (info->axis) {
+        const kb_tview *x = &op->in[0].v;
+        if (lua_isnoneornil(L, axis_idx) && mop != KB_OP_SOFTMAX) {
+            /* no axis: over every element (a contiguous view as 1-D) */
+            if (!kb_tview_contiguous(x))
+                return luaL_error(L, "%s: reducing every element of a transposed view: give an axis", call);
+            int64_t n = kb_tview_numel(x);
+            kb_tview_init(&op->in[0].v, x->domain, x->offset, x->dtype, 1, &n);
+            op->axis = 0;
+            nd = 1;
+            shape[0] = 1;
+        } else {
+            lua_Integer ax = luaL_optinteger(L, axis_idx, -1);
+            if (ax < -x->ndim || ax >= x->ndim)
+                return luaL_error(L, "%s: axis %I is out of range for %d dimension(s)", call, ax, x->ndim);
+            op->axis = (int)(ax < 0 ? ax + x->ndim : ax);
+            if (mop != KB_OP_SOFTMAX)
+                shape[op->axis] = 1;
+        }
+    }
+    lua_settop(L, 1);
+    op->out = ltl_push_result(L, 1, c, info->name, dt, nd, shape)->v;
+    return ltl_start_command(L, c, info->name);
+}
+
+static int ctx_math(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    kb_mop op;
+    if (!kb_mop_parse(name, &op))
+        return luaL_error(L, "tl: unknown math operation '%s'", name);
+    int nargs = lua_gettop(L) - 3;
+    return ltl_math_command(L, c, op, 4, nargs, 3);
+}
+
+/* ---- no-time tensors: constants, ranges, views ---- */
+
+static int ctx_full(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    int64_t shape[KB_VIEW_MAXDIM];
+    int nd = ltl_parse_shape(L, 2, "tl.full", shape);
+    kb_dtype dt = ltl_parse_dtype(L, 3, "tl.full", "f16");
+    double v = lua_isboolean(L, 4) ? lua_toboolean(L, 4) : luaL_checknumber(L, 4);
+    lua_settop(L, 1);
+    ltl_tensor *t = ltl_push_result(L, 1, c, "tl.full", dt, nd, shape);
+    kb_kernel_fill(c->k, &t->v, v, 0);
+    return 1;
+}
+
+static int ctx_arange(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+    if (b <= a)
+        return luaL_error(L, "tl.arange: end (%I) must be greater than start (%I)", b, a);
+    kb_dtype dt = ltl_parse_dtype(L, 4, "tl.arange", "i32");
+    int64_t n = (int64_t)(b - a);
+    lua_settop(L, 1);
+    ltl_tensor *t = ltl_push_result(L, 1, c, "tl.arange", dt, 1, &n);
+    kb_kernel_fill(c->k, &t->v, (double)a, 1);
+    return 1;
+}
+
+static int ctx_trans(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    ltl_tensor *t = ltl_check_tensor(L, 2, "tl.trans", 1, c);
+    if (t->v.ndim < 2)
+        return luaL_error(L, "tl.trans: needs at least 2 dimensions (got %d)", t->v.ndim);
+    ltl_tensor *r = ltl_new_tensor(L, 1);
+    *r = *t;
+    int d = r->v.ndim;
+    int64_t s = r->v.shape[d - 1], st = r->v.stride[d - 1];
+    r->v.shape[d - 1] = r->v.shape[d - 2];
+    r->v.stride[d - 1] = r->v.stride[d - 2];
+    r->v.shape[d - 2] = s;
+    r->v.stride[d - 2] = st;
+    return 1;
+}
+
+static int ctx_stats(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    kb_kernel_stats st;
+    kb_kernel_stats_of(c->k, &st);
+    lua_createtable(L, 0, 4);
+    lsim_push_time(L, st.dma_ps);
+    lua_setfield(L, -2, "dma_ns");
+    lsim_push_time(L, st.compute_ps);
+    lua_setfield(L, -2, "compute_ns");
+    lua_pushinteger(L, (lua_Integer)st.calls);
+    lua_setfield(L, -2, "calls");
+    lua_pushinteger(L, (lua_Integer)st.scratch_bytes);
+    lua_setfield(L, -2, "scratch_bytes");
+    return 1;
+}
+
+/* ctx:span(name, start_ps): a slice on the PE_CPU track from start to now. */
+static int ctx_span(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    kb_time start = (kb_time)luaL_checkinteger(L, 3);
+    kb_pe_cpu_span(kb_kernel_pe(c->k), name, start, kb_sim_now(c->S->sim));
+    return 0;
+}
+
+static int ctx_is_data(lua_State *L)
+{
+    lua_pushboolean(L, kb_kernel_data(ltl_check_ctx(L, 1)->k));
+    return 1;
+}
+
+/* ---- the module ---- */
+
+static const luaL_Reg ctx_methods[] = {
+    {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math},
+    {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
+    {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {NULL, NULL}};
+
+static int l_is_tensor(lua_State *L)
+{
+    lua_pushboolean(L, ltl_test_tensor(L, 1) != NULL);
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {{"context", l_context}, {"is_tensor", l_is_tensor}, {NULL, NULL}};
+
+int luaopen_kb_pe(lua_State *L)
+{
+    luaL_newmetatable(L, LTL_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
+    luaL_newlib(L, ctx_methods); /* the context's methods: these and the composites' */
+    luaL_setfuncs(L, ltl_composite_methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, ctx_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    ltl_open_tensor(L);
+    ltl_open_composite(L);
+    luaL_newlib(L, funcs);
+    luaL_setfuncs(L, ltl_mmu_funcs, 0);
+    return 1;
+}

@@ -1,0 +1,62 @@
+/* Internal to the `kernbench.pe_c` module (ltl*.c): the Lua side of a
+ * kernel instance and the tensor handle layout. The instance itself is C
+ * machine state (kb_kernel, src/comp/pe/pe.h); a context userdata holds a
+ * reference to it and the one thing Lua adds: the process that waits. */
+#ifndef KB_LUA_LTL_INTERNAL_H
+#define KB_LUA_LTL_INTERNAL_H
+
+#include "comp/pe/pe.h"
+#include "lua/lsim.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+typedef struct ltl_ctx {
+    kb_kernel *k;     /* one reference; NULL once collected */
+    lsim *S;
+    lproc *waiting;   /* the kernel's process while a command or a wait blocks it */
+    int nret;         /* results the blocking command returns (0 or 1) */
+} ltl_ctx;
+
+/* A tensor handle: a view of the instance's scratch (user value 1: the
+ * context userdata). */
+typedef struct ltl_tensor {
+    kb_tview v;
+    uint64_t stamp;      /* when its scratch was handed out (liveness) */
+    const char *made_by; /* "tl.load" ... (static) */
+} ltl_tensor;
+
+/* ltl.c */
+void *ltl_test_ud(lua_State *L, int idx, const void *key);
+ltl_ctx *ltl_check_ctx(lua_State *L, int idx); /* open, or raises */
+int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape);
+kb_dtype ltl_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt);
+/* The pointer argument at idx: an integer virtual address (raises). */
+uint64_t ltl_check_ptr(lua_State *L, int idx, const char *call);
+/* The instance's command for `call`, zeroed (raises if one is in flight). */
+kb_pe_op *ltl_command(lua_State *L, ltl_ctx *c, const char *call);
+/* Submits the command filled since ltl_command and yields until it
+ * completes; returns c->nret results (the one above the context at 1). */
+int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call);
+/* ctx:math with the context at 1, operands at first .. first+nargs-1. */
+int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop op, int first, int nargs, int axis_idx);
+
+/* ltl_tensor.c */
+void ltl_open_tensor(lua_State *L);
+ltl_tensor *ltl_test_tensor(lua_State *L, int idx);
+/* A live tensor of context c (NULL: any) at idx, argument argn of call. */
+ltl_tensor *ltl_check_tensor(lua_State *L, int idx, const char *call, int argn, ltl_ctx *c);
+/* A new handle (uninitialised view) of the context at ctx_idx, pushed. */
+ltl_tensor *ltl_new_tensor(lua_State *L, int ctx_idx);
+/* A new result of shape/dtype in c's scratch, pushed (raises on overflow). */
+ltl_tensor *ltl_push_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, kb_dtype dt, int ndim,
+                            const int64_t *shape);
+
+/* ltl_composite.c: the composite handle type; ctx methods composite, wait. */
+void ltl_open_composite(lua_State *L);
+extern const luaL_Reg ltl_composite_methods[];
+
+/* ltl_mmu.c: pe_c.mmu_map, mmu_unmap, mmu_translate, mmu_regions. */
+extern const luaL_Reg ltl_mmu_funcs[];
+
+#endif
