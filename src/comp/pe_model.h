@@ -5,7 +5,7 @@
 #define KB_COMP_PE_MODEL_H
 
 #include "core/types.h"
-#include "mem/compute.h"
+#include "tensor/engine.h"
 #include "mem/dtype.h"
 
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #ifndef KB_COMP_TILING_H
 #define KB_COMP_TILING_H
 
-#include "mem/compute.h"
+#include "tensor/engine.h"
 
 #include <stdbool.h>
 #include <stdint.h>
