@@ -166,6 +166,8 @@ static kb_dtype promote_number(kb_dtype t, bool v_int)
 bool kb_tensor_ewise_shape(kb_mop op, const kb_operand *args, kb_tensor *out, char **err)
 {
     const kb_mop_info *info = kb_mop_info_of(op);
+    if (!info || info->axis)
+        return kb_tensor_fail(err, "%s: not an element-wise op", info ? info->name : "ewise");
     const char *fn = info->name;
     int n = info->arity, first = op == KB_OP_WHERE ? 1 : 0; /* where's condition has no say in the dtype */
     bool any = false, typed = false;

@@ -135,11 +135,11 @@ void kb_tensor_cat(const kb_tensor *const *list, int64_t n, int dim, const kb_te
 /* torch's categories bool < integer < float: the higher wins; two float
  * dtypes give f32, two integer dtypes the wider (i8 with u8: i16). */
 kb_dtype kb_tensor_promote(kb_dtype a, kb_dtype b);
-/* op over kb_mop_info_of(op)->arity operands, broadcast numpy-style
- * (trailing dimensions aligned; size-1 and missing dimensions repeat). At
- * least one operand is a tensor. Result dtype: the operands' promotion
- * (where: of a and b); integer and bool inputs give f32 for div and for
- * unary ops other than neg, abs and relu. */
+/* An element-wise op over kb_mop_info_of(op)->arity operands, broadcast
+ * numpy-style (trailing dimensions aligned; size-1 and missing dimensions
+ * repeat); at least one operand is a tensor. Result dtype: the operands'
+ * promotion (where: of a and b); integer and bool inputs give f32 for div
+ * and for unary ops other than neg, abs and relu. */
 bool kb_tensor_ewise_shape(kb_mop op, const kb_operand *args, kb_tensor *out, char **err);
 void kb_tensor_ewise(kb_mop op, const kb_operand *args, const kb_tensor *out);
 /* A bool tensor of a and b's broadcast shape (isclose); fn names errors. */
