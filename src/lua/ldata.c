@@ -13,14 +13,15 @@ typedef struct tensor_data {
     kb_data d;
     lua_State *main; /* for releasing the reference from anywhere */
     int ref;
-    ltensor *t;
+    const kb_tensor *t;
     int64_t row0, rows, col0, cols;
 } tensor_data;
 
 /* Each row of the block is one contiguous run, in the tensor and in memory. */
 static char *row_ptr(const tensor_data *td, int64_t r)
 {
-    int64_t cols = td->t->ndim ? td->t->shape[td->t->ndim - 1] : 1;
+    int64_t rows, cols;
+    kb_tensor_rows_cols(td->t, &rows, &cols);
     size_t es = kb_dtype_size(td->t->dtype);
     return (char *)td->t->data + ((size_t)(td->row0 + r) * (size_t)cols + (size_t)td->col0) * es;
 }
@@ -65,8 +66,9 @@ static int64_t block_field(lua_State *L, int idx, int k, const char *call)
 
 static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call, uint64_t nbytes)
 {
-    ltensor *t = ltensor_check(L, tidx);
-    int64_t cols = t->ndim ? t->shape[t->ndim - 1] : 1, rows = cols ? t->numel / cols : 0;
+    const kb_tensor *t = ltensor_check(L, tidx);
+    int64_t rows, cols;
+    kb_tensor_rows_cols(t, &rows, &cols);
     int64_t b[4] = {0, rows, 0, cols};
     lua_getfield(L, tbl, "block");
     if (!lua_isnil(L, -1)) {

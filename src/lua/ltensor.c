@@ -1,60 +1,59 @@
-/* `kernbench.tensor_c`: C-backed host tensors for the torch-like runtime.
- * This file holds the tensor userdata (owners and views), the shape and
- * argument helpers, the element runs every operation loads and stores
- * through, and the module's registration; the operations live in the other
- * ltensor_*.c files (see ltensor_internal.h). */
-#include "lua/ltensor_internal.h"
+/* `kernbench.tensor_c`: the tensor userdata (owners and views), argument
+ * helpers, indexing and element access, sizes, and the module's
+ * registration. ltensor_make.c has the constructors, conversions and shape
+ * operations, ltensor_lib.c raw bytes, math, reductions, random numbers and
+ * printing. The work is done by src/tensor/; these files check
+ * arguments and make userdata. */
+#include "lua/ltensor.h"
 
-#include <inttypes.h>
-#include <stdio.h>
+#include "lua/lbind.h"
+
 #include <string.h>
 
 #define TENSOR_MT "kernbench.tensor"
+#define MAXD KB_TENSOR_MAXDIM
 /* Elements start 16-byte aligned after the header. */
-#define DATA_OFFSET ((sizeof(ltensor) + 15) & ~(size_t)15)
-/* Shapes beyond 64 TiB are refused before asking the allocator. */
-#define MAX_BYTES (INT64_C(1) << 46)
+#define DATA_OFFSET ((sizeof(kb_tensor) + 15) & ~(size_t)15)
 
-/* ==== the userdata type and shapes ==== */
+/* ==== the userdata ==== */
 
-ltensor *ltensor_test(lua_State *L, int idx) { return luaL_testudata(L, idx, TENSOR_MT); }
-ltensor *ltensor_check(lua_State *L, int idx) { return luaL_checkudata(L, idx, TENSOR_MT); }
+kb_tensor *ltensor_test(lua_State *L, int idx) { return luaL_testudata(L, idx, TENSOR_MT); }
+kb_tensor *ltensor_check(lua_State *L, int idx) { return luaL_checkudata(L, idx, TENSOR_MT); }
 
-int64_t ltensor_prod(const int64_t *shape, int from, int to)
+kb_tensor *ltensor_push(lua_State *L, const kb_tensor *desc, bool zero)
 {
-    int64_t n = 1;
-    for (int d = from; d < to; d++)
-        n *= shape[d];
-    return n;
+    size_t nbytes = kb_tensor_nbytes(desc);
+    char *block = lua_newuserdatauv(L, DATA_OFFSET + nbytes, 1);
+    kb_tensor *t = (kb_tensor *)(void *)block;
+    *t = *desc;
+    t->data = block + DATA_OFFSET;
+    if (zero)
+        memset(t->data, 0, nbytes);
+    luaL_setmetatable(L, TENSOR_MT);
+    return t;
 }
 
-/* Row-major element strides of a contiguous tensor. */
-void ltensor_strides(int ndim, const int64_t *shape, int64_t *st)
+kb_tensor *ltensor_new(lua_State *L, kb_dtype dt, int ndim, const int64_t *shape, bool zero)
 {
-    int64_t s = 1;
-    for (int d = ndim - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= shape[d];
+    kb_tensor desc;
+    char *err;
+    if (!kb_tensor_init(&desc, dt, ndim, shape, &err))
+        lbind_raise_where(L, err);
+    return ltensor_push(L, &desc, zero);
+}
+
+void ltensor_push_view(lua_State *L, int src_idx, const kb_tensor *src, int64_t off, int ndim, const int64_t *shape)
+{
+    src_idx = lua_absindex(L, src_idx);
+    kb_tensor *v = lua_newuserdatauv(L, sizeof *v, 1);
+    kb_tensor_view(src, off, ndim, shape, v);
+    luaL_setmetatable(L, TENSOR_MT);
+    if (lua_getiuservalue(L, src_idx, 1) == LUA_TNIL) { /* src owns its data */
+        lua_pop(L, 1);
+        lua_pushvalue(L, src_idx);
     }
+    lua_setiuservalue(L, -2, 1);
 }
-
-/* Pushes "[2, 3]" and returns it (for messages). */
-const char *ltensor_shape_str(lua_State *L, int ndim, const int64_t *shape)
-{
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addchar(&b, '[');
-    for (int d = 0; d < ndim; d++) {
-        char num[32];
-        snprintf(num, sizeof num, d ? ", %" PRId64 : "%" PRId64, shape[d]);
-        luaL_addstring(&b, num);
-    }
-    luaL_addchar(&b, ']');
-    luaL_pushresult(&b);
-    return lua_tostring(L, -1);
-}
-
-const char *ltensor_tshape(lua_State *L, const ltensor *t) { return ltensor_shape_str(L, t->ndim, t->shape); }
 
 /* ==== argument helpers ==== */
 
@@ -67,7 +66,6 @@ lua_Integer ltensor_check_int(lua_State *L, int idx, const char *fn, const char 
     return v;
 }
 
-/* A number or a boolean (stored as 1 / 0). */
 bool ltensor_to_scalar(lua_State *L, int idx, double *v)
 {
     if (lua_type(L, idx) == LUA_TNUMBER)
@@ -91,7 +89,6 @@ kb_dtype ltensor_parse_dtype(lua_State *L, int idx, const char *fn)
     return t;
 }
 
-/* Options at idx: none, nil, a dtype name or a table {dtype = name}. */
 kb_dtype ltensor_opt_dtype(lua_State *L, int idx, const char *fn, kb_dtype def)
 {
     switch (lua_type(L, idx)) {
@@ -119,8 +116,6 @@ static int64_t shape_entry(lua_State *L, int idx, const char *fn, int d, bool al
     return v;
 }
 
-/* A shape given as a table at idx, or as integer arguments from idx on.
- * Returns the index of the first argument after it. */
 int ltensor_read_shape(lua_State *L, int idx, const char *fn, int *ndim, int64_t *shape, bool allow_infer)
 {
     if (lua_type(L, idx) == LUA_TTABLE) {
@@ -155,189 +150,290 @@ int ltensor_read_shape(lua_State *L, int idx, const char *fn, int *ndim, int64_t
 
 int ltensor_check_dim(lua_State *L, const char *fn, lua_Integer d, int ndim)
 {
-    if (d < -ndim || d >= ndim) {
-        if (ndim == 0)
-            luaL_error(L, "%s: dim %I is out of range for a 0-d tensor", fn, d);
-        luaL_error(L, "%s: dim %I is out of range for a %d-d tensor (expected %d .. %d)", fn, d, ndim, -ndim,
-                   ndim - 1);
+    int dim;
+    char *err;
+    if (!kb_tensor_dim(fn, d, ndim, &dim, &err))
+        lbind_raise_where(L, err);
+    return dim;
+}
+
+/* ==== indexing and elements ==== */
+
+static void push_elem(lua_State *L, const kb_tensor *t, int64_t off)
+{
+    double v = kb_tensor_get(t, off);
+    if (t->dtype == KB_BOOL)
+        lua_pushboolean(L, v != 0);
+    else if (kb_dtype_is_float(t->dtype))
+        lua_pushnumber(L, v);
+    else
+        lua_pushinteger(L, (lua_Integer)v);
+}
+
+static int64_t offset_of(lua_State *L, const char *fn, const kb_tensor *t, int n, const int64_t *idx)
+{
+    int64_t off;
+    char *err;
+    if (!kb_tensor_offset(t, fn, n, idx, &off, &err))
+        lbind_raise_where(L, err);
+    return off;
+}
+
+/* The index key at idx: an integer or a table of integers. */
+static int read_key(lua_State *L, int idx, int64_t *out)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        out[0] = ltensor_check_int(L, idx, "index", "an index");
+        return 1;
     }
-    return (int)(d < 0 ? d + ndim : d);
-}
-
-/* ==== owners and views ==== */
-
-/* The number of elements of a shape, or an error if it is too large. */
-int64_t ltensor_checked_numel(lua_State *L, kb_dtype dt, int ndim, const int64_t *shape)
-{
-    if (ndim < 0 || ndim > MAXD)
-        luaL_error(L, "tensor: %d dimensions (at most %d)", ndim, MAXD);
-    int64_t n = 1, es = esize(dt);
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0)
-            luaL_error(L, "tensor: negative size in shape %s", ltensor_shape_str(L, ndim, shape));
-        if (shape[d] > 0 && n > MAX_BYTES / es / shape[d])
-            luaL_error(L, "tensor: shape %s of %s is too large (more than %I bytes)", ltensor_shape_str(L, ndim, shape),
-                       kb_dtype_name(dt), (lua_Integer)MAX_BYTES);
-        n *= shape[d];
-    }
-    return n;
-}
-
-ltensor *ltensor_new(lua_State *L, kb_dtype dt, int ndim, const int64_t *shape, bool zero)
-{
-    int64_t n = ltensor_checked_numel(L, dt, ndim, shape);
-    size_t nbytes = (size_t)(n * esize(dt));
-    char *block = lua_newuserdatauv(L, DATA_OFFSET + nbytes, 1);
-    ltensor *t = (ltensor *)(void *)block;
-    memset(t, 0, sizeof *t);
-    t->dtype = dt;
-    t->ndim = ndim;
-    if (ndim > 0)
-        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
-    t->numel = n;
-    t->data = block + DATA_OFFSET;
-    if (zero)
-        memset(t->data, 0, nbytes);
-    luaL_setmetatable(L, TENSOR_MT);
-    return t;
-}
-
-ltensor *ltensor_push_new(lua_State *L, kb_dtype dtype, int ndim, const int64_t *shape)
-{
-    return ltensor_new(L, dtype, ndim, shape, true);
-}
-
-/* Pushes a view of the tensor at src_idx: ndim/shape starting at element off. */
-ltensor *ltensor_push_view(lua_State *L, int src_idx, const ltensor *src, int64_t off, int ndim, const int64_t *shape)
-{
-    src_idx = lua_absindex(L, src_idx);
-    ltensor *v = lua_newuserdatauv(L, sizeof *v, 1);
-    memset(v, 0, sizeof *v);
-    v->dtype = src->dtype;
-    v->ndim = ndim;
-    if (ndim > 0)
-        memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
-    v->numel = ltensor_prod(shape, 0, ndim);
-    v->data = eptr(src, off);
-    luaL_setmetatable(L, TENSOR_MT);
-    if (lua_getiuservalue(L, src_idx, 1) == LUA_TNIL) { /* src owns its data */
+    lua_Unsigned n = lua_rawlen(L, idx);
+    if (n > MAXD)
+        luaL_error(L, "index: %I indices (at most %d)", (lua_Integer)n, MAXD);
+    for (int i = 0; i < (int)n; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        out[i] = ltensor_check_int(L, -1, "index", "an index");
         lua_pop(L, 1);
-        lua_pushvalue(L, src_idx);
     }
-    lua_setiuservalue(L, -2, 1);
-    return v;
+    return (int)n;
 }
 
-void ltensor_fill(const ltensor *t, double v)
+static void push_shape(lua_State *L, const kb_tensor *t)
 {
-    size_t es = kb_dtype_size(t->dtype), n = nbytes_of(t);
-    if (n == 0)
+    lua_createtable(L, t->ndim, 0);
+    for (int d = 0; d < t->ndim; d++) {
+        lua_pushinteger(L, (lua_Integer)t->shape[d]);
+        lua_rawseti(L, -2, d + 1);
+    }
+}
+
+/* __index: t[i], t[{i, j}] (an element with all indices, else a view);
+ * strings are methods (upvalue 1) or the fields shape, dtype, ndim. */
+static int t_index(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    int ty = lua_type(L, 2);
+    if (ty == LUA_TNUMBER || ty == LUA_TTABLE) {
+        int64_t idx[MAXD];
+        int n = read_key(L, 2, idx);
+        int64_t off = offset_of(L, "index", t, n, idx);
+        if (n == t->ndim)
+            push_elem(L, t, off);
+        else
+            ltensor_push_view(L, 1, t, off, t->ndim - n, t->shape + n);
+        return 1;
+    }
+    if (ty != LUA_TSTRING) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+        return 1;
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "shape") == 0)
+        push_shape(L, t);
+    else if (strcmp(k, "dtype") == 0)
+        lua_pushstring(L, kb_dtype_name(t->dtype));
+    else if (strcmp(k, "ndim") == 0)
+        lua_pushinteger(L, t->ndim);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* dst = the value at vidx: a number or boolean fills, a tensor is copied
+ * (broadcast, converted). */
+static void assign(lua_State *L, const char *fn, const kb_tensor *dst, int vidx)
+{
+    double v;
+    if (ltensor_to_scalar(L, vidx, &v)) {
+        kb_tensor_fill(dst, v);
         return;
-    kb_dtype_store(t->dtype, t->data, v);
-    for (size_t done = es; done < n;) { /* doubling copies of the first element */
-        size_t c = done < n - done ? done : n - done;
-        memcpy((char *)t->data + done, t->data, c);
-        done += c;
     }
+    const kb_tensor *src = ltensor_test(L, vidx);
+    if (!src)
+        luaL_error(L, "%s: cannot assign a %s to a tensor (expected a number, a boolean or a tensor)", fn,
+                   luaL_typename(L, vidx));
+    char *err;
+    if (!kb_tensor_copy(dst, src, fn, &err))
+        lbind_raise_where(L, err);
 }
 
-/* ==== element runs: loads to and stores from double ==== */
-
-void ltensor_load_run(const ltensor *t, int64_t off, int64_t stride, double *dst, int64_t n)
+static int t_newindex(lua_State *L)
 {
-    const char *p = eptr(t, off);
-    if (stride == 0) {
-        double v = kb_dtype_load(t->dtype, p);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = v;
+    const kb_tensor *t = ltensor_check(L, 1);
+    int ty = lua_type(L, 2);
+    if (ty != LUA_TNUMBER && ty != LUA_TTABLE)
+        return luaL_error(L, "tensor: cannot set field '%s' (only elements and sub-tensors can be assigned)",
+                          luaL_tolstring(L, 2, NULL));
+    int64_t idx[MAXD];
+    int n = read_key(L, 2, idx);
+    kb_tensor sub;
+    kb_tensor_view(t, offset_of(L, "index", t, n, idx), t->ndim - n, t->shape + n, &sub);
+    assign(L, "index", &sub, 3);
+    return 0;
+}
+
+static int t_len(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    if (t->ndim == 0)
+        return luaL_error(L, "len() of a 0-d tensor");
+    lua_pushinteger(L, (lua_Integer)t->shape[0]);
+    return 1;
+}
+
+/* t:get(i, j, ...) and t:set(i, j, ..., v): one index per dimension. */
+static int m_get(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    int n = lua_gettop(L) - 1;
+    if (n != t->ndim)
+        return luaL_error(L, "get: a %d-d tensor needs %d indices, got %d", t->ndim, t->ndim, n);
+    int64_t idx[MAXD];
+    for (int d = 0; d < n; d++)
+        idx[d] = ltensor_check_int(L, d + 2, "get", "an index");
+    push_elem(L, t, offset_of(L, "get", t, n, idx));
+    return 1;
+}
+
+static int m_set(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    int top = lua_gettop(L), n = top - 2;
+    if (n != t->ndim)
+        return luaL_error(L, "set: a %d-d tensor needs %d indices and a value, got %d arguments", t->ndim, t->ndim,
+                          top - 1);
+    double v;
+    if (!ltensor_to_scalar(L, top, &v))
+        return luaL_error(L, "set: the value must be a number or a boolean, got %s", luaL_typename(L, top));
+    int64_t idx[MAXD];
+    for (int d = 0; d < n; d++)
+        idx[d] = ltensor_check_int(L, d + 2, "set", "an index");
+    kb_tensor_set(t, offset_of(L, "set", t, n, idx), v);
+    return 0;
+}
+
+static int m_item(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    double v;
+    char *err;
+    if (!kb_tensor_item(t, &v, &err))
+        return lbind_raise_where(L, err);
+    push_elem(L, t, 0);
+    return 1;
+}
+
+static void push_list(lua_State *L, const kb_tensor *t, const int64_t *st, int dim, int64_t off)
+{
+    if (dim == t->ndim) {
+        push_elem(L, t, off);
         return;
     }
-    switch (t->dtype) {
-    case KB_F32: {
-        const float *f = (const float *)(const void *)p;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = f[i * stride];
-        break;
-    }
-    case KB_F16: {
-        const uint16_t *h = (const uint16_t *)(const void *)p;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = kb_f16_to_f32(h[i * stride]);
-        break;
-    }
-    case KB_BF16: {
-        const uint16_t *h = (const uint16_t *)(const void *)p;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = kb_bf16_to_f32(h[i * stride]);
-        break;
-    }
-    default: {
-        int64_t step = stride * esize(t->dtype);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = kb_dtype_load(t->dtype, p + i * step);
-    }
+    luaL_checkstack(L, 3, "tolist");
+    int64_t n = t->shape[dim];
+    lua_createtable(L, n < 0x7fffffff ? (int)n : 0, 0);
+    for (int64_t i = 0; i < n; i++) {
+        push_list(L, t, st, dim + 1, off + i * st[dim]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
 }
 
-/* The same rounding as kb_dtype_store, with the type switch out of the loop. */
-void ltensor_store_run(const ltensor *t, int64_t off, int64_t stride, const double *src, int64_t n)
+static int m_tolist(lua_State *L)
 {
-    char *p = eptr(t, off);
-    switch (t->dtype) {
-    case KB_F32: {
-        float *f = (float *)(void *)p;
-        for (int64_t i = 0; i < n; i++)
-            f[i * stride] = (float)src[i];
-        break;
+    const kb_tensor *t = ltensor_check(L, 1);
+    int64_t st[MAXD];
+    kb_tensor_strides(t, st);
+    push_list(L, t, st, 0, 0);
+    return 1;
+}
+
+/* ==== sizes ==== */
+
+static int m_numel(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ltensor_check(L, 1)->numel);
+    return 1;
+}
+
+static int m_dim(lua_State *L)
+{
+    lua_pushinteger(L, ltensor_check(L, 1)->ndim);
+    return 1;
+}
+
+/* t:size() -> the shape table; t:size(d) -> the size of dimension d */
+static int m_size(lua_State *L)
+{
+    const kb_tensor *t = ltensor_check(L, 1);
+    if (lua_isnoneornil(L, 2)) {
+        push_shape(L, t);
+        return 1;
     }
-    case KB_F16: {
-        uint16_t *h = (uint16_t *)(void *)p;
-        for (int64_t i = 0; i < n; i++)
-            h[i * stride] = kb_f32_to_f16((float)src[i]);
-        break;
-    }
-    case KB_BF16: {
-        uint16_t *h = (uint16_t *)(void *)p;
-        for (int64_t i = 0; i < n; i++)
-            h[i * stride] = kb_f32_to_bf16((float)src[i]);
-        break;
-    }
-    default: {
-        int64_t step = stride * esize(t->dtype);
-        for (int64_t i = 0; i < n; i++)
-            kb_dtype_store(t->dtype, p + i * step, src[i]);
-    }
-    }
+    int d = ltensor_check_dim(L, "size", ltensor_check_int(L, 2, "size", "dim"), t->ndim);
+    lua_pushinteger(L, (lua_Integer)t->shape[d]);
+    return 1;
+}
+
+static int m_nbytes(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_tensor_nbytes(ltensor_check(L, 1)));
+    return 1;
+}
+
+static int m_element_size(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_dtype_size(ltensor_check(L, 1)->dtype));
+    return 1;
+}
+
+static int m_self(lua_State *L)
+{
+    ltensor_check(L, 1);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* ==== copy_ ==== */
+
+/* t:copy_(src): src (a tensor broadcastable to t, or a number) into t. */
+static int m_copy(lua_State *L)
+{
+    assign(L, "copy_", ltensor_check(L, 1), 2);
+    lua_settop(L, 1);
+    return 1;
 }
 
 /* ==== module ==== */
 
-static const luaL_Reg *const meta_sets[] = {ltensor_access_meta, ltensor_math_meta, ltensor_print_meta, NULL};
-static const luaL_Reg *const method_sets[] = {ltensor_access_methods, ltensor_shape_methods, ltensor_math_funcs,
-                                              ltensor_reduce_funcs, NULL};
-static const luaL_Reg *const lib_sets[] = {ltensor_create_funcs, ltensor_random_funcs, ltensor_access_funcs,
-                                           ltensor_shape_funcs,  ltensor_math_funcs,   ltensor_reduce_funcs,
-                                           NULL};
+static const luaL_Reg methods[] = {
+    {"numel", m_numel},   {"dim", m_dim},       {"size", m_size},     {"nbytes", m_nbytes},
+    {"element_size", m_element_size},           {"item", m_item},     {"get", m_get},
+    {"set", m_set},       {"tolist", m_tolist}, {"contiguous", m_self}, {"cpu", m_self},
+    {"copy_", m_copy},    {NULL, NULL}};
 
-static void set_all(lua_State *L, const luaL_Reg *const *sets)
-{
-    for (; *sets; sets++)
-        luaL_setfuncs(L, *sets, 0);
-}
+static const luaL_Reg meta[] = {{"__newindex", t_newindex}, {"__len", t_len}, {NULL, NULL}};
 
 int luaopen_kb_tensor(lua_State *L)
 {
     luaL_checkversion(L);
     luaL_newmetatable(L, TENSOR_MT);
-    set_all(L, meta_sets);
-    lua_newtable(L);
-    set_all(L, method_sets);
-    lua_pushcclosure(L, ltensor_index, 1);
+    luaL_setfuncs(L, meta, 0);
+    luaL_setfuncs(L, ltensor_lib_meta, 0);
+    lua_newtable(L); /* methods: also every math function */
+    luaL_setfuncs(L, methods, 0);
+    luaL_setfuncs(L, ltensor_make_methods, 0);
+    luaL_setfuncs(L, ltensor_lib_methods, 0);
+    luaL_setfuncs(L, ltensor_math_funcs, 0);
+    lua_pushcclosure(L, t_index, 1);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     ltensor_open_random(L);
     lua_newtable(L);
-    set_all(L, lib_sets);
+    luaL_setfuncs(L, ltensor_make_funcs, 0);
+    luaL_setfuncs(L, ltensor_lib_funcs, 0);
+    luaL_setfuncs(L, ltensor_math_funcs, 0);
     lua_createtable(L, KB_NDTYPES, 0);
     for (int i = 0; i < KB_NDTYPES; i++) {
         lua_pushstring(L, kb_dtype_name((kb_dtype)i));

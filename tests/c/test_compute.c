@@ -1,7 +1,7 @@
-/* Data-mode arithmetic and tensor views (src/mem/compute.h, view.h):
+/* Data-mode arithmetic and tensor views (src/tensor/engine.h, src/mem/view.h):
  * strided and broadcast reads, transposed views, matmul through CBLAS with
  * f32 accumulation, element-wise ops, reductions and softmax along an axis. */
-#include "mem/compute.h"
+#include "tensor/engine.h"
 #include "mem/memstore.h"
 #include "mem/view.h"
 

@@ -35,7 +35,7 @@
 
 #include "comp/comp.h"
 #include "mem/addr.h"
-#include "mem/compute.h"
+#include "tensor/engine.h"
 #include "mem/dtype.h"
 #include "mem/pagetable.h"
 #include "mem/view.h"
@@ -302,6 +302,9 @@ typedef enum kb_epi_kind {
 } kb_epi_kind;
 
 const char *kb_epi_name(kb_epi_kind k);
+/* The math op an epilogue is, for its value and its PE_MATH time:
+ * dequant and scale multiply, bias and add add, relu, gelu, silu. */
+kb_mop kb_epi_mop(kb_epi_kind k);
 
 /* One epilogue op: a scalar or a TCM tensor broadcast over the output. */
 typedef struct kb_epilogue {

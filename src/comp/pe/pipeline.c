@@ -163,16 +163,15 @@ static void rf_release(kb_pipe *pp, uint64_t n)
 
 /* ---- stages ---- */
 
-/* The math op whose cost an epilogue has (docs/pe-model.md). */
-static kb_mop epi_mop(kb_epi_kind k)
+kb_mop kb_epi_mop(kb_epi_kind k)
 {
     switch (k) {
     case KB_EPI_BIAS:
     case KB_EPI_ADD: return KB_OP_ADD;
     case KB_EPI_RELU: return KB_OP_RELU;
-    case KB_EPI_GELU:
-    case KB_EPI_SILU: return KB_OP_SIGMOID; /* transcendental */
-    default: return KB_OP_MUL;               /* dequant, scale */
+    case KB_EPI_GELU: return KB_OP_GELU;
+    case KB_EPI_SILU: return KB_OP_SILU;
+    default: return KB_OP_MUL; /* dequant, scale */
     }
 }
 
@@ -352,7 +351,7 @@ static void step(kb_lane *L)
             else if (st->arg == KB_STAGE_HEAD)
                 dur = kb_pe_math_ps(p, c->mop, st->bytes, st->bytes, c->in[0].dtype);
             else /* epilogues work on the f32 accumulator */
-                dur = kb_pe_math_ps(p, epi_mop(c->epi[st->arg].kind), st->bytes, st->bytes, KB_F32);
+                dur = kb_pe_math_ps(p, kb_epi_mop(c->epi[st->arg].kind), st->bytes, st->bytes, KB_F32);
             end = kb_pe_take(&p->accel_free, now, dur, &start);
             L->svc_start = start; /* service starts when the slot is free */
             return next_phase_at(L, end);

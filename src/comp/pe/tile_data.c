@@ -73,43 +73,38 @@ static void load_operand(kb_pipe *pp, kb_token *t, int i)
     }
 }
 
-/* Epilogue operand value for output element (r, c) of the whole output. */
-static double epi_at(kb_memstore *m, const kb_epilogue *e, int64_t M, int64_t N, int64_t r, int64_t col)
-{
-    if (!e->has_view)
-        return e->value;
-    kb_tview b;
-    int64_t shape[2] = {M, N};
-    kb_tview_broadcast(&e->v, 2, shape, &b);
-    int64_t idx[2] = {r, col};
-    double x;
-    kb_memstore_read_elems(m, b.domain, kb_tview_elem_offset(&b, idx), b.dtype, &x, 1);
-    return x;
-}
-
+/* An epilogue on tile x of token t (rows x cols of the output, f32), with
+ * the arithmetic engine: its operand, a scalar or the tile's window of a
+ * TCM tensor broadcast over the whole output, read in row-major order. */
 static void apply_epilogue(kb_pipe *pp, const kb_token *t, const kb_epilogue *e, float *x)
 {
-    kb_memstore *m = kb_fabric_memstore(pp->pe->fab);
     const kb_plan_spec *s = &t->c->plan;
-    int64_t rows = t->t.rows, cols = t->t.cols, r0 = t->t.m * s->tm, c0 = t->t.n * s->tn;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols; j++) {
-            double v = x[r * cols + j], o = 0;
-            if (e->kind == KB_EPI_DEQUANT || e->kind == KB_EPI_BIAS || e->kind == KB_EPI_SCALE ||
-                e->kind == KB_EPI_ADD)
-                o = epi_at(m, e, s->M, s->N, r0 + r, c0 + j);
-            switch (e->kind) {
-            case KB_EPI_DEQUANT:
-            case KB_EPI_SCALE: v *= o; break;
-            case KB_EPI_BIAS:
-            case KB_EPI_ADD: v += o; break;
-            case KB_EPI_RELU: v = v > 0 ? v : 0; break;
-            case KB_EPI_GELU: v = 0.5 * v * (1 + erf(v / sqrt(2.0))); break;
-            case KB_EPI_SILU: v = v / (1 + exp(-v)); break;
-            default: break;
-            }
-            x[r * cols + j] = (float)v;
+    int64_t rows = t->t.rows, cols = t->t.cols, n = rows * cols;
+    kb_mop op = kb_epi_mop(e->kind);
+    double *v = kb_xmalloc((size_t)(n + 1) * sizeof *v), *o = NULL;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = x[i];
+    if (kb_mop_info_of(op)->arity == 2) {
+        o = kb_xmalloc((size_t)(n + 1) * sizeof *o);
+        if (e->has_view) {
+            kb_tview b;
+            int64_t whole[2] = {s->M, s->N}, at[2] = {t->t.m * s->tm, t->t.n * s->tn};
+            kb_tview_broadcast(&e->v, 2, whole, &b); /* checked when the composite was made */
+            b.offset = kb_tview_elem_offset(&b, at);
+            b.shape[0] = rows, b.shape[1] = cols;
+            kb_tview_read(kb_fabric_memstore(pp->pe->fab), &b, o);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                o[i] = e->value;
         }
+        kb_compute_binary(op, v, o, v, n);
+    } else {
+        kb_compute_unary(op, v, v, n);
+    }
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)v[i];
+    free(v);
+    free(o);
 }
 
 void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st)

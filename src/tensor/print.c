@@ -1,4 +1,5 @@
-/* Printing of `kernbench.tensor_c`: __tostring as torch's repr.
+/* Printing of host tensors (kb_tensor_format): torch's repr with its
+ * default print options, into a growing string buffer.
  * Elements are formatted as torch's _Formatter does: floats whose nonzero
  * finite values are all integral print as "1." (int mode); scientific
  * "%.4e" when max/min of the nonzero finite magnitudes exceeds 1000, the
@@ -6,7 +7,9 @@
  * else "%.4f"; every element right-aligned to the widest. Above 1000
  * elements each dimension longer than 6 shows its first and last 3 entries
  * around "...", and the width is taken over the shown elements only. */
-#include "lua/ltensor_internal.h"
+#include "tensor/tensor_internal.h"
+
+#include "core/util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -26,8 +29,9 @@ static const char *torch_name(kb_dtype t)
 }
 
 typedef struct pfmt {
-    kb_dtype dt;
-    bool floating, int_mode, sci;
+    const kb_tensor *t;
+    int64_t st[MAXD];
+    bool floating, int_mode, sci, summarize;
     int width;
     /* statistics over the shown nonzero finite values */
     int64_t count;
@@ -37,7 +41,7 @@ typedef struct pfmt {
 static int fmt_plain(const pfmt *f, double v, char *buf, size_t cap)
 {
     if (!f->floating) {
-        if (f->dt == KB_BOOL)
+        if (f->t->dtype == KB_BOOL)
             return snprintf(buf, cap, "%s", v != 0 ? "True" : "False");
         return snprintf(buf, cap, "%lld", (long long)v);
     }
@@ -52,11 +56,12 @@ static int fmt_plain(const pfmt *f, double v, char *buf, size_t cap)
     return snprintf(buf, cap, "%.4f", v);
 }
 
-/* Calls fn on every element that will be shown. */
-static void visit(const ltensor *t, const int64_t *st, int dim, int64_t off, bool summarize, pfmt *f, int pass)
+/* Pass 0 gathers the statistics of the shown elements, pass 1 their width. */
+static void visit(pfmt *f, int dim, int64_t off, int pass)
 {
+    const kb_tensor *t = f->t;
     if (dim == t->ndim) {
-        double v = kb_dtype_load(t->dtype, eptr(t, off));
+        double v = kb_tensor_get(t, off);
         char buf[64];
         if (!f->floating) {
             int n = fmt_plain(f, v, buf, sizeof buf);
@@ -80,37 +85,37 @@ static void visit(const ltensor *t, const int64_t *st, int dim, int64_t off, boo
     }
     int64_t n = t->shape[dim];
     for (int64_t i = 0; i < n; i++) {
-        if (summarize && n > 2 * PRINT_EDGE && i == PRINT_EDGE)
+        if (f->summarize && n > 2 * PRINT_EDGE && i == PRINT_EDGE)
             i = n - PRINT_EDGE;
-        visit(t, st, dim + 1, off + i * st[dim], summarize, f, pass);
+        visit(f, dim + 1, off + i * f->st[dim], pass);
     }
 }
 
-static void add_spaces(luaL_Buffer *b, int n)
+static void add_spaces(kb_buf *b, int n)
 {
-    for (; n > 0; n--)
-        luaL_addchar(b, ' ');
+    if (n > 0)
+        kb_buf_printf(b, "%*s", n, "");
 }
 
-static void add_elem(luaL_Buffer *b, const pfmt *f, double v)
+static void add_elem(kb_buf *b, const pfmt *f, double v)
 {
     char buf[64];
     int n = fmt_plain(f, v, buf, sizeof buf);
     add_spaces(b, f->width - n);
-    luaL_addlstring(b, buf, (size_t)n);
+    kb_buf_printf(b, "%s", buf);
 }
 
-static void print_rec(luaL_Buffer *b, const ltensor *t, const int64_t *st, const pfmt *f, int dim, int64_t off,
-                      int indent, bool summarize)
+static void print_rec(kb_buf *b, const pfmt *f, int dim, int64_t off, int indent)
 {
+    const kb_tensor *t = f->t;
     int left = t->ndim - dim;
     if (left == 0) {
-        add_elem(b, f, kb_dtype_load(t->dtype, eptr(t, off)));
+        add_elem(b, f, kb_tensor_get(t, off));
         return;
     }
     int64_t n = t->shape[dim];
-    bool cut = summarize && n > 2 * PRINT_EDGE;
-    luaL_addchar(b, '[');
+    bool cut = f->summarize && n > 2 * PRINT_EDGE;
+    kb_buf_printf(b, "[");
     if (left == 1) {
         int per_line = (PRINT_LINEWIDTH - indent) / (f->width + 2);
         if (per_line < 1)
@@ -119,58 +124,53 @@ static void print_rec(luaL_Buffer *b, const ltensor *t, const int64_t *st, const
         for (int64_t i = 0; i < n; i++, item++) {
             if (item > 0) {
                 if (item % per_line == 0) {
-                    luaL_addstring(b, ",\n");
+                    kb_buf_printf(b, ",\n");
                     add_spaces(b, indent + 1);
                 } else {
-                    luaL_addstring(b, ", ");
+                    kb_buf_printf(b, ", ");
                 }
             }
             if (cut && i == PRINT_EDGE) {
-                luaL_addstring(b, " ...");
+                kb_buf_printf(b, " ...");
                 i = n - PRINT_EDGE - 1;
                 continue;
             }
-            add_elem(b, f, kb_dtype_load(t->dtype, eptr(t, off + i * st[dim])));
+            add_elem(b, f, kb_tensor_get(t, off + i * f->st[dim]));
         }
     } else {
         for (int64_t i = 0; i < n; i++) {
             if (i > 0) {
-                luaL_addchar(b, ',');
-                for (int k = 0; k < left - 1; k++)
-                    luaL_addchar(b, '\n');
+                kb_buf_printf(b, ",%.*s", left - 1, "\n\n\n\n\n\n\n\n");
                 add_spaces(b, indent + 1);
             }
             if (cut && i == PRINT_EDGE) {
-                luaL_addstring(b, "...");
+                kb_buf_printf(b, "...");
                 i = n - PRINT_EDGE - 1;
                 continue;
             }
-            print_rec(b, t, st, f, dim + 1, off + i * st[dim], indent + 1, summarize);
+            print_rec(b, f, dim + 1, off + i * f->st[dim], indent + 1);
         }
     }
-    luaL_addchar(b, ']');
+    kb_buf_printf(b, "]");
 }
 
 /* The length torch's _add_suffixes starts from: len(s) - s.rfind("\n") + 1. */
-static size_t last_line_len(luaL_Buffer *b)
+static size_t last_line_len(const kb_buf *b)
 {
-    const char *s = luaL_buffaddr(b);
-    size_t len = luaL_bufflen(b), nl = len;
-    while (nl > 0 && s[nl - 1] != '\n')
+    size_t len = b->len, nl = len;
+    while (nl > 0 && b->data[nl - 1] != '\n')
         nl--;
     return nl > 0 ? len - (nl - 1) + 1 : len + 2;
 }
 
-static int t_tostring(lua_State *L)
+char *kb_tensor_format(const kb_tensor *t)
 {
-    const ltensor *t = ltensor_check(L, 1);
     char suffix[2][128];
     int nsuffix = 0;
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addstring(&b, "tensor(");
+    kb_buf b = {0};
+    kb_buf_printf(&b, "tensor(");
     if (t->numel == 0) {
-        luaL_addstring(&b, "[]");
+        kb_buf_printf(&b, "[]");
         if (t->ndim != 1) {
             size_t p = (size_t)snprintf(suffix[nsuffix], sizeof suffix[0], "size=(");
             for (int d = 0; d < t->ndim && p < sizeof suffix[0]; d++)
@@ -185,37 +185,30 @@ static int t_tostring(lua_State *L)
     } else {
         if (t->dtype != KB_F32 && t->dtype != KB_BOOL) /* torch omits its default dtypes */
             snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", torch_name(t->dtype));
-        bool summarize = t->numel > PRINT_THRESHOLD;
-        int64_t st[MAXD];
-        ltensor_strides(t->ndim, t->shape, st);
-        pfmt f = {.dt = t->dtype, .floating = kb_dtype_is_float(t->dtype), .int_mode = true, .width = 1,
-                  .minabs = INFINITY, .maxabs = 0};
-        visit(t, st, 0, 0, summarize, &f, 0);
+        pfmt f = {.t = t, .floating = kb_dtype_is_float(t->dtype), .int_mode = true, .width = 1,
+                  .summarize = t->numel > PRINT_THRESHOLD, .minabs = INFINITY, .maxabs = 0};
+        kb_tensor_strides(t, f.st);
+        visit(&f, 0, 0, 0);
         if (f.floating && f.count > 0) {
             bool wide = f.maxabs / f.minabs > 1000.0 || f.maxabs > 1.0e8;
             f.sci = f.int_mode ? wide : wide || f.minabs < 1.0e-4;
-            visit(t, st, 0, 0, summarize, &f, 1);
+            visit(&f, 0, 0, 1);
         }
-        print_rec(&b, t, st, &f, 0, 0, 7, summarize);
+        print_rec(&b, &f, 0, 0, 7);
     }
     size_t last = last_line_len(&b);
     for (int i = 0; i < nsuffix; i++) { /* ", suffix", or a new line when it would pass the width */
         size_t n = strlen(suffix[i]);
         if (last + n + 2 > PRINT_LINEWIDTH) {
-            luaL_addstring(&b, ",\n");
+            kb_buf_printf(&b, ",\n");
             add_spaces(&b, 7);
             last = 7 + n;
         } else {
-            luaL_addstring(&b, ", ");
+            kb_buf_printf(&b, ", ");
             last += n + 2;
         }
-        luaL_addstring(&b, suffix[i]);
+        kb_buf_printf(&b, "%s", suffix[i]);
     }
-    luaL_addchar(&b, ')');
-    luaL_pushresult(&b);
-    return 1;
+    kb_buf_printf(&b, ")");
+    return kb_buf_take(&b);
 }
-
-/* ==== registration (see luaopen_kb_tensor) ==== */
-
-const luaL_Reg ltensor_print_meta[] = {{"__tostring", t_tostring}, {NULL, NULL}};
