@@ -1,5 +1,4 @@
---- Kernel launches (execution-pe-tl.md §1; ADR-0012 message schema,
--- ADR-0009 D5 start barrier, ADR-0035/0036 fan-out and aggregation).
+--- Kernel launches (execution-pe-tl.md §1: the host's KernelLaunch message).
 --
 --   torch.launch(kernel, grid, arg1, arg2, ...) -> handle (after completion)
 --   torch.launch_async(kernel, grid, ...)       -> handle (torch.wait it)
@@ -13,20 +12,20 @@
 -- integer the kernel offsets and loads from); Lua numbers and booleans as
 -- scalars. Shapes are not remapped: pass local sizes explicitly.
 --
--- One KernelLaunch message goes to the SIP's PCIe endpoint; IO_CPU stamps
--- the start barrier (target_start_ns) and fans out to the grid's cubes,
--- each M_CPU to its PEs with zero-byte messages; every PE_CPU starts the
--- kernel at target_start_ns; answers (pe_exec_ns, dma_ns, compute_ns)
--- merge by max on the way back.
-local fanout = require "kernbench.fanout"
+-- The runtime checks the message and sends it (s:launch); the device does
+-- the rest (src/comp/device, src/comp/pe/cpu.c): IO_CPU stamps the start
+-- barrier (target_start_ns) and fans out to the grid's cubes, each M_CPU to
+-- its PEs; every PE_CPU starts the kernel at target_start_ns with a kernel
+-- instance, on which the body below runs the kernel function; answers
+-- (pe_exec_ns, dma_ns, compute_ns, late_ns) merge by max on the way back.
 local tlmod = require "kernbench.tl"
-local pe_c = require "kernbench.pe_c"
 
 local M = {}
 
 local SCALAR_DTYPES = { i32 = true, i64 = true, fp16 = true, fp32 = true, bool = true }
 
---- Why msg is not a valid KernelLaunch message (ADR-0012 + ADR-0013 V1), or nil.
+--- Why msg is not a valid KernelLaunch message (the spec's schema, and
+-- every tensor shard placed on a PE), or nil.
 function M.problem(msg)
   if type(msg) ~= "table" then return "the message is not a table" end
   if msg.msg_type ~= "KernelLaunch" then return ("msg_type is %s, not KernelLaunch"):format(tostring(msg.msg_type)) end
@@ -106,22 +105,11 @@ function M.resolve_grid(grid, P, call)
   return { pes = pes, cubes = cubes }
 end
 
-local function max_merge(a, b)
-  local r = {}
-  for k, v in pairs(a) do r[k] = v end
-  for _, k in ipairs { "pe_exec_ns", "dma_ns", "compute_ns", "late_ns" } do
-    r[k] = math.max(a[k] or 0, b[k] or 0)
-  end
-  r.pes = a.pes
-  for _, pe in ipairs(b.pes) do r.pes[#r.pes + 1] = pe end
-  return r
-end
-
 --- Adds launch and launch_async to torch. rt: the runtime's internals
--- {s, topo, P, sip() (current SIP), pa_fallback,
--- alloc_tcm/free_tcm, count_request(), handle(ev, what), wait(ev), data}.
+-- {s, P, sip() (current SIP), pa_fallback, count_request(),
+-- handle(ev, what, on_value), wait(ev), data}.
 function M.attach(torch, rt)
-  local s, topo, P = rt.s, rt.topo, rt.P
+  local s, P = rt.s, rt.P
   local serial = 0
   local registry = {}
 
@@ -161,25 +149,6 @@ function M.attach(torch, rt)
     return out, pending
   end
 
-  --- The start barrier (ADR-0009 D5): at IO_CPU, now + the longest
-  -- predicted two-leg latency IO_CPU -> M_CPU -> PE_CPU over the targets,
-  -- counting IO_CPU's overhead (already paid) and M_CPU's (paid once) once.
-  local function barrier_ps(sip, grid)
-    local io = ("sip%d.io0.io_cpu"):format(sip)
-    local io_oh = topo:node(io).attrs.overhead_ns or 0
-    local worst = 0
-    for cube = 0, grid.cubes - 1 do
-      local mcpu = ("sip%d.cube%d.m_cpu"):format(sip, cube)
-      local m_oh = topo:node(mcpu).attrs.overhead_ns or 0
-      local leg1 = topo:path_latency_ns(io, mcpu, "all")
-      for pe = 0, grid.pes - 1 do
-        local leg2 = topo:path_latency_ns(mcpu, ("sip%d.cube%d.pe%d.pe_cpu"):format(sip, cube, pe), "all")
-        worst = math.max(worst, leg1 + leg2 - io_oh - m_oh)
-      end
-    end
-    return s:now_ps() + math.floor(worst * 1000 + 0.5)
-  end
-
   --- Submits a checked KernelLaunch message; fn runs on every targeted PE.
   -- Returns a handle whose value is the merged answer.
   function torch.submit_launch(msg, fn)
@@ -196,7 +165,7 @@ function M.attach(torch, rt)
     if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
     local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
     if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end
-    registry[msg.kernel_ref.name] = fn -- last launch wins (ADR-0046 D7)
+    registry[msg.kernel_ref.name] = fn -- a name launched again runs its latest function
     -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
     local grid, targets = msg.grid, {}
     if grid then
@@ -226,46 +195,19 @@ function M.attach(torch, rt)
     end
     local nargs = #msg.args
     local name = msg.kernel_ref.name
-    local scratch_kb = topo:node(("sip%d.cube0.pe0.pe_cpu"):format(sip)).attrs.scratch_kb
-    local scratch_bytes = math.floor(scratch_kb * 1024)
-    local target_ps
     rt.count_request()
 
-    local function run_on_pe(psip, cube, pe)
-      local now = s:now_ps()
-      local late = now > target_ps and now - target_ps or 0
-      if now < target_ps then s:sleep((target_ps - now) / 1000) end
-      local start = s:now_ps()
-      local scratch = rt.alloc_tcm(psip, cube, pe, scratch_bytes, name)
-      local ctx = pe_c.context(s, { sip = psip, cube = cube, pe = pe, scratch_base = scratch.offset,
-                                    scratch_size = scratch_bytes, data = rt.data, pa_fallback = rt.pa_fallback,
-                                    name = name })
+    -- what each PE's kernel process runs, with its kernel instance
+    local function body(ctx, _, cube, pe)
       local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
-      local kernel = registry[name]
-      kernel(tl, table.unpack(kargs, 1, nargs))
-      ctx:wait() -- the PE answers once its composite commands are done too
-      ctx:span("kernel " .. name, start)
-      rt.free_tcm(psip, cube, pe, scratch.offset)
-      local st = ctx:stats()
-      return { pe_exec_ns = (s:now_ps() - start) / 1000, dma_ns = st.dma_ns, compute_ns = st.compute_ns,
-               late_ns = late / 1000,
-               pes = { { sip = psip, cube = cube, pe = pe, start_ns = start / 1000, end_ns = s:now(),
-                         pe_exec_ns = (s:now_ps() - start) / 1000, dma_ns = st.dma_ns,
-                         compute_ns = st.compute_ns, calls = st.calls, late_ns = late / 1000 } } }
+      registry[name](tl, table.unpack(kargs, 1, nargs))
+      ctx:wait()   -- composites still in flight are the kernel's too (their errors its own)
+      ctx:finish() -- PE_CPU answers
     end
 
-    local ev = fanout.send(s, targets, function(psip, cube, pe)
-      local p = s:spawn { name = ("kernel %s on sip%d.cube%d.pe%d"):format(name, psip, cube, pe),
-                          fn = function() return run_on_pe(psip, cube, pe) end }
-      return p:wait()
-    end, {
-      leaf = "pe_cpu", leaf_responds = true, name = "launch " .. name, merge = max_merge,
-      at_io_cpu = function(at_sip)
-        target_ps = barrier_ps(at_sip, grid)
-        msg.target_start_ns = target_ps / 1000
-      end,
-    })
-    local h = rt.handle(ev, "launch " .. name)
+    local ev = s:launch { name = name, targets = targets, grid = grid, data = rt.data,
+                          pa_fallback = rt.pa_fallback, body = body }
+    local h = rt.handle(ev, "launch " .. name, function(answer) msg.target_start_ns = answer.target_start_ns end)
     h.message = msg
     h.grid = grid
     return h

@@ -11,7 +11,7 @@
 --   local y = d:cpu()         -- timed reads, gathered into a host tensor
 --   torch.synchronize()       -- drain outstanding work
 local placement = require "kernbench.placement"
-local fanout = require "kernbench.fanout"
+local pe_c = require "kernbench.pe_c"
 
 local M = {}
 
@@ -35,8 +35,9 @@ function M.new(opts)
   local live = {}          -- device tensors not freed, in creation order
   local serial = 0
 
-  -- ---- allocators: an HBM-slice and a TCM allocator per (sip, cube, pe), made
-  -- when first used, and one VA allocator (kernbench.alloc_c's named kinds) ----
+  -- ---- allocators: an HBM-slice allocator per (sip, cube, pe), made when
+  -- first used, and one VA allocator (kernbench.alloc_c's named kinds); each
+  -- PE's TCM space is its PE_TCM's (pe_c.tcm_*) ----
   local function pe0_node(kind)
     local id = topo:node_at { kind = kind, sip = 0, cube = 0, pe = 0 }
     return id and topo:node(id)
@@ -55,11 +56,7 @@ function M.new(opts)
     end
   end
   local hbm_alloc, slice_allocator = per_pe(function() return ac.hbm_slice(P.hbm_slice_bytes) end)
-  local tcm_alloc, tcm_allocator = per_pe(function() return ac.tcm(tcm_bytes, tcm_reserved) end)
   local va_alloc = ac.va(page_size)
-
-  -- ---- MMU: a page table per PE, installed by timed map messages ----
-  local mmu = require("kernbench.mmu").new(s, { pa_fallback = opts.pa_fallback })
   local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
@@ -78,11 +75,12 @@ function M.new(opts)
   Handle.__index = Handle
   Handle.__name = "Handle"
 
-  local function handle(ev, what)
+  local function handle(ev, what, on_value)
     local h = setmetatable({ event = ev, what = what, start_ns = s:now(), finished = s:event(what) }, Handle)
     s:spawn(function()
-      ev:wait()
+      local v = ev:wait()
       h.end_ns = s:now()
+      if on_value then on_value(v) end
       h.finished:succeed(h)
     end, what)
     return h
@@ -372,34 +370,26 @@ function M.new(opts)
   --- Allocates nbytes of PE (sip, cube, pe)'s TCM (16-byte aligned); returns
   -- the physical address and the TCM offset. Errors name the PE and sizes.
   function torch.alloc_tcm(sip, cube, pe, nbytes)
-    local off, err = tcm_allocator(sip, cube, pe):alloc(nbytes, 16)
-    if not off then error(("torch.alloc_tcm: sip%d.cube%d.pe%d: %s"):format(sip, cube, pe, err), 2) end
+    local off, err = pe_c.tcm_alloc(s, sip, cube, pe, nbytes)
+    if not off then error("torch.alloc_tcm: " .. err, 2) end
     return kb.addr.pe_tcm(sip, cube, pe, off), off
   end
 
   function torch.free_tcm(sip, cube, pe, off)
-    local ok, err = tcm_allocator(sip, cube, pe):free(off)
-    if not ok then error(("torch.free_tcm: sip%d.cube%d.pe%d: %s"):format(sip, cube, pe, err), 2) end
+    local ok, err = pe_c.tcm_free(s, sip, cube, pe, off)
+    if not ok then error("torch.free_tcm: " .. err, 2) end
   end
 
   -- ---- kernel launches (kernbench.launch) ----
   torch.data = data
   torch.verify_data = mode == "verify"
   require("kernbench.launch").attach(torch, {
-    s = s, topo = topo, P = P, data = torch.data,
+    s = s, P = P, data = torch.data,
     sip = function() return current_device or 0 end,
     pa_fallback = opts.pa_fallback or false,
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
     handle = handle,
-    alloc_tcm = function(sip, cube, pe, nbytes, who)
-      local off, err = tcm_allocator(sip, cube, pe):alloc(nbytes, 16)
-      if not off then
-        error(("%s: scratch for sip%d.cube%d.pe%d: %s (pe_cpu.attrs.scratch_kb)"):format(who, sip, cube, pe, err), 0)
-      end
-      return { offset = off }
-    end,
-    free_tcm = function(sip, cube, pe, off) assert(tcm_allocator(sip, cube, pe):free(off)) end,
   })
 
   torch.tcm_reserved_bytes = tcm_reserved
@@ -407,18 +397,20 @@ function M.new(opts)
 
   --- Whether every allocator is back to its initial state.
   function torch.allocators_pristine()
-    if not va_alloc:is_pristine() then return false end
-    for _, set in ipairs { hbm_alloc, tcm_alloc } do
-      for _, a in pairs(set) do
-        if not a:is_pristine() then return false end
-      end
+    if not va_alloc:is_pristine() or not pe_c.tcm_pristine(s) then return false end
+    for _, a in pairs(hbm_alloc) do
+      if not a:is_pristine() then return false end
     end
     return true
   end
 
   --- Translates a VA on PE (sip, cube, pe) through its page table: the PA
   -- and the translation's cost in ns (the PE_MMU's tlb_overhead_ns).
-  function torch.translate(sip, cube, pe, va) return mmu.translate(sip, cube, pe, va), tlb_overhead_ns end
+  function torch.translate(sip, cube, pe, va)
+    local pa, err = pe_c.mmu_translate(s, sip, cube, pe, va, opts.pa_fallback, "torch.translate")
+    if not pa then error(err, 2) end
+    return pa, tlb_overhead_ns
+  end
 
   -- ---- checking results against a CPU reference (--verify-data) ----
   local TOL = { f32 = 1e-5, f16 = 1e-3, bf16 = 1e-2 } -- rtol = atol per dtype (docs/decisions.md); integers exact

@@ -3,14 +3,22 @@
  *
  *   s:mmu_map{targets = {{sip=, cube=, pe=}, ...}, entries = {{va=, pa=, size=}, ...}}   -> event
  *   s:mmu_unmap{targets = {...}, entries = {{va=, size=}, ...}}                          -> event
+ *   s:launch{name =, targets = {...}, grid = {pes =, cubes =}, data =, pa_fallback =,
+ *            body = function(ctx, sip, cube, pe) ... end}                                -> event
  *
  * Each sends one operation from the PCIe endpoint of the targets' SIP(s)
- * now and returns an event that succeeds (with true) when its completion is
- * back at the host. Until then a small record, listed on the simulation so
- * that closing it frees everything, holds the event. */
+ * now and returns an event that succeeds when its completion is back at
+ * the host: with true, or for a launch with its answer (the PEs' figures,
+ * merged by max, and each PE's). At each target PE, at the launch's start
+ * barrier, a process "kernel NAME on sipS.cubeC.peP" runs body with the
+ * kernel instance's context (ltl.c); the body ends with ctx:finish().
+ * Until the completion a small record, listed on the simulation so that
+ * closing it frees everything, holds the event. */
 #include "lua/lsim.h"
 
 #include "comp/device/control.h"
+#include "comp/pe/pe.h"
+#include "lua/ltl_internal.h"
 #include "core/util.h"
 #include "lua/lbind.h"
 #include "machine/machine.h"
@@ -48,6 +56,58 @@ void ldevice_close(lua_State *L, lsim *S)
     }
 }
 
+static void set_ns(lua_State *L, const char *k, kb_time ps)
+{
+    lua_pushnumber(L, (lua_Number)ps / 1000.0);
+    lua_setfield(L, -2, k);
+}
+
+static void set_time(lua_State *L, const char *k, kb_time ps)
+{
+    lsim_push_time(L, ps);
+    lua_setfield(L, -2, k);
+}
+
+/* A launch's answer: every PE's figures in target order, and the largest
+ * of each (pe_exec_ns = end - start). */
+static void push_answer(lua_State *L, const kb_ctrl_op *op)
+{
+    const kb_pe_answer *a = kb_ctrl_answers(op);
+    size_t n = kb_ctrl_ntargets(op);
+    kb_time exec = 0, dma = 0, compute = 0, late = 0;
+    lua_createtable(L, 0, 6);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        const kb_ctrl_target *tg = kb_ctrl_target_at(op, i);
+        lua_createtable(L, 0, 10);
+        lua_pushinteger(L, tg->sip);
+        lua_setfield(L, -2, "sip");
+        lua_pushinteger(L, tg->cube);
+        lua_setfield(L, -2, "cube");
+        lua_pushinteger(L, tg->pe);
+        lua_setfield(L, -2, "pe");
+        set_ns(L, "start_ns", a[i].start_ps);
+        set_time(L, "end_ns", a[i].end_ps);
+        set_ns(L, "pe_exec_ns", a[i].end_ps - a[i].start_ps);
+        set_time(L, "dma_ns", a[i].dma_ps);
+        set_time(L, "compute_ns", a[i].compute_ps);
+        lua_pushinteger(L, (lua_Integer)a[i].calls);
+        lua_setfield(L, -2, "calls");
+        set_ns(L, "late_ns", a[i].late_ps);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        exec = a[i].end_ps - a[i].start_ps > exec ? a[i].end_ps - a[i].start_ps : exec;
+        dma = a[i].dma_ps > dma ? a[i].dma_ps : dma;
+        compute = a[i].compute_ps > compute ? a[i].compute_ps : compute;
+        late = a[i].late_ps > late ? a[i].late_ps : late;
+    }
+    lua_setfield(L, -2, "pes");
+    set_ns(L, "pe_exec_ns", exec);
+    set_time(L, "dma_ns", dma);
+    set_time(L, "compute_ns", compute);
+    set_ns(L, "late_ns", late);
+    set_ns(L, "target_start_ns", kb_ctrl_start_ps(op, kb_ctrl_target_at(op, 0)->sip));
+}
+
 /* The completion is back at the host: the event succeeds. */
 static void ctrl_done(kb_ctrl_op *op, void *arg)
 {
@@ -55,9 +115,13 @@ static void ctrl_done(kb_ctrl_op *op, void *arg)
     lsim *S = r->S;
     lua_State *L = S->L ? S->L : S->opL;
     kb_machine_completed(S->m, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
+    luaL_checkstack(L, 8, "launch answer");
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref);
     levent *e = lua_touserdata(L, -1);
-    lua_pushboolean(L, 1);
+    if (kb_ctrl_kind(op) == &kb_msg_kernel_launch)
+        push_answer(L, op);
+    else
+        lua_pushboolean(L, 1);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     lua_pop(L, 1);
     kb_event_succeed(e->ev, KB_ITEM_NONE);
@@ -174,4 +238,111 @@ static int mmu(lua_State *L, bool map)
 static int l_mmu_map(lua_State *L) { return mmu(L, true); }
 static int l_mmu_unmap(lua_State *L) { return mmu(L, false); }
 
-const luaL_Reg ldevice_methods[] = {{"mmu_map", l_mmu_map}, {"mmu_unmap", l_mmu_unmap}, {NULL, NULL}};
+/* ---- kernel launches ---- */
+
+/* What runs a launch's body at each PE: its Lua function. */
+typedef struct lrunner {
+    lsim *S;
+    lua_State *main; /* for releasing the reference from anywhere */
+    int body;        /* registry reference to body(ctx, sip, cube, pe) */
+    char *name;
+} lrunner;
+
+/* PE_CPU made instance k at the start barrier: the kernel's process. */
+static void run_body(void *arg, kb_kernel *k, int sip, int cube, int pe)
+{
+    lrunner *r = arg;
+    lsim *S = r->S;
+    lua_State *L = S->L; /* inside the run */
+    luaL_checkstack(L, 8, "kernel process");
+    lua_pushcfunction(L, lsim_spawn);
+    lua_pushvalue(L, S->sim_idx);
+    lua_createtable(L, 0, 3);
+    lua_pushfstring(L, "kernel %s on sip%d.cube%d.pe%d", r->name, sip, cube, pe);
+    lua_setfield(L, -2, "name");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->body);
+    lua_setfield(L, -2, "fn");
+    lua_createtable(L, 4, 0);
+    ltl_push_context(L, S->sim_idx, S, k);
+    lua_rawseti(L, -2, 1);
+    int at[3] = {sip, cube, pe};
+    for (int i = 0; i < 3; i++) {
+        lua_pushinteger(L, at[i]);
+        lua_rawseti(L, -2, i + 2);
+    }
+    lua_setfield(L, -2, "args");
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) { /* a spawn does not fail on these arguments */
+        kb_sim_fail(S->sim, "kernel %s: cannot start on sip%d.cube%d.pe%d: %s", r->name, sip, cube, pe,
+                    lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+static void release_runner(void *arg)
+{
+    lrunner *r = arg;
+    luaL_unref(r->main, LUA_REGISTRYINDEX, r->body);
+    free(r->name);
+    free(r);
+}
+
+static int grid_field(lua_State *L, const char *k)
+{
+    lua_getfield(L, -1, k);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok || v < 1 || v > INT32_MAX)
+        luaL_error(L, "s:launch{}: grid.%s must be an integer >= 1", k);
+    return (int)v;
+}
+
+static int l_launch(lua_State *L)
+{
+    const char *call = "s:launch{}";
+    lsim *S = lsim_check(L, 1);
+    if (!S->fab)
+        return luaL_error(L, "%s: this simulation has no topology", call);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "name");
+    const char *name = lua_tostring(L, -1);
+    if (!name)
+        return luaL_error(L, "%s: field 'name' (the kernel's) must be a string", call);
+    lua_getfield(L, 2, "body");
+    luaL_argexpected(L, lua_isfunction(L, -1), 2, "table with a function field 'body'");
+    lua_getfield(L, 2, "grid");
+    if (!lua_istable(L, -1))
+        return luaL_error(L, "%s: field 'grid' must be a table {pes =, cubes =}", call);
+    int pes = grid_field(L, "pes"), cubes = grid_field(L, "cubes");
+    lua_pop(L, 1);
+    size_t nt = 0;
+    const kb_ctrl_target *tg = read_targets(L, call, &nt);
+    for (size_t i = 0; i < nt; i++) { /* each target can run a kernel (its engines are builtins) */
+        char *err = NULL;
+        if (!kb_pe_find(S->fab, tg[i].sip, tg[i].cube, tg[i].pe, &err))
+            return lbind_raise(L, err);
+    }
+    kb_ctrl_op *op = kb_ctrl_new(&kb_msg_kernel_launch, tg, nt);
+    lua_pop(L, 2); /* the targets and their list */
+    lrunner *r = kb_xcalloc(1, sizeof *r);
+    r->S = S;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    r->main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    r->body = luaL_ref(L, LUA_REGISTRYINDEX); /* the body, on top */
+    r->name = kb_xstrdup(name);
+    lua_getfield(L, 2, "data");
+    lua_getfield(L, 2, "pa_fallback");
+    kb_launch l = {r->name, lua_toboolean(L, -2), lua_toboolean(L, -1), run_body, release_runner, r};
+    kb_ctrl_set_launch(op, pes, cubes, &l);
+    lua_settop(L, 1);
+    lua_pushfstring(L, "launch %s", name);
+    char *what = kb_xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    int n = submit(L, S, op, what);
+    free(what);
+    return n;
+}
+
+const luaL_Reg ldevice_methods[] = {
+    {"mmu_map", l_mmu_map}, {"mmu_unmap", l_mmu_unmap}, {"launch", l_launch}, {NULL, NULL}};

@@ -12,6 +12,7 @@
  *   t = ctx:trans(h)                             -- a view: last two dims swapped
  *   ctx:stats() -> {dma_ns, compute_ns, calls, scratch_bytes}
  *   ctx:span(name, start_ps)                     -- a trace slice on PE_CPU until now
+ *   ctx:finish()                                 -- the body has returned (a launched instance)
  *   ctx:composite{...}, ctx:wait([h])            -- ltl_composite.c
  *
  * The context holds a reference to the kernel instance (kb_kernel, machine
@@ -122,15 +123,24 @@ static int l_context(lua_State *L)
     kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
     if (!p)
         return lbind_raise(L, err);
+    kb_kernel *k = kb_kernel_new(p, name, base, size, data, pa_fallback);
+    ltl_push_context(L, 1, S, k);
+    kb_kernel_unref(k); /* the context's reference remains */
+    return 1;
+}
+
+void ltl_push_context(lua_State *L, int sim_idx, lsim *S, kb_kernel *k)
+{
+    sim_idx = lua_absindex(L, sim_idx);
     ltl_ctx *c = lua_newuserdatauv(L, sizeof *c, 1);
     memset(c, 0, sizeof *c);
     luaL_setmetatable(L, LTL_MT);
-    lua_pushvalue(L, 1); /* keep the simulation alive */
+    lua_pushvalue(L, sim_idx); /* keep the simulation alive */
     lua_setiuservalue(L, -2, 1);
     c->S = S;
-    c->k = kb_kernel_new(p, name, base, size, data, pa_fallback);
-    kb_kernel_set_wake(c->k, ctx_wake, c);
-    return 1;
+    c->k = k;
+    kb_kernel_ref(k);
+    kb_kernel_set_wake(k, ctx_wake, c);
 }
 
 /* ---- arguments ---- */
@@ -457,6 +467,16 @@ static int ctx_span(lua_State *L)
     return 0;
 }
 
+/* ctx:finish(): the kernel's body has returned (after ctx:wait()); its
+ * launcher (PE_CPU) answers. */
+static int ctx_finish(lua_State *L)
+{
+    char *err = NULL;
+    if (!kb_kernel_finish(ltl_check_ctx(L, 1)->k, &err))
+        return lbind_raise(L, err);
+    return 0;
+}
+
 static int ctx_is_data(lua_State *L)
 {
     lua_pushboolean(L, kb_kernel_data(ltl_check_ctx(L, 1)->k));
@@ -468,7 +488,7 @@ static int ctx_is_data(lua_State *L)
 static const luaL_Reg ctx_methods[] = {
     {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math},
     {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
-    {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {NULL, NULL}};
+    {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {"finish", ctx_finish}, {NULL, NULL}};
 
 static int l_is_tensor(lua_State *L)
 {

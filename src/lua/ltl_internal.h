@@ -28,6 +28,9 @@ typedef struct ltl_tensor {
 
 /* ltl.c */
 void *ltl_test_ud(lua_State *L, int idx, const void *key);
+/* Pushes a context for instance k (taking a reference) of the simulation
+ * whose userdata is at sim_idx. */
+void ltl_push_context(lua_State *L, int sim_idx, lsim *S, kb_kernel *k);
 ltl_ctx *ltl_check_ctx(lua_State *L, int idx); /* open, or raises */
 int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape);
 kb_dtype ltl_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt);

@@ -1,12 +1,13 @@
-/* The PE page tables from Lua (`kernbench.pe_c`): thin calls into PE_MMU
- * (src/comp/pe/mmu.c), which owns the tables and every translation. The
- * runtime installs a map message's entries when the message arrives at
- * the PE_MMU, and asks for translations (torch.translate):
+/* What the runtime asks of a PE (`kernbench.pe_c`), as thin calls into the
+ * PE wing: PE_MMU's translations (src/comp/pe/mmu.c, which owns the page
+ * tables; MmuMap and MmuUnmap messages change them) and PE_TCM's space
+ * (src/comp/pe/tcm.c, which also gives kernels their scratch):
  *
- *   pe_c.mmu_map(s, sip, cube, pe, va, pa, size)
- *   pe_c.mmu_unmap(s, sip, cube, pe, va, size)
  *   pe_c.mmu_translate(s, sip, cube, pe, va[, pa_fallback[, call]]) -> pa | nil, message
- *   pe_c.mmu_regions(s, sip, cube, pe) -> count */
+ *   pe_c.mmu_regions(s, sip, cube, pe) -> count
+ *   pe_c.tcm_alloc(s, sip, cube, pe, nbytes) -> offset | nil, message
+ *   pe_c.tcm_free(s, sip, cube, pe, offset) -> true | nil, message
+ *   pe_c.tcm_pristine(s) -> whether every PE's TCM space is free again */
 #include "lua/ltl.h"
 #include "lua/ltl_internal.h"
 
@@ -42,24 +43,6 @@ static uint64_t check_u64(lua_State *L, int idx)
     return (uint64_t)v;
 }
 
-static int l_mmu_map(lua_State *L)
-{
-    kb_pe *p = check_mmu_pe(L);
-    char *err = NULL;
-    if (!kb_mmu_map(p, check_u64(L, 5), check_u64(L, 6), check_u64(L, 7), &err))
-        return lbind_raise(L, err);
-    return 0;
-}
-
-static int l_mmu_unmap(lua_State *L)
-{
-    kb_pe *p = check_mmu_pe(L);
-    char *err = NULL;
-    if (!kb_mmu_unmap(p, check_u64(L, 5), check_u64(L, 6), &err))
-        return lbind_raise(L, err);
-    return 0;
-}
-
 static int l_mmu_translate(lua_State *L)
 {
     kb_pe *p = check_mmu_pe(L);
@@ -90,8 +73,49 @@ static int l_mmu_regions(lua_State *L)
     return 1;
 }
 
-const luaL_Reg ltl_mmu_funcs[] = {{"mmu_map", l_mmu_map},
-                                  {"mmu_unmap", l_mmu_unmap},
-                                  {"mmu_translate", l_mmu_translate},
-                                  {"mmu_regions", l_mmu_regions},
-                                  {NULL, NULL}};
+/* nil and the message of a failed call, or `ok` pushed. */
+static int result(lua_State *L, bool ok, char *err)
+{
+    if (ok)
+        return 1;
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    free(err);
+    return 2;
+}
+
+static int l_tcm_alloc(lua_State *L)
+{
+    kb_pe *p = check_mmu_pe(L);
+    uint64_t off = 0;
+    char *err = NULL;
+    bool ok = kb_pe_tcm_alloc(p, check_u64(L, 5), &off, &err);
+    lua_pushinteger(L, (lua_Integer)off);
+    return result(L, ok, err);
+}
+
+static int l_tcm_free(lua_State *L)
+{
+    kb_pe *p = check_mmu_pe(L);
+    char *err = NULL;
+    bool ok = kb_pe_tcm_free(p, check_u64(L, 5), &err);
+    lua_pushboolean(L, 1);
+    return result(L, ok, err);
+}
+
+static int l_tcm_pristine(lua_State *L)
+{
+    lsim *S = lsim_check(L, 1);
+    bool all = true;
+    const kb_topo *t = S->fab ? kb_fabric_topo(S->fab) : NULL;
+    for (uint32_t i = 0; t && i < kb_topo_node_count(t) && all; i++) {
+        const kb_pe *p = kb_pe_of(S->fab, i);
+        all = !p || kb_pe_tcm_pristine(p);
+    }
+    lua_pushboolean(L, all);
+    return 1;
+}
+
+const luaL_Reg ltl_mmu_funcs[] = {{"mmu_translate", l_mmu_translate}, {"mmu_regions", l_mmu_regions},
+                                  {"tcm_alloc", l_tcm_alloc},         {"tcm_free", l_tcm_free},
+                                  {"tcm_pristine", l_tcm_pristine},   {NULL, NULL}};

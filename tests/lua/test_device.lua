@@ -70,6 +70,57 @@ function TestDevice:test_bad_operations_are_errors_that_say_why()
   lu.assertEquals(s:now(), 0)
 end
 
+-- A launch reaches every target PE once, each starts its kernel at the
+-- stamped barrier, and the answer comes back after the last has finished.
+function TestDevice:test_a_launch_runs_every_target_once_and_answers_after_the_last()
+  local t = kb.topology.load("small_2x2")
+  local P = t:params()
+  local s = sim.new { topology = t }
+  local targets, seen = {}, {}
+  for c = 0, P.cubes_per_sip - 1 do
+    for pe = 0, P.pes_per_cube - 1, 2 do targets[#targets + 1] = { sip = 0, cube = c, pe = pe } end
+  end
+  local last, starts = 0, {}
+  local ev = s:launch { name = "probe", targets = targets, grid = { pes = P.pes_per_cube, cubes = P.cubes_per_sip },
+    body = function(ctx, sip, cube, pe)
+      local key = sip .. "." .. cube .. "." .. pe
+      lu.assertNil(seen[key])
+      seen[key] = true
+      starts[#starts + 1] = s:now()
+      ctx:cycles(10 * (pe + 1)) -- PEs finish at different times
+      last = math.max(last, s:now())
+      ctx:finish()
+    end }
+  local finished
+  s:spawn(function() ev:wait() finished = s:now() end)
+  s:run()
+  local n = 0
+  for _ in pairs(seen) do n = n + 1 end
+  lu.assertEquals(n, #targets)
+  local r = ev:value()
+  for _, at in ipairs(starts) do lu.assertEquals(at, r.target_start_ns) end
+  lu.assertTrue(last > 0 and finished > last)
+  lu.assertEquals(#r.pes, #targets)
+  for i, pe in ipairs(r.pes) do -- in target order, every figure its own
+    lu.assertEquals({ pe.sip, pe.cube, pe.pe }, { targets[i].sip, targets[i].cube, targets[i].pe })
+    lu.assertEquals(pe.calls, 1)
+    lu.assertTrue(pe.pe_exec_ns <= r.pe_exec_ns)
+  end
+  lu.assertAlmostEquals(r.pe_exec_ns, r.pes[#r.pes].pe_exec_ns, 1e-9) -- the slowest: pe 2*k+... last
+end
+
+-- A body that does not end with ctx:finish() leaves its PE unanswered: the
+-- launch never completes and the quiescence report names the launch.
+function TestDevice:test_an_unfinished_kernel_leaves_the_launch_waiting()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  local ev = s:launch { name = "forgetful", targets = targets(1), grid = { pes = 1, cubes = 1 },
+                        body = function() end }
+  s:spawn { name = "host", fn = function() ev:wait() end }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "waiting on event 'launch forgetful'")
+end
+
 -- A command processor built in C takes only the messages it has a handler for.
 function TestDevice:test_a_message_without_a_handler_names_kind_node_and_sender()
   kb.components.register("io_pinger", { kinds = "m_cpu", messages = { "Ping" }, attrs = { overhead_ns = 0 },

@@ -185,28 +185,4 @@ function TestTorch:test_pa_fallback_is_an_explicit_option_and_tlb_cost_comes_fro
   compat.close()
 end
 
-function TestTorch:test_fanout_reaches_every_pe_once_and_answers_after_the_last()
-  local fanout = require "kernbench.fanout"
-  local t = kb.topology.load("small_2x2")
-  local P = t:params()
-  local s = sim.new { topology = t }
-  local targets, seen = {}, {}
-  for c = 0, P.cubes_per_sip - 1 do
-    for pe = 0, P.pes_per_cube - 1, 2 do targets[#targets + 1] = { sip = 0, cube = c, pe = pe } end
-  end
-  local last = 0
-  local done = fanout.send(s, targets, function(sip, cube, pe)
-    local key = sip .. "." .. cube .. "." .. pe
-    lu.assertNil(seen[key])
-    seen[key] = true
-    last = math.max(last, s:now())
-  end, { leaf = "pe_cpu", leaf_responds = true, name = "test" })
-  local finished
-  s:spawn(function() done:wait() finished = s:now() end)
-  s:run()
-  local n = 0
-  for _ in pairs(seen) do n = n + 1 end
-  lu.assertEquals(n, #targets)
-  lu.assertTrue(last > 0 and finished > last)
-end
 

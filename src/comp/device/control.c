@@ -33,7 +33,7 @@ struct kb_ctrl_op {
     kb_mmu_entry *entries;
     size_t nentries;
     int grid_pes, grid_cubes;
-    void *launch;
+    kb_launch launch;
     kb_pe_answer *answers;
     kb_ctrl_done_fn done;
     void *done_arg;
@@ -60,6 +60,9 @@ static void op_unref(kb_ctrl_op *op)
     free(op->sips);
     free(op->entries);
     free(op->answers);
+    if (op->launch.release)
+        op->launch.release(op->launch.ctx);
+    free((char *)op->launch.name);
     free(op);
 }
 
@@ -146,11 +149,12 @@ void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n)
     op->nentries = n;
 }
 
-void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, void *launch)
+void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, const kb_launch *l)
 {
     op->grid_pes = grid_pes;
     op->grid_cubes = grid_cubes;
-    op->launch = launch;
+    op->launch = *l;
+    op->launch.name = kb_xstrdup(l->name);
 }
 
 void kb_ctrl_on_done(kb_ctrl_op *op, kb_ctrl_done_fn fn, void *arg)
@@ -174,7 +178,7 @@ kb_ctrl_op *kb_ctrl_of(const kb_txn *t, size_t *index)
 const kb_msg_kind *kb_ctrl_kind(const kb_ctrl_op *op) { return op->kind; }
 const kb_ctrl_target *kb_ctrl_target_at(const kb_ctrl_op *op, size_t i) { return &op->targets[i]; }
 size_t kb_ctrl_ntargets(const kb_ctrl_op *op) { return op->n; }
-void *kb_ctrl_launch(const kb_ctrl_op *op) { return op->launch; }
+const kb_launch *kb_ctrl_launch(const kb_ctrl_op *op) { return &op->launch; }
 const kb_pe_answer *kb_ctrl_answers(const kb_ctrl_op *op) { return op->answers; }
 
 const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n)
@@ -384,5 +388,6 @@ kb_ctrl_op *kb_ctrl_take(kb_txn *t, size_t *index)
 }
 
 void kb_ctrl_put(kb_ctrl_op *op) { op_unref(op); }
+void kb_ctrl_hold(kb_ctrl_op *op) { op->refs++; }
 
 void kb_ctrl_end_transfer(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, kb_txn_complete); }

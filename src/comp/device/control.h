@@ -46,6 +46,20 @@ typedef struct kb_pe_answer {
     uint64_t calls;           /* tl calls */
 } kb_pe_answer;
 
+/* What a KernelLaunch asks of each target PE: its kernel's name and modes,
+ * and who runs the body. PE_CPU makes a kernel instance at the launch's
+ * start barrier and calls run() with it; the runner tells the body's end
+ * with kb_kernel_finish (src/comp/pe/pe.h). */
+struct kb_kernel;
+typedef struct kb_launch {
+    const char *name;   /* copied by kb_ctrl_set_launch */
+    bool data;          /* data mode: values are computed */
+    bool pa_fallback;   /* an unmapped address is used as a physical one */
+    void (*run)(void *ctx, struct kb_kernel *k, int sip, int cube, int pe);
+    void (*release)(void *ctx); /* the operation is over (also unfinished) */
+    void *ctx;
+} kb_launch;
+
 typedef struct kb_ctrl_op kb_ctrl_op;
 typedef void (*kb_ctrl_done_fn)(kb_ctrl_op *op, void *arg);
 
@@ -55,9 +69,9 @@ kb_ctrl_op *kb_ctrl_new(const kb_msg_kind *kind, const kb_ctrl_target *targets, 
 /* MmuMap / MmuUnmap: the entries every target PE applies (copied). */
 void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n);
 /* KernelLaunch: the grid whose rectangle the start barrier covers (PEs
- * 0..pes-1 of cubes 0..cubes-1 of each target SIP), and what the leaves
- * need to run the kernel (owned by the caller, outliving the operation). */
-void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, void *launch);
+ * 0..pes-1 of cubes 0..cubes-1 of each target SIP), and what the PEs run
+ * (copied; the operation owns l->ctx from now: release() when it ends). */
+void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, const kb_launch *l);
 /* Called once when the completion is back at the host. */
 void kb_ctrl_on_done(kb_ctrl_op *op, kb_ctrl_done_fn fn, void *arg);
 
@@ -78,7 +92,7 @@ const kb_msg_kind *kb_ctrl_kind(const kb_ctrl_op *op);
 const kb_ctrl_target *kb_ctrl_target_at(const kb_ctrl_op *op, size_t i);
 size_t kb_ctrl_ntargets(const kb_ctrl_op *op);
 const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n);
-void *kb_ctrl_launch(const kb_ctrl_op *op);
+const kb_launch *kb_ctrl_launch(const kb_ctrl_op *op);
 /* A launch's start barrier, stamped by the target's SIP's IO_CPU. */
 kb_time kb_ctrl_start_ps(const kb_ctrl_op *op, int sip);
 /* The answers of a launch's PEs, in target order (valid in the done callback). */
@@ -87,6 +101,8 @@ const kb_pe_answer *kb_ctrl_answers(const kb_ctrl_op *op);
 /* A leaf (PE_CPU) has finished target i: records its answer and sends the
  * Completion from node `leaf` to the target's M_CPU now. */
 void kb_ctrl_leaf_answer(kb_fabric *f, uint32_t leaf, kb_ctrl_op *op, size_t i, const kb_pe_answer *a);
+/* A reference on op (a leaf holding it between messages), dropped with kb_ctrl_put. */
+void kb_ctrl_hold(kb_ctrl_op *op);
 
 /* ---- internal to src/comp/device and the leaves ---- */
 

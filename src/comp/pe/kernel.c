@@ -10,7 +10,7 @@
  * The PE lists its instances: when it is freed with its simulation's
  * fabric, commands that will never complete drop their references and
  * the instances left are detached (kb_kernel_pe returns NULL). */
-#include "comp/pe/pe.h"
+#include "comp/pe/pipe.h"
 
 #include "core/sim.h"
 #include "core/util.h"
@@ -40,6 +40,8 @@ struct kb_kernel {
     char *composite_error;      /* the first failed composite's, until taken */
     kb_time dma_ps, compute_ps;
     uint64_t calls;
+    kb_kernel_finish_fn on_finish; /* its launcher (PE_CPU), told once */
+    void *finish_arg;
 };
 
 kb_kernel *kb_kernel_new(kb_pe *p, const char *name, uint64_t scratch_base, uint64_t scratch_size, bool data,
@@ -105,6 +107,26 @@ void kb_kernel_set_wake(kb_kernel *k, kb_kernel_wake_fn fn, void *arg)
 {
     k->wake = fn;
     k->wake_arg = arg;
+}
+
+void kb_kernel_on_finish(kb_kernel *k, kb_kernel_finish_fn fn, void *arg)
+{
+    k->on_finish = fn;
+    k->finish_arg = arg;
+}
+
+bool kb_kernel_finish(kb_kernel *k, char **err)
+{
+    if (k->composites || k->busy) {
+        *err = kb_asprintf("kernel '%s' on %s: its body ended with %s in flight", k->name, k->where,
+                           k->busy ? "a command" : "composite commands");
+        return false;
+    }
+    kb_kernel_finish_fn fn = k->on_finish;
+    k->on_finish = NULL;
+    if (fn)
+        fn(k, k->finish_arg);
+    return true;
 }
 
 kb_pe *kb_kernel_pe(const kb_kernel *k) { return k->pe; }

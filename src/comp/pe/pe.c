@@ -1,7 +1,7 @@
 /* A PE assembled from its nine parts (pe.h). The PE's state lives in its
- * PE_CPU component (builtin.pe_cpu), which also terminates control messages
- * like any store-and-forward node; the other parts are found beside it in
- * the topology and give their attributes as the PE's parameters. */
+ * PE_CPU component (builtin.pe_cpu), which takes kernel launches (cpu.c);
+ * the other parts are found beside it in the topology and give their
+ * attributes as the PE's parameters. */
 #include "comp/pe/pe.h"
 
 #include "core/util.h"
@@ -67,6 +67,11 @@ static void pe_init(kb_comp *c)
                                 attr(t, p->gemm, "f32_slowdown"), attr_ps(t, p->gemm, "overhead_ns")};
     p->math_m = (kb_math_model){attr(t, p->math, "clock_ghz"), (int64_t)attr(t, p->math, "simd_bytes"),
                                 attr(t, p->math, "transcendental_cycles"), attr_ps(t, p->math, "overhead_ns")};
+    char *err = NULL;
+    if (!kb_pe_tcm_init(p, &err)) {
+        kb_comp_fail(c, "PE_TCM: %s", err);
+        free(err);
+    }
 }
 
 /* Composites in flight release their kernels with the pipeline; kernel
@@ -77,12 +82,17 @@ static void pe_fini(kb_comp *c)
     if (!p)
         return;
     kb_pipe_free(p);
+    kb_pe_cpu_drop_runs(p);
     kb_kernel_detach_all(p);
+    kb_alloc_fini(&p->tcm_space);
     free(p);
 }
 
+static const kb_msg_handler cpu_handlers[] = {
+    {&kb_msg_kernel_launch, kb_pe_cpu_launch}, {&kb_msg_transfer, kb_ctrl_end_transfer}, {NULL, NULL}};
+
 const kb_comp_ops kb_pe_cpu_ops = {
-    .flit_aware = false, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
+    .flit_aware = false, .handlers = cpu_handlers, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
 
 kb_pe *kb_pe_of(kb_fabric *f, uint32_t node)
 {

@@ -5,7 +5,8 @@
  *
  *   pe.c           a PE assembled from its nine parts: kb_pe, its parameters,
  *                  kb_pe_of / kb_pe_find, busy time and trace slices of parts
- *   cpu.c          PE_CPU: dispatch, tl.cycles, its trace slices
+ *   cpu.c          PE_CPU: kernel launches (start barrier, instance, answer),
+ *                  dispatch, tl.cycles, its trace slices
  *   kernel.c       kernel instances (kb_kernel): scratch, the blocking
  *                  command, composites in flight, waits, statistics
  *   command.c      the stage machine of simple commands (kb_pe_submit)
@@ -17,11 +18,13 @@
  *   mmu.c          PE_MMU: page table, translation (the one place a virtual
  *                  address becomes a memory node and offset), faults
  *   dma.c          PE_DMA: read and write channels over the fabric
- *   tcm.c          PE_TCM: port bandwidth formula, latency hook, slices
+ *   tcm.c          PE_TCM: port bandwidth formula, latency hook, slices, and
+ *                  the allocator of its space (kernel scratch, torch.alloc_tcm)
  *   fetch_store.c  PE_FETCH_STORE: TCM <-> register file moves
  *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
  *   math.c         PE_MATH: vector formula, hook, slice, op log, values
  *   parts.c        the parts that take no fabric transactions
+ *   pipe.h         internal: the pipeline's pieces shared by the files above
  *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
  *
  * PE_IPCQ (queues between PEs, not built yet) joins as ipcq.c, beside
@@ -34,7 +37,9 @@
 #define KB_COMP_PE_PE_H
 
 #include "comp/comp.h"
+#include "comp/device/control.h"
 #include "mem/addr.h"
+#include "mem/alloc.h"
 #include "tensor/engine.h"
 #include "mem/dtype.h"
 #include "mem/pagetable.h"
@@ -153,6 +158,8 @@ typedef struct kb_pe {
     struct kb_pipe *pipe;      /* composite commands, made on first use (scheduler.c) */
     struct kb_pe_op *active;   /* the simple command in flight, if any (inspection) */
     struct kb_kernel *kernels; /* kernel instances on this PE (kernel.c) */
+    struct kb_pe_run *runs;    /* launches from arrival to answer (cpu.c) */
+    kb_alloc tcm_space;        /* PE_TCM's allocatable space (tcm.c) */
 } kb_pe;
 
 /* The PE of the pe_cpu node `node`, or NULL if it is not a builtin.pe_cpu. */
@@ -180,12 +187,26 @@ void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, 
  * Times are the builtin formulas, or the part's Lua latency model when the
  * topology names one. */
 
+/* PE_CPU takes a KernelLaunch (its overhead paid): at the launch's start
+ * barrier (at once if it is late) it makes a kernel instance with scratch
+ * from PE_TCM and hands it to the launch's runner; when the runner tells
+ * the body's end (kb_kernel_finish), the instance's slice goes on PE_CPU's
+ * track, its scratch is freed and the PE's answer goes back to M_CPU. */
+void kb_pe_cpu_launch(kb_comp *c, kb_txn *t);
+/* Frees the PE's launches still running (the PE is freed with its fabric). */
+void kb_pe_cpu_drop_runs(kb_pe *p);
 /* PE_CPU: a command's dispatch from `now` (PE_SCHEDULER's slice when it
  * costs time); returns its end. */
 kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now);
 /* A slice on PE_CPU's track (a tl call, a kernel instance). */
 void kb_pe_cpu_span(kb_pe *p, const char *name, kb_time start, kb_time end);
 kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes);
+/* PE_TCM's space (pe_tcm.attrs.size_mb less scheduler_reserved_kb at the
+ * start, 16-byte granules): an offset of n bytes, or false with *err. */
+bool kb_pe_tcm_init(kb_pe *p, char **err);
+bool kb_pe_tcm_alloc(kb_pe *p, uint64_t n, uint64_t *offset, char **err);
+bool kb_pe_tcm_free(kb_pe *p, uint64_t offset, char **err);
+bool kb_pe_tcm_pristine(const kb_pe *p);
 /* A TCM access of n bytes requested at `at` on the read (0) or write (1)
  * port, with its slice; returns its end (*start: when the port took it). */
 kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, kb_time *start);
@@ -434,72 +455,13 @@ bool kb_kernel_wait(kb_kernel *k, kb_composite *c);
 /* The first failed composite's error, once (the caller frees it), or NULL. */
 char *kb_kernel_take_composite_error(kb_kernel *k);
 void kb_kernel_stats_of(const kb_kernel *k, kb_kernel_stats *out);
+/* Who launched the instance is told when its body has returned (PE_CPU):
+ * the runner calls kb_kernel_finish once, with no composite in flight
+ * (false with *err otherwise). */
+typedef void (*kb_kernel_finish_fn)(kb_kernel *k, void *arg);
+void kb_kernel_on_finish(kb_kernel *k, kb_kernel_finish_fn fn, void *arg);
+bool kb_kernel_finish(kb_kernel *k, char **err);
 /* Detaches every instance of p (pe.c, when the PE is freed). */
 void kb_kernel_detach_all(kb_pe *p);
-
-/* ---- internal to the wing: the pipeline's pieces ---- */
-
-typedef struct kb_token {
-    kb_composite *c;
-    kb_tile t;
-    int idx;               /* current stage */
-    uint64_t rf;           /* register-file bytes it holds for its operands */
-    float *buf[2];         /* data: operand tiles */
-    float *res;            /* data: partial product (GEMM) or result (math) */
-    float *acc;            /* data: the accumulator it carries out (last k) */
-    struct kb_token *next; /* free list */
-} kb_token;
-
-typedef struct kb_lane kb_lane;
-
-/* Something waiting for space in a lane: another lane or the feeder. */
-typedef struct kb_producer {
-    kb_token *held;
-    kb_lane *target;
-    void (*resume)(struct kb_producer *p);
-    struct kb_producer *next;
-} kb_producer;
-
-struct kb_lane {
-    struct kb_pipe *pp;
-    kb_stage_type type;
-    uint32_t node;         /* the part, for the trace */
-    int depth;
-    kb_token **q;
-    int head, n;
-    kb_token *cur;         /* in service, or finished and waiting to hand over */
-    kb_producer me;        /* when this lane waits for space downstream */
-    kb_producer *waiters, *waiters_tail;
-    bool rf_wait;          /* FETCH: waiting for register-file space */
-    int phase;             /* of the current stage (DMA stages have several) */
-    kb_time svc_start;     /* when the current stage's service began */
-};
-
-typedef struct kb_pipe {
-    kb_pe *pe;
-    kb_lane lanes[KB_ST_COUNT];
-    kb_composite *feed_head, *feed_tail; /* composites not fully fed */
-    kb_producer feeder;
-    bool feeder_waiting;                 /* for a ready time or for space */
-    kb_token *free_tokens;
-    uint64_t rf_cap, rf_used;
-    kb_composite **live;                 /* composites not finished */
-    size_t nlive, cap_live;
-} kb_pipe;
-
-/* pipeline.c */
-void kb_pipe_lanes_init(kb_pipe *pp);
-void kb_pipe_lanes_free(kb_pipe *pp);    /* tokens in flight too */
-kb_token *kb_token_new(kb_pipe *pp, kb_composite *c, uint64_t id);
-bool kb_lane_offer(kb_lane *L, kb_token *t); /* false: L's queue is full */
-void kb_lane_wait(kb_lane *L, kb_producer *p); /* p->held moves in when a slot frees */
-/* scheduler.c: the pipeline's last tile of c is done; a stage of c failed
- * (the first error is kept, err is taken). */
-void kb_composite_finish(kb_pipe *pp, kb_composite *c);
-void kb_composite_fail(kb_composite *c, char *err);
-/* kernel.c: composite c, issued by c->kernel, is being freed. */
-void kb_kernel_release_composite(kb_composite *c);
-/* tile_data.c: token t's values after stage st (data mode). */
-void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st);
 
 #endif

@@ -8,7 +8,7 @@
  * or result), GEMM / the math op give the operands back, STORE the rest; a
  * FETCH that does not fit waits. Each stage is a slice on its part's track
  * and a TileToken op-log record. */
-#include "comp/pe/pe.h"
+#include "comp/pe/pipe.h"
 
 #include "comp/entry.h"
 #include "core/sim.h"

@@ -6,7 +6,7 @@
  * stage's lane, waiting for the composite's ready time (the PE_CPU's
  * dispatch) and for room (backpressure). Completion is one op-log record
  * and the done callback. */
-#include "comp/pe/pe.h"
+#include "comp/pe/pipe.h"
 
 #include "core/sim.h"
 #include "core/util.h"

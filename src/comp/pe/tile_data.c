@@ -5,7 +5,7 @@
  * which joins the (m, n) accumulator once its k_tile epilogues are done;
  * MATH applies the head op or an epilogue; DMA_WRITE writes the output
  * tile's rows to memory. Timing never depends on it. */
-#include "comp/pe/pe.h"
+#include "comp/pe/pipe.h"
 
 #include "core/util.h"
 #include "mem/memstore.h"
