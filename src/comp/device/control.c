@@ -342,29 +342,30 @@ fail:
     return false;
 }
 
+void kb_ctrl_pass_on(kb_comp *c, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, int64_t dst,
+                     kb_txn_done_fn done)
+{
+    char *err = NULL;
+    if (dst < 0 || !kb_ctrl_send(c->fab, op, kind, index, c->node, (uint32_t)dst, done, &err)) {
+        kb_comp_fail(c, "cannot pass on %s: %s", kind->name, err ? err : "its next node is missing");
+        free(err);
+    }
+}
+
 /* ---- answers ---- */
 
 void kb_ctrl_leaf_answer(kb_fabric *f, uint32_t leaf, kb_ctrl_op *op, size_t i, const kb_pe_answer *a)
 {
     op->answers[i] = *a;
     const kb_ctrl_target *tg = &op->targets[i];
-    int64_t m = kb_topo_cube_node(kb_fabric_topo(f), tg->sip, tg->cube, "m_cpu");
-    char *err = NULL;
-    if (m < 0 || !kb_ctrl_send(f, op, &kb_msg_completion, i, leaf, (uint32_t)m, NULL, &err)) {
-        kb_comp_fail(kb_fabric_comp(f, leaf), "cannot answer %s: %s", op->kind->name, err ? err : "no M_CPU");
-        free(err);
-    }
+    kb_ctrl_pass_on(kb_fabric_comp(f, leaf), op, &kb_msg_completion, i,
+                    kb_topo_cube_node(kb_fabric_topo(f), tg->sip, tg->cube, "m_cpu"), NULL);
 }
 
 void kb_ctrl_answer_host(kb_fabric *f, kb_ctrl_op *op, int sip, uint32_t io)
 {
-    char *err = NULL;
-    int64_t ep = kb_topo_io_node(kb_fabric_topo(f), sip, 0, "pcie_ep");
-    size_t s = (size_t)(sip_of(op, sip) - op->sips);
-    if (ep < 0 || !kb_ctrl_send(f, op, &kb_msg_completion, s, io, (uint32_t)ep, sip_done, &err)) {
-        kb_comp_fail(kb_fabric_comp(f, io), "cannot answer %s: %s", op->kind->name, err ? err : "no PCIe endpoint");
-        free(err);
-    }
+    kb_ctrl_pass_on(kb_fabric_comp(f, io), op, &kb_msg_completion, (size_t)(sip_of(op, sip) - op->sips),
+                    kb_topo_io_node(kb_fabric_topo(f), sip, 0, "pcie_ep"), sip_done);
 }
 
 /* ---- the command processors' shared steps ---- */

@@ -112,6 +112,10 @@ void kb_ctrl_hold(kb_ctrl_op *op);
  * where it completes. */
 bool kb_ctrl_send(kb_fabric *f, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, uint32_t src,
                   uint32_t dst, kb_txn_done_fn done, char **err);
+/* kb_ctrl_send from component c, whose failure (a node or route missing)
+ * stops the run naming c. */
+void kb_ctrl_pass_on(kb_comp *c, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, int64_t dst,
+                     kb_txn_done_fn done);
 /* IO_CPU `io` has every answer of its SIP: the Completion goes to the PCIe
  * endpoint, where it completes the operation for the host. */
 void kb_ctrl_answer_host(kb_fabric *f, kb_ctrl_op *op, int sip, uint32_t io);

@@ -55,15 +55,9 @@ static void fan_out(kb_txn *t)
     if (kind == &kb_msg_kernel_launch)
         kb_ctrl_set_start(op, sip, barrier(c, op, sip, kb_sim_now(kb_fabric_sim(c->fab))));
     size_t n, first = kb_ctrl_sip_cubes(op, sip, &n);
-    for (size_t g = first; g < first + n; g++) {
-        const kb_ctrl_target *cube = kb_ctrl_cube(op, g);
-        int64_t m = kb_topo_cube_node(kb_fabric_topo(c->fab), sip, cube->cube, "m_cpu");
-        char *err = NULL;
-        if (!kb_ctrl_send(c->fab, op, kind, g, c->node, (uint32_t)m, NULL, &err)) {
-            kb_comp_fail(c, "%s: %s", kind->name, err);
-            free(err);
-        }
-    }
+    for (size_t g = first; g < first + n; g++)
+        kb_ctrl_pass_on(c, op, kind, g, kb_topo_cube_node(kb_fabric_topo(c->fab), sip, kb_ctrl_cube(op, g)->cube, "m_cpu"),
+                        NULL);
     kb_ctrl_put(op);
 }
 

@@ -14,13 +14,8 @@
 /* The cube's answer to its SIP's IO_CPU, from M_CPU node m. */
 static void answer_io(kb_fabric *f, kb_ctrl_op *op, size_t g, uint32_t m)
 {
-    const kb_ctrl_target *cube = kb_ctrl_cube(op, g);
-    int64_t io = kb_topo_io_node(kb_fabric_topo(f), cube->sip, 0, "io_cpu");
-    char *err = NULL;
-    if (io < 0 || !kb_ctrl_send(f, op, &kb_msg_completion, g, m, (uint32_t)io, NULL, &err)) {
-        kb_comp_fail(kb_fabric_comp(f, m), "cannot answer %s: %s", kb_ctrl_kind(op)->name, err ? err : "no IO_CPU");
-        free(err);
-    }
+    kb_ctrl_pass_on(kb_fabric_comp(f, m), op, &kb_msg_completion, g,
+                    kb_topo_io_node(kb_fabric_topo(f), kb_ctrl_cube(op, g)->sip, 0, "io_cpu"), NULL);
 }
 
 /* A map message reached its PE_MMU and was applied: that PE's answer. */
@@ -47,12 +42,9 @@ static void fan_out(kb_txn *t)
     size_t n, first = kb_ctrl_cube_first(op, g, &n);
     for (size_t i = first; i < first + n; i++) {
         const kb_ctrl_target *tg = kb_ctrl_target_at(op, i);
-        int64_t leaf = kb_topo_pe_node(kb_fabric_topo(c->fab), tg->sip, tg->cube, tg->pe, launch ? "pe_cpu" : "pe_mmu");
-        char *err = NULL;
-        if (!kb_ctrl_send(c->fab, op, kind, i, c->node, (uint32_t)leaf, launch ? NULL : mmu_arrived, &err)) {
-            kb_comp_fail(c, "%s: %s", kind->name, err);
-            free(err);
-        }
+        kb_ctrl_pass_on(c, op, kind, i,
+                        kb_topo_pe_node(kb_fabric_topo(c->fab), tg->sip, tg->cube, tg->pe, launch ? "pe_cpu" : "pe_mmu"),
+                        launch ? NULL : mmu_arrived);
     }
     kb_ctrl_put(op);
 }
