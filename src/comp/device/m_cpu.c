@@ -9,7 +9,6 @@
 #include "comp/comp.h"
 #include "core/sim.h"
 
-#include <stdlib.h>
 
 /* The cube's answer to its SIP's IO_CPU, from M_CPU node m. */
 static void answer_io(kb_fabric *f, kb_ctrl_op *op, size_t g, uint32_t m)
