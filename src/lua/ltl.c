@@ -16,9 +16,11 @@
  *   ctx:composite{...}, ctx:wait([h])            -- ltl_composite.c
  *
  * The context holds a reference to the kernel instance (kb_kernel, machine
- * state in src/comp/pe/kernel.c); these functions check and marshal
- * arguments, fill the instance's command and yield until the instance's
- * wake function resumes the kernel's process. Addresses are passed on as
+ * state in src/comp/pe/kernel.c); these functions convert Lua values to C
+ * ones, have the PE wing build the instance's command from them (its rules
+ * and messages: kb_pe_op_* in src/comp/pe/ops.c), place the result in
+ * scratch and yield until the instance's wake function resumes the
+ * kernel's process. Addresses are passed on as
  * virtual addresses: PE_MMU translates them in the command's mmu stage, so
  * a fault is raised when the kernel resumes, at the tl call. Operators on
  * handles are PE_MATH commands too (ltl_tensor.c). */
@@ -217,11 +219,10 @@ static int tl_load(lua_State *L)
     int nd = ltl_parse_shape(L, 2, "tl.load", shape);
     kb_dtype dt = ltl_parse_dtype(L, 3, "tl.load", "f16");
     kb_pe_op *op = ltl_command(L, c, "tl.load");
-    op->kind = KB_PE_LOAD;
-    op->va = va;
+    kb_pe_op_load(op, va, dt, nd, shape);
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
-    op->tcm = ltl_push_result(L, 1, c, "tl.load", dt, nd, shape)->v;
+    ltl_place_result(L, 1, c, "tl.load", &op->tcm);
     return ltl_start_command(L, c, "tl.load");
 }
 
@@ -236,13 +237,9 @@ static int tl_store(lua_State *L)
         return luaL_error(L, "tl.store: the value must be a tensor handle (from tl.load, tl.dot, math ...), got %s",
                           lua_istable(L, 2) ? "a table (a tl.ref? load it first)" : luaL_typename(L, 2));
     ltl_tensor *t = ltl_check_tensor(L, 2, "tl.store", 2, c);
-    if (!kb_tview_contiguous(&t->v))
-        return luaL_error(L, "tl.store: the handle is a transposed view (tl.trans); a store moves "
-                             "contiguous bytes: compute a contiguous result first");
-    kb_pe_op *op = ltl_command(L, c, "tl.store");
-    op->kind = KB_PE_STORE;
-    op->va = va;
-    op->tcm = t->v;
+    char *err = NULL;
+    if (!kb_pe_op_store(ltl_command(L, c, "tl.store"), va, &t->v, &err))
+        return lbind_raise_where(L, err);
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
     return ltl_start_command(L, c, "tl.store");
@@ -263,124 +260,57 @@ static int ctx_cycles(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
     lua_Integer n = luaL_checkinteger(L, 2);
-    if (n < 0)
-        return luaL_error(L, "tl.cycles: the count must be >= 0 (got %I)", n);
-    kb_pe_op *op = ltl_command(L, c, "tl.cycles");
-    op->kind = KB_PE_CYCLES;
-    op->cycles = n;
+    char *err = NULL;
+    if (!kb_pe_op_cycles(ltl_command(L, c, "tl.cycles"), n, &err))
+        return lbind_raise_where(L, err);
     lua_settop(L, 1);
     return ltl_start_command(L, c, "tl.cycles");
 }
 
+/* ctx:dot(a, b[, out_dtype]) */
 static int ctx_dot(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
     ltl_tensor *a = ltl_check_tensor(L, 2, "tl.dot", 1, c), *b = ltl_check_tensor(L, 3, "tl.dot", 2, c);
-    char sa[96], sb[96];
-    kb_shape_str(a->v.ndim, a->v.shape, sa, sizeof sa);
-    kb_shape_str(b->v.ndim, b->v.shape, sb, sizeof sb);
-    if (a->v.ndim != 2 || b->v.ndim != 2)
-        return luaL_error(L, "tl.dot: operands must be 2-D (got shapes %s and %s)", sa, sb);
-    if (a->v.shape[1] != b->v.shape[0])
-        return luaL_error(L, "tl.dot: shapes %s and %s cannot be multiplied (%d != %d)", sa, sb,
-                          (int)a->v.shape[1], (int)b->v.shape[0]);
-    if (a->v.dtype != b->v.dtype)
-        return luaL_error(L, "tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->v.dtype),
-                          kb_dtype_name(b->v.dtype));
-    kb_dtype out = lua_isnoneornil(L, 4) ? a->v.dtype : ltl_parse_dtype(L, 4, "tl.dot", NULL);
+    kb_dtype out;
+    bool has_out = !lua_isnoneornil(L, 4);
+    if (has_out)
+        out = ltl_parse_dtype(L, 4, "tl.dot", NULL);
     kb_pe_op *op = ltl_command(L, c, "tl.dot");
-    op->kind = KB_PE_GEMM;
-    op->nin = 2;
-    op->in[0].v = a->v;
-    op->in[1].v = b->v;
-    int64_t shape[2] = {a->v.shape[0], b->v.shape[1]};
+    char *err = NULL;
+    if (!kb_pe_op_dot(op, &a->v, &b->v, has_out ? &out : NULL, &err))
+        return lbind_raise_where(L, err);
     lua_settop(L, 1);
-    op->out = ltl_push_result(L, 1, c, "tl.dot", out, 2, shape)->v;
+    ltl_place_result(L, 1, c, "tl.dot", &op->out);
     return ltl_start_command(L, c, "tl.dot");
 }
 
-/* Result dtype of math over operands: their common dtype; mixed float
- * dtypes give f32, mixed integer ones i32. */
-static kb_dtype common_dtype(kb_dtype a, kb_dtype b)
-{
-    if (a == b)
-        return a;
-    if (kb_dtype_is_float(a) || kb_dtype_is_float(b))
-        return KB_F32;
-    return KB_I32;
-}
-
-/* Operands are tensors or numbers; math on tensors broadcasts them (numpy
- * rules). The command (and the result handle) are named after the op. */
+/* Operands at first .. first+nargs-1 are tensor handles or numbers (and
+ * booleans, as 0 and 1); the axis, if axis_idx > 0, is there. The command
+ * (and the result handle) are named after the op. */
 int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop mop, int first, int nargs, int axis_idx)
 {
-    const kb_mop_info *info = kb_mop_info_of(mop);
-    char call[32];
-    snprintf(call, sizeof call, "tl.%s", info->name);
-    if (nargs != info->arity)
-        return luaL_error(L, "%s: takes %d operand(s), got %d", call, info->arity, nargs);
-    kb_pe_op *op = ltl_command(L, c, info->name);
-    op->kind = KB_PE_MATH;
-    op->mop = mop;
-    op->nin = nargs;
-    int nd = 0;
-    int64_t shape[KB_VIEW_MAXDIM];
-    bool have_dtype = false;
-    kb_dtype dt = KB_F32;
-    char seen[256] = "";
-    for (int i = 0; i < nargs; i++) {
+    const char *name = kb_mop_info_of(mop)->name;
+    kb_pe_operand in[3];
+    for (int i = 0; i < nargs && i < 3; i++) {
         int idx = first + i;
-        kb_pe_operand *o = &op->in[i];
-        if (lua_type(L, idx) == LUA_TNUMBER || lua_isboolean(L, idx)) {
-            if (info->axis)
-                return luaL_error(L, "%s: the operand must be a tensor handle", call);
-            o->is_imm = true;
-            o->imm = lua_isboolean(L, idx) ? lua_toboolean(L, idx) : lua_tonumber(L, idx);
-            continue;
-        }
-        ltl_tensor *t = ltl_check_tensor(L, idx, call, i + 1, c);
-        o->v = t->v;
-        char s[96];
-        size_t len = strlen(seen);
-        snprintf(seen + len, sizeof seen - len, "%s%s", len ? " and " : "", kb_shape_str(t->v.ndim, t->v.shape, s, sizeof s));
-        if (nd == 0) {
-            nd = t->v.ndim;
-            memcpy(shape, t->v.shape, sizeof shape);
-        } else if (!kb_broadcast_shapes(nd, shape, t->v.ndim, t->v.shape, &nd, shape)) {
-            return luaL_error(L, "%s: shapes %s cannot be broadcast together", call, seen);
-        }
-        if (mop == KB_OP_WHERE && i == 0)
-            continue; /* the condition does not set the result dtype */
-        dt = have_dtype ? common_dtype(dt, t->v.dtype) : t->v.dtype;
-        have_dtype = true;
+        if (lua_type(L, idx) == LUA_TNUMBER || lua_isboolean(L, idx))
+            in[i] = (kb_pe_operand){.is_imm = true,
+                                    .imm = lua_isboolean(L, idx) ? lua_toboolean(L, idx) : lua_tonumber(L, idx)};
+        else
+            in[i] = (kb_pe_operand){.v = ltl_check_operand(L, idx, name, i + 1, c)->v};
     }
-    if (nd == 0)
-        return luaL_error(L, "%s: at least one operand must be a tensor handle", call);
-    if (!have_dtype)
-        dt = kb_dtype_is_float(op->in[0].v.dtype) ? op->in[0].v.dtype : KB_F32;
-    if (info->axis) {
-        const kb_tview *x = &op->in[0].v;
-        if (lua_isnoneornil(L, axis_idx) && mop != KB_OP_SOFTMAX) {
-            /* no axis: over every element (a contiguous view as 1-D) */
-            if (!kb_tview_contiguous(x))
-                return luaL_error(L, "%s: reducing every element of a transposed view: give an axis", call);
-            int64_t n = kb_tview_numel(x);
-            kb_tview_init(&op->in[0].v, x->domain, x->offset, x->dtype, 1, &n);
-            op->axis = 0;
-            nd = 1;
-            shape[0] = 1;
-        } else {
-            lua_Integer ax = luaL_optinteger(L, axis_idx, -1);
-            if (ax < -x->ndim || ax >= x->ndim)
-                return luaL_error(L, "%s: axis %I is out of range for %d dimension(s)", call, ax, x->ndim);
-            op->axis = (int)(ax < 0 ? ax + x->ndim : ax);
-            if (mop != KB_OP_SOFTMAX)
-                shape[op->axis] = 1;
-        }
-    }
+    int64_t axis;
+    bool has_axis = axis_idx > 0 && !lua_isnoneornil(L, axis_idx);
+    if (has_axis)
+        axis = luaL_checkinteger(L, axis_idx);
+    kb_pe_op *op = ltl_command(L, c, name);
+    char *err = NULL;
+    if (!kb_pe_op_math(op, mop, nargs, in, has_axis ? &axis : NULL, &err))
+        return lbind_raise_where(L, err);
     lua_settop(L, 1);
-    op->out = ltl_push_result(L, 1, c, info->name, dt, nd, shape)->v;
-    return ltl_start_command(L, c, info->name);
+    ltl_place_result(L, 1, c, name, &op->out);
+    return ltl_start_command(L, c, name);
 }
 
 static int ctx_math(lua_State *L)
@@ -427,16 +357,13 @@ static int ctx_trans(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
     ltl_tensor *t = ltl_check_tensor(L, 2, "tl.trans", 1, c);
-    if (t->v.ndim < 2)
-        return luaL_error(L, "tl.trans: needs at least 2 dimensions (got %d)", t->v.ndim);
+    kb_tview v;
+    char *err = NULL;
+    if (!kb_pe_trans(&t->v, &v, &err))
+        return lbind_raise_where(L, err);
     ltl_tensor *r = ltl_new_tensor(L, 1);
     *r = *t;
-    int d = r->v.ndim;
-    int64_t s = r->v.shape[d - 1], st = r->v.stride[d - 1];
-    r->v.shape[d - 1] = r->v.shape[d - 2];
-    r->v.stride[d - 1] = r->v.stride[d - 2];
-    r->v.shape[d - 2] = s;
-    r->v.stride[d - 2] = st;
+    r->v = v;
     return 1;
 }
 

@@ -41,7 +41,8 @@ kb_pe_op *ltl_command(lua_State *L, ltl_ctx *c, const char *call);
 /* Submits the command filled since ltl_command and yields until it
  * completes; returns c->nret results (the one above the context at 1). */
 int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call);
-/* ctx:math with the context at 1, operands at first .. first+nargs-1. */
+/* ctx:math with the context at 1, operands at first .. first+nargs-1 and
+ * the axis at axis_idx (0: none). */
 int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop op, int first, int nargs, int axis_idx);
 
 /* ltl_tensor.c */
@@ -49,11 +50,16 @@ void ltl_open_tensor(lua_State *L);
 ltl_tensor *ltl_test_tensor(lua_State *L, int idx);
 /* A live tensor of context c (NULL: any) at idx, argument argn of call. */
 ltl_tensor *ltl_check_tensor(lua_State *L, int idx, const char *call, int argn, ltl_ctx *c);
+/* The same for operand argn of math op `op` (errors name "tl.OP"). */
+ltl_tensor *ltl_check_operand(lua_State *L, int idx, const char *op, int argn, ltl_ctx *c);
 /* A new handle (uninitialised view) of the context at ctx_idx, pushed. */
 ltl_tensor *ltl_new_tensor(lua_State *L, int ctx_idx);
 /* A new result of shape/dtype in c's scratch, pushed (raises on overflow). */
 ltl_tensor *ltl_push_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, kb_dtype dt, int ndim,
                             const int64_t *shape);
+/* The same for a result whose dtype, ndim and shape v holds (a command's,
+ * from the PE wing's kb_pe_op_*): v becomes its place in scratch. */
+void ltl_place_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, kb_tview *v);
 
 /* ltl_composite.c: the composite handle type; ctx methods composite, wait. */
 void ltl_open_composite(lua_State *L);

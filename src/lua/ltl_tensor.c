@@ -41,21 +41,35 @@ static ltl_ctx *tensor_ctx(lua_State *L, int idx)
     return c;
 }
 
-ltl_tensor *ltl_check_tensor(lua_State *L, int idx, const char *call, int argn, ltl_ctx *c)
+/* The checks of ltl_check_tensor, with the call named prefix + call (so
+ * that "tl." + an op's name is formatted only for an error). */
+static ltl_tensor *check_tensor(lua_State *L, int idx, const char *prefix, const char *call, int argn, ltl_ctx *c)
 {
     ltl_tensor *t = ltl_test_tensor(L, idx);
     if (!t)
-        luaL_error(L, "%s: argument %d must be a tensor handle (got %s)", call, argn, luaL_typename(L, idx));
+        luaL_error(L, "%s%s: argument %d must be a tensor handle (got %s)", prefix, call, argn,
+                   luaL_typename(L, idx));
     ltl_ctx *own = tensor_ctx(L, idx);
     if (c && own != c)
-        luaL_error(L, "%s: argument %d belongs to another PE's kernel", call, argn);
+        luaL_error(L, "%s%s: argument %d belongs to another PE's kernel", prefix, call, argn);
     if (!kb_kernel_live(own->k, t->stamp))
         luaL_error(L,
-                   "%s: argument %d (a %s result) was overwritten: %s's scratch (%d KiB) has wrapped "
+                   "%s%s: argument %d (a %s result) was overwritten: %s's scratch (%d KiB) has wrapped "
                    "around since it was made (scratch overflow); keep fewer results alive or raise "
                    "pe_cpu.attrs.scratch_kb",
-                   call, argn, t->made_by, kb_kernel_where(own->k), (int)(kb_kernel_scratch_size(own->k) / 1024));
+                   prefix, call, argn, t->made_by, kb_kernel_where(own->k),
+                   (int)(kb_kernel_scratch_size(own->k) / 1024));
     return t;
+}
+
+ltl_tensor *ltl_check_tensor(lua_State *L, int idx, const char *call, int argn, ltl_ctx *c)
+{
+    return check_tensor(L, idx, "", call, argn, c);
+}
+
+ltl_tensor *ltl_check_operand(lua_State *L, int idx, const char *op, int argn, ltl_ctx *c)
+{
+    return check_tensor(L, idx, "tl.", op, argn, c);
 }
 
 ltl_tensor *ltl_new_tensor(lua_State *L, int ctx_idx)
@@ -82,6 +96,11 @@ ltl_tensor *ltl_push_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *c
     t->stamp = stamp;
     t->made_by = call;
     return t;
+}
+
+void ltl_place_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, kb_tview *v)
+{
+    *v = ltl_push_result(L, ctx_idx, c, call, v->dtype, v->ndim, v->shape)->v;
 }
 
 int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape)

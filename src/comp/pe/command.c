@@ -3,7 +3,7 @@
  * closed form and schedules the next one at its end, so a command costs
  * one event per stage that takes time. The engines' files give each
  * stage's time, slice and op-log record. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/sim.h"
 #include "core/util.h"

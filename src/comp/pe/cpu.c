@@ -4,7 +4,7 @@
  * PE_SCHEDULER's overhead before an engine starts; tl.cycles keeps it busy
  * for n cycles. Its trace track shows a slice per tl call and one per
  * kernel instance. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/sim.h"
 #include "core/util.h"

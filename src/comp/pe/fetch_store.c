@@ -3,7 +3,7 @@
  * port (store) for its bytes. A simple command's move is a slice on both
  * parts ("fetch" / "store" from the request, "read" / "write" on the
  * port); a tile's stage is traced by its lane (pipeline.c). */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace)
 {

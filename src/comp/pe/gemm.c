@@ -4,7 +4,7 @@
  * the accel slot, a slice ("gemm" with m, k, n) and a `gemm` op-log record;
  * with data, its result is computed (CBLAS, f32 accumulation for floats)
  * when the command ends. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/util.h"
 

@@ -4,7 +4,7 @@
  * command is one stage on the accel slot, a slice (the op's name, with
  * elements) and a `math` op-log record; with data, its result is computed
  * in double and rounded once to its dtype when the command ends. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/util.h"
 

@@ -2,7 +2,7 @@
  * PE_CPU component (builtin.pe_cpu), which takes kernel launches (cpu.c);
  * the other parts are found beside it in the topology and give their
  * attributes as the PE's parameters. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/util.h"
 

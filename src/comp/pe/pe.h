@@ -1,7 +1,8 @@
 /* The PE wing: one processing element, from the commands its kernel issues
  * to the engines that carry them out (docs/pe-model.md). The PE's state
  * hangs off its PE_CPU component; its nine parts are nodes of the topology.
- * This is the wing's one header; one file per part or concern:
+ * This is the wing's one header for the rest of kernbench (engines.h and
+ * pipe.h are its files' own); one file per part or concern:
  *
  *   pe.c           a PE assembled from its nine parts: kb_pe, its parameters,
  *                  kb_pe_of / kb_pe_find, busy time and trace slices of parts
@@ -9,6 +10,8 @@
  *                  dispatch, tl.cycles, its trace slices
  *   kernel.c       kernel instances (kb_kernel): scratch, the blocking
  *                  command, composites in flight, waits, statistics
+ *   ops.c          the rules of the tl calls: a command or a composite from
+ *                  plain operands, its result's dtype and shape, the errors
  *   command.c      the stage machine of simple commands (kb_pe_submit)
  *   scheduler.c    PE_SCHEDULER: composite commands submitted, fed tile by
  *                  tile, completed; the pipeline's state for inspection
@@ -24,6 +27,7 @@
  *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
  *   math.c         PE_MATH: vector formula, hook, slice, op log, values
  *   parts.c        the parts that take no fabric transactions
+ *   engines.h      internal: ports, slices, dispatch and engine stages
  *   pipe.h         internal: the pipeline's pieces shared by the files above
  *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
  *
@@ -168,53 +172,16 @@ kb_pe *kb_pe_of(kb_fabric *f, uint32_t node);
  * not its builtin: the PE's commands drive the engines). */
 kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err);
 
-/* A capacity-1 port served in request order: a request made at `now` that
- * takes `dur` starts at *start and ends at the returned time. */
-static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_time *start)
-{
-    *start = *free_at > now ? *free_at : now;
-    *free_at = *start + dur;
-    return *free_at;
-}
+/* ---- PE_CPU's track and PE_TCM's space (cpu.c, tcm.c) ----
+ * The engines' stages, ports and slices are internal (engines.h). */
 
-/* Counts [start, end) as busy time of part `node` and, with a trace, puts a
- * slice there; kb_pe_span_bytes adds a "bytes" argument. */
-void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
-                size_t nargs);
-void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n);
-
-/* ---- engines (cpu.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
- * Times are the builtin formulas, or the part's Lua latency model when the
- * topology names one. */
-
-/* PE_CPU takes a KernelLaunch (its overhead paid): at the launch's start
- * barrier (at once if it is late) it makes a kernel instance with scratch
- * from PE_TCM and hands it to the launch's runner; when the runner tells
- * the body's end (kb_kernel_finish), the instance's slice goes on PE_CPU's
- * track, its scratch is freed and the PE's answer goes back to M_CPU. */
-void kb_pe_cpu_launch(kb_comp *c, kb_txn *t);
-/* Frees the PE's launches still running (the PE is freed with its fabric). */
-void kb_pe_cpu_drop_runs(kb_pe *p);
-/* PE_CPU: a command's dispatch from `now` (PE_SCHEDULER's slice when it
- * costs time); returns its end. */
-kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now);
 /* A slice on PE_CPU's track (a tl call, a kernel instance). */
 void kb_pe_cpu_span(kb_pe *p, const char *name, kb_time start, kb_time end);
-kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes);
 /* PE_TCM's space (pe_tcm.attrs.size_mb less scheduler_reserved_kb at the
  * start, 16-byte granules): an offset of n bytes, or false with *err. */
-bool kb_pe_tcm_init(kb_pe *p, char **err);
 bool kb_pe_tcm_alloc(kb_pe *p, uint64_t n, uint64_t *offset, char **err);
 bool kb_pe_tcm_free(kb_pe *p, uint64_t offset, char **err);
 bool kb_pe_tcm_pristine(const kb_pe *p);
-/* A TCM access of n bytes requested at `at` on the read (0) or write (1)
- * port, with its slice; returns its end (*start: when the port took it). */
-kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, kb_time *start);
-/* PE_FETCH_STORE: n bytes TCM -> register file (store = 0) or back, from
- * `now`: overhead, then the TCM port; `trace`: slices on both parts. */
-kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace);
-kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype t);
-kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 
 /* ---- PE_MMU (mmu.c) ---- */
 
@@ -304,13 +271,6 @@ struct kb_pe_op {
  * (op->submitting). */
 void kb_pe_submit(kb_pe_op *op);
 
-/* The compute stage of a gemm / math command on the accel slot from `now`:
- * slice, op-log record; returns its end (gemm.c, math.c). With data, the
- * result is computed into op->out by kb_pe_*_values when the command ends. */
-kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now);
-kb_time kb_pe_math_stage(kb_pe_op *op, kb_time now);
-void kb_pe_gemm_values(kb_pe_op *op);
-void kb_pe_math_values(kb_pe_op *op);
 
 /* ---- composite commands (scheduler.c, pipeline.c, tile_data.c) ----
  * Tiles flow DMA_READ -> FETCH -> GEMM|MATH -> STORE -> DMA_WRITE through
@@ -394,8 +354,71 @@ typedef struct kb_pipe_state {
     uint64_t tiles_left;      /* tiles of those not yet completed */
 } kb_pipe_state;
 void kb_pipe_state_of(kb_pe *pe, kb_pipe_state *out);
-/* Frees a PE's pipeline and the composites only it still holds (pe.c). */
-void kb_pipe_free(kb_pe *pe);
+
+/* ---- building commands and composites (ops.c) ----
+ * The rules of the tl calls on plain C values: a command or a composite
+ * from its operands (shapes, dtypes, axes, immediates, epilogues, tile
+ * sizes), with its result's dtype and shape. Nothing is issued and no time
+ * passes. False with *err (the call's message, "tl.dot: ..."; the caller
+ * frees it). A command's result gets only its dtype, ndim and shape here
+ * (op->out; op->tcm for a load): its place is the kernel's scratch
+ * (kb_kernel_alloc). op comes from kb_kernel_command. */
+
+/* A [shape] dt tensor from va into TCM. */
+void kb_pe_op_load(kb_pe_op *op, uint64_t va, kb_dtype dt, int ndim, const int64_t *shape);
+/* v must be contiguous (a store moves contiguous bytes). */
+bool kb_pe_op_store(kb_pe_op *op, uint64_t va, const kb_tview *v, char **err);
+/* n >= 0 cycles; 0 is the dispatch alone (tl.composite's cost). */
+bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err);
+/* a x b: 2-D, one dtype, a's columns b's rows; [M, N] of *out_dtype (NULL:
+ * the operands'). */
+bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_dtype *out_dtype, char **err);
+/* mop over in[0 .. nin-1], views or immediates (nin is checked against the
+ * op's arity before in is read). Tensors broadcast (numpy rules) to the
+ * result; its dtype is theirs (kb_pe_common_dtype; where's condition does
+ * not count). Axis ops take one tensor and *axis (NULL: none given;
+ * negative counts from the end) and keep the axis with size 1; without an
+ * axis, softmax takes the last and a reduction every element of a
+ * contiguous view (result [1]). */
+bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, const int64_t *axis, char **err);
+/* Math on two dtypes gives: the same one; else f32 if either is a float, i32. */
+kb_dtype kb_pe_common_dtype(kb_dtype a, kb_dtype b);
+/* x with its last two dimensions swapped, sharing its data (tl.trans). */
+bool kb_pe_trans(const kb_tview *x, kb_tview *out, char **err);
+
+/* A composite as its caller asks for it (tl.composite's table, as values). */
+typedef struct kb_composite_arg {
+    bool pinned;      /* already in TCM (v); else streamed from memory at va */
+    kb_tview v;       /* pinned: its view; streamed: its shape and dtype only */
+    uint64_t va;
+} kb_composite_arg;
+
+typedef struct kb_epilogue_arg {
+    const char *op;    /* "dequant", "bias" ... (kb_epi_name) */
+    const char *scope; /* "k_tile" or "output_tile" (NULL) */
+    bool has_view;
+    kb_tview v;        /* its operand, a TCM view, when has_view */
+    double value;      /* else its scalar (relu, gelu and silu take none) */
+} kb_epilogue_arg;
+
+typedef struct kb_composite_args {
+    const char *op;            /* "gemm" or "math" */
+    const char *math_op;       /* math: "exp", "add" ... */
+    int nin;                   /* 1 (a) or 2 (a and b) */
+    kb_composite_arg in[2];
+    uint64_t out_va;
+    const kb_dtype *out_dtype; /* NULL: a's */
+    bool has_tile[3];          /* tile sizes given: tm, tk, tn (math: tk unused) */
+    int64_t tile[3];
+    int nepi;                  /* ops asked for; epi holds the first KB_MAX_EPILOGUE */
+    kb_epilogue_arg epi[KB_MAX_EPILOGUE];
+} kb_composite_args;
+
+/* c (cleared) from a: operands, M, K, N, the op, output, tile sizes (the
+ * call's, else PE_SCHEDULER's), element sizes (f32 accumulation), and each
+ * epilogue's scope and operand, which must broadcast to the output. Ready
+ * for kb_kernel_composite. */
+bool kb_composite_plan(kb_pe *p, const kb_composite_args *a, kb_composite *c, char **err);
 
 /* ---- kernel instances (kernel.c) ----
  * A kernel's run on one PE, driven by whoever runs its body (today the Lua
@@ -437,10 +460,11 @@ bool kb_kernel_alloc(kb_kernel *k, const char *call, kb_dtype dt, int ndim, cons
 bool kb_kernel_live(const kb_kernel *k, uint64_t stamp);
 /* Data mode: v's elements become first, first + step, ... (no time). */
 void kb_kernel_fill(kb_kernel *k, const kb_tview *v, double first, double step);
-/* The command to fill for `call` (zeroed), or NULL with *err when one is in
- * flight or the instance is detached. Then kb_kernel_submit starts it; the
- * wake function is called when it completes, and kb_kernel_take_error
- * gives its error (the caller frees it), if any. */
+/* The command to fill for `call` (zeroed; kb_pe_op_* fill it), or NULL
+ * with *err when one is in flight or the instance is detached. Then
+ * kb_kernel_submit starts it; the wake function is called when it
+ * completes, and kb_kernel_take_error gives its error (the caller frees
+ * it), if any. */
 kb_pe_op *kb_kernel_command(kb_kernel *k, const char *call, char **err);
 void kb_kernel_submit(kb_kernel *k);
 char *kb_kernel_take_error(kb_kernel *k);
@@ -461,7 +485,5 @@ void kb_kernel_stats_of(const kb_kernel *k, kb_kernel_stats *out);
 typedef void (*kb_kernel_finish_fn)(kb_kernel *k, void *arg);
 void kb_kernel_on_finish(kb_kernel *k, kb_kernel_finish_fn fn, void *arg);
 bool kb_kernel_finish(kb_kernel *k, char **err);
-/* Detaches every instance of p (pe.c, when the PE is freed). */
-void kb_kernel_detach_all(kb_pe *p);
 
 #endif

@@ -159,7 +159,7 @@ static bool base_translates(kb_pe *p, const kb_composite *c, uint64_t va, char *
 
 /* Tile sizes left 0: PE_SCHEDULER's tile_m, tile_k, tile_n (32, 64, 32
  * when it is not the builtin). */
-static void default_tiles(kb_pe *p, kb_plan_spec *s)
+void kb_sched_default_tiles(kb_pe *p, kb_plan_spec *s)
 {
     static const char *const names[3] = {"tile_m", "tile_k", "tile_n"};
     static const int64_t fallback[3] = {32, 64, 32};
@@ -174,7 +174,7 @@ static void default_tiles(kb_pe *p, kb_plan_spec *s)
 
 bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
 {
-    default_tiles(p, &c->plan);
+    kb_sched_default_tiles(p, &c->plan);
     for (int i = 0; i < 2; i++)
         if (c->plan.has[i] && !c->in[i].pinned && !base_translates(p, c, c->in[i].va, err))
             return false;

@@ -4,7 +4,7 @@
  * access of a simple command is a slice ("read" / "write", with bytes).
  * Its space is allocated here: the scheduler's reserved region at the
  * start is never handed out (docs/decisions.md "TCM reserved region"). */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "core/util.h"
 

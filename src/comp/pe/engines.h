@@ -1,0 +1,67 @@
+/* Internal to the PE wing (src/comp/pe): what the parts' files offer one
+ * another: request-order ports, busy time and slices, PE_CPU's launches
+ * and dispatch, the TCM ports, fetch and store, and the compute stages of
+ * simple commands. Nothing outside the wing calls these; it uses pe.h. */
+#ifndef KB_COMP_PE_ENGINES_H
+#define KB_COMP_PE_ENGINES_H
+
+#include "comp/pe/pe.h"
+
+/* A capacity-1 port served in request order: a request made at `now` that
+ * takes `dur` starts at *start and ends at the returned time. */
+static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_time *start)
+{
+    *start = *free_at > now ? *free_at : now;
+    *free_at = *start + dur;
+    return *free_at;
+}
+
+/* Counts [start, end) as busy time of part `node` and, with a trace, puts a
+ * slice there; kb_pe_span_bytes adds a "bytes" argument (pe.c). */
+void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
+                size_t nargs);
+void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n);
+
+/* ---- engines (cpu.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
+ * Times are the builtin formulas, or the part's Lua latency model when the
+ * topology names one. */
+
+/* PE_CPU takes a KernelLaunch (its overhead paid): at the launch's start
+ * barrier (at once if it is late) it makes a kernel instance with scratch
+ * from PE_TCM and hands it to the launch's runner; when the runner tells
+ * the body's end (kb_kernel_finish), the instance's slice goes on PE_CPU's
+ * track, its scratch is freed and the PE's answer goes back to M_CPU. */
+void kb_pe_cpu_launch(kb_comp *c, kb_txn *t);
+/* Frees the PE's launches still running (the PE is freed with its fabric). */
+void kb_pe_cpu_drop_runs(kb_pe *p);
+/* PE_CPU: a command's dispatch from `now` (PE_SCHEDULER's slice when it
+ * costs time); returns its end. */
+kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now);
+kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes);
+/* Sets up PE_TCM's space (when the PE is assembled); false with *err. */
+bool kb_pe_tcm_init(kb_pe *p, char **err);
+/* A TCM access of n bytes requested at `at` on the read (0) or write (1)
+ * port, with its slice; returns its end (*start: when the port took it). */
+kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, kb_time *start);
+/* PE_FETCH_STORE: n bytes TCM -> register file (store = 0) or back, from
+ * `now`: overhead, then the TCM port; `trace`: slices on both parts. */
+kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace);
+kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype t);
+kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+
+/* The compute stage of a gemm / math command on the accel slot from `now`:
+ * slice, op-log record; returns its end (gemm.c, math.c). With data, the
+ * result is computed into op->out by kb_pe_*_values when the command ends. */
+kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now);
+kb_time kb_pe_math_stage(kb_pe_op *op, kb_time now);
+void kb_pe_gemm_values(kb_pe_op *op);
+void kb_pe_math_values(kb_pe_op *op);
+
+/* ---- when the PE is freed with its fabric (pe.c) ---- */
+
+/* Frees a PE's pipeline and the composites only it still holds. */
+void kb_pipe_free(kb_pe *pe);
+/* Detaches every kernel instance of p. */
+void kb_kernel_detach_all(kb_pe *p);
+
+#endif
