@@ -136,7 +136,7 @@ static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite_args *a)
             ep->v = ltl_check_tensor(L, lua_gettop(L), "tl.composite", 0, x)->v;
         }
         field(L, op, "value");
-        ep->value = luaL_optnumber(L, -1, 1.0); /* a factor or addend left out changes nothing */
+        ep->value = luaL_optnumber(L, -1, 1.0); /* tl.lua insists on a value where an op uses one */
         lua_pop(L, 2);
     }
 }
