@@ -6,7 +6,8 @@
  * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint,
  * IO_CPU, M_CPU), hbm_ctrl.c, sram.c; the PE's parts in the PE wing,
  * pe/ (pe/pe.h); what a target does once it has served a request (op
- * log, data, answer) is in target.c. */
+ * log, data, answer) is in target.c. Components whose behaviour is a
+ * script in a higher layer (Lua) are in scripted.c (scripted.h). */
 #ifndef KB_COMP_COMP_H
 #define KB_COMP_COMP_H
 

@@ -20,7 +20,7 @@
 #include "lua/host.h"
 #include "lua/ldata.h"
 #include "lua/lmodels.h"
-#include "lua/lcomp.h"
+#include "lua/lcomponent.h"
 #include "machine/machine.h"
 #include "lua/ltopo.h"
 
@@ -365,7 +365,7 @@ void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     S->fab = kb_machine_fabric(S->m);
     lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
     lmodels_attach(L, S);
-    lcomp_attach(L, S, sim_idx);
+    lcomponent_attach(L, S, sim_idx);
 }
 
 const luaL_Reg lfabric_methods[] = {

@@ -14,7 +14,7 @@
 #include "lua/linspect.h"
 
 #include "comp/pe/pe.h"
-#include "lua/lcomp.h"
+#include "comp/scripted.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
 #include "lua/lsim.h"
@@ -118,12 +118,11 @@ static int l_component(lua_State *L)
         }
         kb_val_free(extra);
     }
-    if (lcomp_is_lua(c)) {
-        int queued, held;
-        lcomp_counts(c, &queued, &held);
-        lua_pushinteger(L, queued);
+    const kb_scripted *sc = kb_scripted_of(c);
+    if (sc) {
+        lua_pushinteger(L, (lua_Integer)kb_scripted_queued(sc));
         lua_setfield(L, -2, "queued");
-        lua_pushinteger(L, held);
+        lua_pushinteger(L, kb_scripted_held(sc));
         lua_setfield(L, -2, "held");
     }
     return 1;

@@ -15,10 +15,11 @@
 
 #include "comp/comp.h"
 #include "comp/entry.h"
+#include "comp/scripted.h"
 #include "core/util.h"
 #include "lua/lbind.h"
 #include "lua/host.h"
-#include "lua/lcomp.h"
+#include "lua/lcomponent.h"
 #include "topo/route.h"
 
 #include <fnmatch.h>
@@ -40,7 +41,7 @@ static int reg_gc(lua_State *L)
     kb_registry_free(r->reg);
     r->reg = NULL;
     for (size_t i = 0; i < r->nowned; i++)
-        lcomp_free_impl(r->owned[i]);
+        kb_scripted_impl_free(r->owned[i]);
     free(r->owned);
     r->owned = NULL;
     r->nowned = 0;
@@ -51,11 +52,11 @@ static int reg_gc(lua_State *L)
  * (an error message pushed and false if it cannot). */
 static bool add_lua_impl(lua_State *L, lregistry *r, const char *name, int idx)
 {
-    kb_impl *impl = lcomp_new_impl(L, name, idx);
+    kb_impl *impl = lcomponent_new_impl(L, name, idx);
     if (!impl)
         return false;
     if (!kb_registry_add(r->reg, impl)) {
-        lcomp_free_impl(impl);
+        kb_scripted_impl_free(impl);
         lua_pushfstring(L, "an implementation named '%s' is already registered", name);
         return false;
     }
@@ -499,7 +500,7 @@ int luaopen_kb_topology(lua_State *L)
     r->reg = kb_registry_new();
     kb_comp_register_builtins(r->reg);
     kb_registry_set_resolver(r->reg, resolve_lua, r);
-    lcomp_open(L);
+    lcomponent_open(L);
     lua_newtable(L);
     lua_pushcfunction(L, reg_gc);
     lua_setfield(L, -2, "__gc");
