@@ -7,15 +7,15 @@
 #include <stdio.h>
 
 /* Signal handlers cannot take a context argument, so the one state and
- * host being run are kept here while a call is in progress. This is the
+ * session being run are kept here while a call is in progress. This is the
  * command line's only process-wide state; simulations never see it. */
 static lua_State *volatile running_L;
-static kb_host *volatile running_host;
+static kb_session *volatile running_session;
 
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    if (running_host && running_host->runs_active)
+    if (running_session && running_session->runs_active)
         return; /* the simulation stops itself when it polls the flag */
     lua_sethook(L, NULL, 0, 0);
     luaL_error(L, "interrupted!");
@@ -24,8 +24,8 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
 static void on_sigint(int sig)
 {
     signal(sig, SIG_DFL); /* a second Ctrl-C kills the process */
-    if (running_host)
-        running_host->interrupt = 1;
+    if (running_session)
+        running_session->interrupt = 1;
     if (running_L)
         lua_sethook(running_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
@@ -45,22 +45,22 @@ static int message_handler(lua_State *L)
     return 1;
 }
 
-int kb_exec_call(lua_State *L, kb_host *host, int narg, int nres)
+int kb_exec_call(lua_State *L, kb_session *session, int narg, int nres)
 {
     int base = lua_gettop(L) - narg;
     lua_pushcfunction(L, message_handler);
     lua_insert(L, base);
-    host->interrupt = 0;
+    session->interrupt = 0;
     running_L = L;
-    running_host = host;
+    running_session = session;
     signal(SIGINT, on_sigint);
     int status = lua_pcall(L, narg, nres, base);
     signal(SIGINT, SIG_DFL);
     lua_sethook(L, NULL, 0, 0);
     running_L = NULL;
-    running_host = NULL;
-    host->interrupt = 0;
-    host->runs_active = 0; /* no run outlives the call, even one unwound by an error */
+    running_session = NULL;
+    session->interrupt = 0;
+    session->runs_active = 0; /* no run outlives the call, even one unwound by an error */
     lua_remove(L, base);
     return status;
 }
@@ -72,7 +72,7 @@ int kb_exec_report(lua_State *L, int status)
         if (!msg)
             msg = "(error object is not a string)";
         fprintf(stderr, "kernbench: %s\n", msg);
-        kb_host *h = kb_host_of(L);
+        kb_session *h = kb_session_of(L);
         if (h && h->trace)
             kb_trace_error(h->trace, msg); /* the trace says how the run ended */
         fflush(stderr);

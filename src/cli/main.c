@@ -4,7 +4,7 @@
 #include "cli/outputs.h"
 #include "cli/paths.h"
 #include "cli/repl.h"
-#include "lua/host.h"
+#include "lua/state.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -273,25 +273,25 @@ static void make_arg_table(lua_State *L, int argc, char **argv, int script)
 }
 
 /* require(name), as --require does before anything else runs. */
-static int run_require(lua_State *L, kb_host *host, const char *name)
+static int run_require(lua_State *L, kb_session *session, const char *name)
 {
     lua_getglobal(L, "require");
     lua_pushstring(L, name);
-    return kb_exec_report(L, kb_exec_call(L, host, 1, 0));
+    return kb_exec_report(L, kb_exec_call(L, session, 1, 0));
 }
 
-static int run_code(lua_State *L, kb_host *host, const char *code)
+static int run_code(lua_State *L, kb_session *session, const char *code)
 {
     int status = luaL_loadbuffer(L, code, strlen(code), "=(command line)");
     if (status == LUA_OK)
-        status = kb_exec_call(L, host, 0, 0);
+        status = kb_exec_call(L, session, 0, 0);
     return kb_exec_report(L, status);
 }
 
 /* Runs a script; a script that returns a bench table ({name, description,
  * run}) is then run as a bench (kernbench.bench.after_script), whose exit
  * status goes to *exit_status. `require_bench`: `kernbench run FILE`. */
-static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int script,
+static int run_script(lua_State *L, kb_session *session, int argc, char **argv, int script,
                       bool require_bench, int *exit_status)
 {
     const char *name = argv[script];
@@ -303,7 +303,7 @@ static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int sc
         luaL_checkstack(L, nargs, "too many script arguments");
         for (int i = script + 1; i < argc; i++)
             lua_pushstring(L, argv[i]);
-        status = kb_exec_call(L, host, nargs, 1);
+        status = kb_exec_call(L, session, nargs, 1);
     }
     if (status == LUA_OK) {
         static const char code[] =
@@ -313,7 +313,7 @@ static int run_script(lua_State *L, kb_host *host, int argc, char **argv, int sc
             lua_insert(L, -2); /* the script's result is the first argument */
             lua_pushstring(L, name ? name : "stdin");
             lua_pushboolean(L, require_bench);
-            status = kb_exec_call(L, host, 3, 1);
+            status = kb_exec_call(L, session, 3, 1);
         }
         if (status == LUA_OK) {
             if (lua_isinteger(L, -1))
@@ -367,7 +367,7 @@ static int set_topology_defaults(lua_State *L, const options *o)
 }
 
 /* `kernbench probe|list ...`: the Lua module's main(args) returns the exit status. */
-static int run_subcommand(lua_State *L, kb_host *host, const char *module, int argc, char **argv,
+static int run_subcommand(lua_State *L, kb_session *session, const char *module, int argc, char **argv,
                           int first, int *exit_status)
 {
     static const char code[] = "local m, args = ... return require(m).main(args)";
@@ -379,7 +379,7 @@ static int run_subcommand(lua_State *L, kb_host *host, const char *module, int a
             lua_pushstring(L, argv[i]);
             lua_rawseti(L, -2, i - first + 1);
         }
-        status = kb_exec_call(L, host, 2, 1);
+        status = kb_exec_call(L, session, 2, 1);
         if (status == LUA_OK) {
             *exit_status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_OK;
             lua_pop(L, 1);
@@ -419,14 +419,14 @@ int main(int argc, char **argv)
         free_options(&o);
         return EXIT_ERROR;
     }
-    kb_host host = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
+    kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
     lua_State *L = NULL;
-    if (kb_outputs_open(&host, &o.out, err, sizeof err))
-        L = kb_host_open(&host, lua_dir, err, sizeof err);
+    if (kb_outputs_open(&session, &o.out, err, sizeof err))
+        L = kb_lua_open(&session, lua_dir, err, sizeof err);
     free(lua_dir);
     if (!L) {
         fprintf(stderr, "kernbench: %s\n", err);
-        kb_outputs_finish(&host, &o.out, false);
+        kb_outputs_finish(&session, &o.out, false);
         free_options(&o);
         return EXIT_ERROR;
     }
@@ -439,26 +439,26 @@ int main(int argc, char **argv)
     make_arg_table(L, argc, argv, run ? o.script + 1 : o.script);
     if (run && o.script + 1 >= argc) {
         fprintf(stderr, "kernbench: run: which bench file? (kernbench run FILE.lua)\n");
-        kb_host_close(L);
-        kb_outputs_finish(&host, &o.out, false);
+        kb_lua_close(L);
+        kb_outputs_finish(&session, &o.out, false);
         free_options(&o);
         return EXIT_USAGE;
     }
     for (int i = 0; i < o.nrequires && status == LUA_OK; i++)
-        status = run_require(L, &host, o.requires[i]);
+        status = run_require(L, &session, o.requires[i]);
     for (int i = 0; i < o.ncode && status == LUA_OK; i++)
-        status = run_code(L, &host, o.code[i]);
+        status = run_code(L, &session, o.code[i]);
     if (status == LUA_OK && (probe || list))
-        status = run_subcommand(L, &host, probe ? "kernbench.probe" : "kernbench.list", argc, argv,
+        status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.list", argc, argv,
                                 o.script + 1, &exit_status);
     else if (status == LUA_OK && o.script)
-        status = run_script(L, &host, argc, argv, run ? o.script + 1 : o.script, run, &exit_status);
+        status = run_script(L, &session, argc, argv, run ? o.script + 1 : o.script, run, &exit_status);
     if (status == LUA_OK && (o.interactive || (!o.script && o.ncode == 0)))
-        kb_repl(L, &host);
+        kb_repl(L, &session);
 
     fflush(stdout);
-    kb_host_close(L); /* closes the simulations still open (and reports them) */
-    bool written = kb_outputs_finish(&host, &o.out, o.script != 0);
+    kb_lua_close(L); /* closes the simulations still open (and reports them) */
+    bool written = kb_outputs_finish(&session, &o.out, o.script != 0);
     free_options(&o);
     if (status != LUA_OK || !written)
         return EXIT_ERROR;

@@ -14,7 +14,7 @@ static FILE *open_out(const char *opt, const char *path, char *err, size_t errn)
     return f;
 }
 
-bool kb_outputs_open(kb_host *h, const kb_outputs *o, char *err, size_t errn)
+bool kb_outputs_open(kb_session *h, const kb_outputs *o, char *err, size_t errn)
 {
     if (o->trace_path) {
         char *e = NULL;
@@ -56,7 +56,7 @@ static bool close_out(FILE *f, const char *opt, const char *path)
     return ok;
 }
 
-bool kb_outputs_finish(kb_host *h, const kb_outputs *o, bool summary)
+bool kb_outputs_finish(kb_session *h, const kb_outputs *o, bool summary)
 {
     bool ok = true;
     /* Simulations close in garbage-collection order: list them by number. */

@@ -14,7 +14,7 @@
 
 typedef struct repl {
     lua_State *L;
-    kb_host *host;
+    kb_session *session;
     bool tty;
     char *history; /* file, or NULL */
 } repl;
@@ -111,9 +111,9 @@ static char *history_file(void)
     return home && *home ? kb_asprintf("%s/.kernbench_history", home) : NULL;
 }
 
-void kb_repl(lua_State *L, kb_host *host)
+void kb_repl(lua_State *L, kb_session *session)
 {
-    repl r = {.L = L, .host = host, .tty = isatty(STDIN_FILENO)};
+    repl r = {.L = L, .session = session, .tty = isatty(STDIN_FILENO)};
     if (r.tty) {
         printf("kernbench %s (%s) - globals: sim, kb; Ctrl-D exits\n", KB_VERSION, LUA_RELEASE);
         fflush(stdout);
@@ -135,7 +135,7 @@ void kb_repl(lua_State *L, kb_host *host)
         int status = compile(&r, &eof);
         remember(&r, lua_tostring(L, base + 1));
         if (status == LUA_OK) {
-            status = kb_exec_call(L, host, 0, LUA_MULTRET);
+            status = kb_exec_call(L, session, 0, LUA_MULTRET);
             if (status == LUA_OK)
                 print_results(&r, base + 1);
         }

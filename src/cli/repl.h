@@ -2,7 +2,7 @@
 #ifndef KB_CLI_REPL_H
 #define KB_CLI_REPL_H
 
-#include "lua/host.h"
+#include "luasim/session.h"
 
 #include <lua.h>
 
@@ -12,6 +12,6 @@
  * ~/.kernbench_history); otherwise it reads plain lines without prompts,
  * so it can be driven through stdin. Errors are printed and the loop goes
  * on. */
-void kb_repl(lua_State *L, kb_host *host);
+void kb_repl(lua_State *L, kb_session *session);
 
 #endif

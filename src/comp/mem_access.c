@@ -3,6 +3,7 @@
 
 #include "core/util.h"
 #include "mem/memstore.h"
+#include "tensor/tensor.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,3 +81,63 @@ kb_data *kb_data_buffer(const void *src, uint64_t n)
 }
 
 const void *kb_data_buffer_bytes(const kb_data *d) { return ((const buffer_data *)d)->bytes; }
+
+/* ---- blocks of host tensors ---- */
+
+typedef struct block_data {
+    kb_data d;
+    const kb_tensor *t;
+    int64_t row0, rows, col0, cols;
+    void (*release)(void *owner);
+    void *owner;
+} block_data;
+
+/* Each row of the block is one contiguous run, in the tensor and in memory. */
+static char *row_ptr(const block_data *b, int64_t r)
+{
+    int64_t rows, cols;
+    kb_tensor_rows_cols(b->t, &rows, &cols);
+    size_t es = kb_dtype_size(b->t->dtype);
+    return (char *)b->t->data + ((size_t)(b->row0 + r) * (size_t)cols + (size_t)b->col0) * es;
+}
+
+static void block_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    block_data *b = (block_data *)d;
+    size_t rowb = (size_t)b->cols * kb_dtype_size(b->t->dtype);
+    (void)n; /* == rows * rowb, checked when the operation was made */
+    for (int64_t r = 0; r < b->rows; r++)
+        kb_memstore_write(m, domain, addr + (uint64_t)r * rowb, row_ptr(b, r), rowb);
+}
+
+/* The block is filled when the read is served; the host sees it once the
+ * read completes. */
+static void block_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
+{
+    block_data *b = (block_data *)d;
+    size_t rowb = (size_t)b->cols * kb_dtype_size(b->t->dtype);
+    (void)n;
+    for (int64_t r = 0; r < b->rows; r++)
+        kb_memstore_read(m, domain, addr + (uint64_t)r * rowb, row_ptr(b, r), rowb);
+}
+
+static void block_release(kb_data *d)
+{
+    block_data *b = (block_data *)d;
+    if (b->release)
+        b->release(b->owner);
+    free(b);
+}
+
+kb_data *kb_data_tensor_block(const kb_tensor *t, const int64_t *blk, void (*on_release)(void *owner), void *owner)
+{
+    block_data *b = kb_xcalloc(1, sizeof *b);
+    b->d = (kb_data){block_write, block_read, block_release};
+    b->t = t;
+    b->row0 = blk[0], b->rows = blk[1], b->col0 = blk[2], b->cols = blk[3];
+    b->release = on_release;
+    b->owner = owner;
+    return &b->d;
+}
+
+bool kb_data_is_tensor_block(const kb_data *d) { return d && d->release == block_release; }

@@ -29,6 +29,15 @@ typedef struct kb_data {
  * gives the buffer. */
 kb_data *kb_data_buffer(const void *src, uint64_t n);
 const void *kb_data_buffer_bytes(const kb_data *d);
+/* A kb_data over block b = {row0, rows, col0, cols} of host tensor t's 2-D
+ * view (rows = all dimensions but the last), read or filled in place, row
+ * by row, when the target serves the operation: a write's source, a read's
+ * sink. The tensor must stay alive: `release(owner)` is called when the
+ * operation lets go of it. The block must lie inside the view. */
+struct kb_tensor;
+kb_data *kb_data_tensor_block(const struct kb_tensor *t, const int64_t *b, void (*release)(void *owner),
+                              void *owner);
+bool kb_data_is_tensor_block(const kb_data *d);
 
 /* The payload of every memory access (it moves to the response leg). */
 typedef struct kb_mem_req {

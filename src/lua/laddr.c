@@ -211,7 +211,7 @@ static const luaL_Reg addrlib[] = {
     {"format", l_format},
     {NULL, NULL}};
 
-int kb_lua_open_addr(lua_State *L)
+int luaopen_kb_addr(lua_State *L)
 {
     luaL_newlib(L, addrlib);
     return 1;

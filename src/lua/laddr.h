@@ -9,6 +9,6 @@
  *   hbm, pe_hbm, pe_tcm, pe_local, mcpu, cube_sram, iocpu, ual -> pa
  *   format(pa) -> string
  * Invalid input raises an error carrying the codec's message. */
-int kb_lua_open_addr(lua_State *L);
+int luaopen_kb_addr(lua_State *L);
 
 #endif

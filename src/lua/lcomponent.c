@@ -21,8 +21,8 @@
 #include "comp/mem_access.h"
 #include "comp/scripted.h"
 #include "core/util.h"
-#include "lua/lbind.h"
-#include "lua/lsim.h"
+#include "luasim/lbind.h"
+#include "lua/lmachine.h"
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
@@ -325,10 +325,10 @@ static void push_methods(lua_State *L, lsim *S)
 
 void lcomponent_attach(lua_State *L, lsim *S, int sim_idx)
 {
-    const kb_topo *t = kb_fabric_topo(S->fab);
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
     int comps = 0, methods = 0;
     for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
-        kb_comp *c = kb_fabric_comp(S->fab, i);
+        kb_comp *c = kb_fabric_comp(S->mach->fab, i);
         kb_scripted *s = kb_scripted_of(c);
         if (!s)
             continue;

@@ -3,54 +3,21 @@
 
 #include "core/util.h"
 #include "lua/ltensor.h"
-#include "mem/memstore.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
 
-/* A block of a host tensor's 2-D view (rows = all but the last dimension). */
-typedef struct tensor_data {
-    kb_data d;
+/* A tensor's reference, released when the operation lets go of it. */
+typedef struct tensor_ref {
     lua_State *main; /* for releasing the reference from anywhere */
     int ref;
-    const kb_tensor *t;
-    int64_t row0, rows, col0, cols;
-} tensor_data;
+} tensor_ref;
 
-/* Each row of the block is one contiguous run, in the tensor and in memory. */
-static char *row_ptr(const tensor_data *td, int64_t r)
+static void unref_tensor(void *owner)
 {
-    int64_t rows, cols;
-    kb_tensor_rows_cols(td->t, &rows, &cols);
-    size_t es = kb_dtype_size(td->t->dtype);
-    return (char *)td->t->data + ((size_t)(td->row0 + r) * (size_t)cols + (size_t)td->col0) * es;
-}
-
-static void td_write(kb_data *d, kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
-{
-    tensor_data *td = (tensor_data *)d;
-    size_t rowb = (size_t)td->cols * kb_dtype_size(td->t->dtype);
-    (void)n; /* == rows * rowb, checked when the operation was made */
-    for (int64_t r = 0; r < td->rows; r++)
-        kb_memstore_write(m, domain, addr + (uint64_t)r * rowb, row_ptr(td, r), rowb);
-}
-
-/* The block is filled when the read is served; the host sees it once the
- * read completes (it waits for the completion). */
-static void td_read(kb_data *d, const kb_memstore *m, uint64_t domain, uint64_t addr, uint64_t n)
-{
-    tensor_data *td = (tensor_data *)d;
-    size_t rowb = (size_t)td->cols * kb_dtype_size(td->t->dtype);
-    (void)n;
-    for (int64_t r = 0; r < td->rows; r++)
-        kb_memstore_read(m, domain, addr + (uint64_t)r * rowb, row_ptr(td, r), rowb);
-}
-
-static void td_release(kb_data *d)
-{
-    tensor_data *td = (tensor_data *)d;
-    luaL_unref(td->main, LUA_REGISTRYINDEX, td->ref);
-    free(td);
+    tensor_ref *r = owner;
+    luaL_unref(r->main, LUA_REGISTRYINDEX, r->ref);
+    free(r);
 }
 
 static int64_t block_field(lua_State *L, int idx, int k, const char *call)
@@ -84,22 +51,16 @@ static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call,
     if (have != nbytes)
         luaL_error(L, "%s: the tensor block holds %I bytes, nbytes is %I", call, (lua_Integer)have,
                    (lua_Integer)nbytes);
-    tensor_data *td = kb_xcalloc(1, sizeof *td);
-    td->d = (kb_data){td_write, td_read, td_release};
+    tensor_ref *r = kb_xmalloc(sizeof *r);
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-    td->main = lua_tothread(L, -1);
+    r->main = lua_tothread(L, -1);
     lua_pop(L, 1);
     lua_pushvalue(L, tidx);
-    td->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    td->t = t;
-    td->row0 = b[0];
-    td->rows = b[1];
-    td->col0 = b[2];
-    td->cols = b[3];
-    return &td->d;
+    r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return kb_data_tensor_block(t, b, unref_tensor, r);
 }
 
-bool ldata_is_buffer(const kb_data *d) { return d && d->release != td_release; }
+bool ldata_is_buffer(const kb_data *d) { return d && !kb_data_is_tensor_block(d); }
 
 kb_data *ldata_from_args(lua_State *L, int idx, const char *call, bool write, uint64_t nbytes)
 {

@@ -14,13 +14,13 @@
  * kernel instance's context (ltl.c); the body ends with ctx:finish().
  * Until the completion a small record, listed on the simulation so that
  * closing it frees everything, holds the event. */
-#include "lua/lsim.h"
+#include "lua/lmachine.h"
 
 #include "comp/device/control.h"
 #include "comp/pe/pe.h"
 #include "lua/ltl_internal.h"
 #include "core/util.h"
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 #include "machine/machine.h"
 
 #include <lauxlib.h>
@@ -40,26 +40,20 @@ static void unlink_rec(lctrl *r)
     if (r->prev)
         r->prev->next = r->next;
     else
-        r->S->ctrls = r->next;
+        r->S->mach->ctrls = r->next;
     if (r->next)
         r->next->prev = r->prev;
 }
 
 void ldevice_close(lua_State *L, lsim *S)
 {
-    while (S->ctrls) {
-        lctrl *r = S->ctrls;
+    while (S->mach->ctrls) {
+        lctrl *r = S->mach->ctrls;
         unlink_rec(r);
         luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
         kb_ctrl_abandon(r->op);
         free(r);
     }
-}
-
-static void set_ns(lua_State *L, const char *k, kb_time ps)
-{
-    lua_pushnumber(L, (lua_Number)ps / 1000.0);
-    lua_setfield(L, -2, k);
 }
 
 static void set_time(lua_State *L, const char *k, kb_time ps)
@@ -86,14 +80,14 @@ static void push_answer(lua_State *L, const kb_ctrl_op *op)
         lua_setfield(L, -2, "cube");
         lua_pushinteger(L, tg->pe);
         lua_setfield(L, -2, "pe");
-        set_ns(L, "start_ns", a[i].start_ps);
+        lbind_set_ns(L, "start_ns", a[i].start_ps);
         set_time(L, "end_ns", a[i].end_ps);
-        set_ns(L, "pe_exec_ns", a[i].end_ps - a[i].start_ps);
+        lbind_set_ns(L, "pe_exec_ns", a[i].end_ps - a[i].start_ps);
         set_time(L, "dma_ns", a[i].dma_ps);
         set_time(L, "compute_ns", a[i].compute_ps);
         lua_pushinteger(L, (lua_Integer)a[i].calls);
         lua_setfield(L, -2, "calls");
-        set_ns(L, "late_ns", a[i].late_ps);
+        lbind_set_ns(L, "late_ns", a[i].late_ps);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
         exec = a[i].end_ps - a[i].start_ps > exec ? a[i].end_ps - a[i].start_ps : exec;
         dma = a[i].dma_ps > dma ? a[i].dma_ps : dma;
@@ -101,11 +95,11 @@ static void push_answer(lua_State *L, const kb_ctrl_op *op)
         late = a[i].late_ps > late ? a[i].late_ps : late;
     }
     lua_setfield(L, -2, "pes");
-    set_ns(L, "pe_exec_ns", exec);
+    lbind_set_ns(L, "pe_exec_ns", exec);
     set_time(L, "dma_ns", dma);
     set_time(L, "compute_ns", compute);
-    set_ns(L, "late_ns", late);
-    set_ns(L, "target_start_ns", kb_ctrl_start_ps(op, kb_ctrl_target_at(op, 0)->sip));
+    lbind_set_ns(L, "late_ns", late);
+    lbind_set_ns(L, "target_start_ns", kb_ctrl_start_ps(op, kb_ctrl_target_at(op, 0)->sip));
 }
 
 /* The completion is back at the host: the event succeeds. */
@@ -113,8 +107,8 @@ static void ctrl_done(kb_ctrl_op *op, void *arg)
 {
     lctrl *r = arg;
     lsim *S = r->S;
-    lua_State *L = S->L ? S->L : S->opL;
-    kb_machine_completed(S->m, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
+    lua_State *L = S->L ? S->L : S->mach->opL;
+    kb_machine_completed(S->mach->m, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
     luaL_checkstack(L, 8, "launch answer");
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref);
     levent *e = lua_touserdata(L, -1);
@@ -204,18 +198,18 @@ static int submit(lua_State *L, lsim *S, kb_ctrl_op *op, const char *name)
     lua_pushvalue(L, -1);
     r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     kb_ctrl_on_done(op, ctrl_done, r);
-    S->opL = L;
-    kb_machine_submitted(S->m, name, 0);
+    S->mach->opL = L;
+    kb_machine_submitted(S->mach->m, name, 0);
     char *err = NULL;
-    if (!kb_ctrl_submit(S->fab, op, &err)) {
+    if (!kb_ctrl_submit(S->mach->fab, op, &err)) {
         luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
         free(r);
         return lbind_raise(L, err);
     }
-    r->next = S->ctrls;
-    if (S->ctrls)
-        S->ctrls->prev = r;
-    S->ctrls = r;
+    r->next = S->mach->ctrls;
+    if (S->mach->ctrls)
+        S->mach->ctrls->prev = r;
+    S->mach->ctrls = r;
     return 1;
 }
 
@@ -223,7 +217,7 @@ static int mmu(lua_State *L, bool map)
 {
     const char *call = map ? "s:mmu_map{}" : "s:mmu_unmap{}";
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     size_t nt, ne;
@@ -301,7 +295,7 @@ static int l_launch(lua_State *L)
 {
     const char *call = "s:launch{}";
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "name");
@@ -319,7 +313,7 @@ static int l_launch(lua_State *L)
     const kb_ctrl_target *tg = read_targets(L, call, &nt);
     for (size_t i = 0; i < nt; i++) { /* each target can run a kernel (its engines are builtins) */
         char *err = NULL;
-        if (!kb_pe_find(S->fab, tg[i].sip, tg[i].cube, tg[i].pe, &err))
+        if (!kb_pe_find(S->mach->fab, tg[i].sip, tg[i].cube, tg[i].pe, &err))
             return lbind_raise(L, err);
     }
     kb_ctrl_op *op = kb_ctrl_new(&kb_msg_kernel_launch, tg, nt);

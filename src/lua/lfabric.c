@@ -12,12 +12,12 @@
  * The result table is built at the Lua boundary when the operation
  * completes; until then a small C record (listed on the simulation, so a
  * closed simulation frees it) holds the state. */
-#include "lua/lsim.h"
+#include "lua/lmachine.h"
 
 #include "comp/entry.h"
 #include "core/util.h"
-#include "lua/lbind.h"
-#include "lua/host.h"
+#include "luasim/lbind.h"
+#include "luasim/session.h"
 #include "lua/ldata.h"
 #include "lua/lmodels.h"
 #include "lua/lcomponent.h"
@@ -45,7 +45,7 @@ static void op_unlink(lop *o)
     if (o->prev)
         o->prev->next = o->next;
     else
-        o->S->ops = o->next;
+        o->S->mach->ops = o->next;
     if (o->next)
         o->next->prev = o->prev;
 }
@@ -58,23 +58,12 @@ static void op_free(lop *o)
 
 void lfabric_close(lua_State *L, lsim *S)
 {
-    ldevice_close(L, S);
-    lmodels_close(L, S);
-    while (S->ops) {
-        lop *o = S->ops;
+    while (S->mach->ops) {
+        lop *o = S->mach->ops;
         op_unlink(o);
         luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
         op_free(o);
     }
-    kb_machine_free(S->m);
-    S->m = NULL;
-    S->fab = NULL;
-}
-
-static void set_num(lua_State *L, const char *k, lua_Number v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
 }
 
 /* Completion, inside the run (or the submitting call): build the result. */
@@ -82,10 +71,10 @@ static void op_done(kb_txn *t, void *arg)
 {
     lop *o = arg;
     lsim *S = o->S;
-    lua_State *L = S->L ? S->L : S->opL;
-    const kb_topo *topo = kb_fabric_topo(S->fab);
+    lua_State *L = S->L ? S->L : S->mach->opL;
+    const kb_topo *topo = kb_fabric_topo(S->mach->fab);
     kb_time now = kb_sim_now(S->sim);
-    kb_machine_completed(S->m, o->kind->name, o->nbytes, t->t_start, now);
+    kb_machine_completed(S->mach->m, o->kind->name, o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
     lua_rawgeti(L, LUA_REGISTRYINDEX, o->ref);
     levent *e = lua_touserdata(L, -1);
@@ -94,9 +83,9 @@ static void op_done(kb_txn *t, void *arg)
     lua_setfield(L, -2, "kind");
     lua_pushinteger(L, (lua_Integer)o->nbytes);
     lua_setfield(L, -2, "nbytes");
-    set_num(L, "start_ns", (double)t->t_start / 1000.0);
-    set_num(L, "end_ns", (double)now / 1000.0);
-    set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
+    lbind_set_num(L, "start_ns", (double)t->t_start / 1000.0);
+    lbind_set_num(L, "end_ns", (double)now / 1000.0);
+    lbind_set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
     ltopo_push_path(L, topo, o->path);
     lua_setfield(L, -2, "path");
     const kb_mem_req *r = kb_mem_req_of(t);
@@ -111,8 +100,8 @@ static void op_done(kb_txn *t, void *arg)
             lua_createtable(L, 0, 3);
             lua_pushstring(L, kb_topo_node(topo, h->node)->id);
             lua_setfield(L, -2, "node");
-            set_num(L, "first_ns", (double)h->first_in / 1000.0);
-            set_num(L, "last_ns", (double)h->last_in / 1000.0);
+            lbind_set_num(L, "first_ns", (double)h->first_in / 1000.0);
+            lbind_set_num(L, "last_ns", (double)h->last_in / 1000.0);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, -2, "hops");
@@ -128,7 +117,7 @@ static void op_done(kb_txn *t, void *arg)
 static lsim *check_fabric(lua_State *L, const char *call)
 {
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         luaL_error(L, "%s: this simulation has no topology (create it with sim.new{topology = t})", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     return S;
@@ -188,7 +177,7 @@ static kb_pa pa_from_fields(lua_State *L, lsim *S, int idx, const char *call, bo
         ok = kb_pa_cube_sram(sip, cube, off, &pa, msg, sizeof msg);
     } else {
         unsigned pe = (unsigned)opt_int(L, call, "pe", 0, false);
-        uint64_t slice = kb_topo_params_of(kb_fabric_topo(S->fab))->hbm_slice_bytes;
+        uint64_t slice = kb_topo_params_of(kb_fabric_topo(S->mach->fab))->hbm_slice_bytes;
         ok = kb_pa_pe_hbm(sip, cube, pe, off, slice, &pa, msg, sizeof msg);
     }
     if (!ok)
@@ -211,12 +200,12 @@ static lop *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbyt
     o->want_hops = hops;
     lua_pushvalue(L, -1);
     o->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    kb_machine_submitted(S->m, name, nbytes);
-    o->next = S->ops;
-    if (S->ops)
-        S->ops->prev = o;
-    S->ops = o;
-    S->opL = L;
+    kb_machine_submitted(S->mach->m, name, nbytes);
+    o->next = S->mach->ops;
+    if (S->mach->ops)
+        S->mach->ops->prev = o;
+    S->mach->ops = o;
+    S->mach->opL = L;
     return o;
 }
 
@@ -247,8 +236,8 @@ static int memory(lua_State *L, bool write)
     lop *o = new_op(L, S, kind, nbytes, name);
     o->data_string = data && !write && ldata_is_buffer(data);
     char *err = NULL;
-    S->opL = L;
-    bool ok = kb_host_memory(S->fab, write, pa, nbytes, data, op_done, o,
+    S->mach->opL = L;
+    bool ok = kb_host_memory(S->mach->fab, write, pa, nbytes, data, op_done, o,
                              o->want_hops ? &o->log : NULL, &o->path, &err);
     if (!ok)
         return fail_op(L, o, err);
@@ -296,7 +285,7 @@ static int l_pe_dma(lua_State *L)
              cube, pe, (unsigned long long)nbytes);
     lop *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
     char *err = NULL;
-    if (!kb_pe_dma(S->fab, sip, cube, pe, write, pa, nbytes, op_done, o,
+    if (!kb_pe_dma(S->mach->fab, sip, cube, pe, write, pa, nbytes, op_done, o,
                    o->want_hops ? &o->log : NULL, &o->path, &err))
         return fail_op(L, o, err);
     return 1;
@@ -311,7 +300,7 @@ static int l_transfer(lua_State *L)
     if (n < 0)
         luaL_error(L, "%s: nbytes must be >= 0, got %I", call, n);
     uint64_t nbytes = (uint64_t)n;
-    const kb_topo *t = kb_fabric_topo(S->fab);
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
     int64_t ends[2];
     const char *keys[2] = {"src", "dst"};
     for (int i = 0; i < 2; i++) {
@@ -329,7 +318,7 @@ static int l_transfer(lua_State *L)
     lua_pop(L, 1);
     lop *o = new_op(L, S, &kb_msg_transfer, nbytes, "Transfer");
     char *err = NULL;
-    if (!kb_transfer(S->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
+    if (!kb_transfer(S->mach->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
                      op_done, o,
                      o->want_hops ? &o->log : NULL, &o->path, &err))
         return fail_op(L, o, err);
@@ -339,33 +328,8 @@ static int l_transfer(lua_State *L)
 static int l_topology(lua_State *L)
 {
     lsim_check_any(L, 1);
-    lua_getiuservalue(L, 1, LSIM_UV_TOPO);
+    lua_getiuservalue(L, 1, LSIM_UV_MODEL);
     return 1;
-}
-
-/* Attaches the topology at table field `topology` of the argument at idx. */
-void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
-{
-    lua_getfield(L, opts_idx, "topology");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        return;
-    }
-    ltopo *t = ltopo_check(L, -1);
-    /* op-log records: asked for here or by --op-log (counts are always kept) */
-    lua_getfield(L, opts_idx, "op_log");
-    kb_machine_opts o = {.keep_oplog = lua_toboolean(L, -1) || (S->host && S->host->oplog_out),
-                         .trace = S->host ? S->host->trace : NULL,
-                         .serial = S->serial};
-    lua_pop(L, 1);
-    char *err = NULL;
-    S->m = kb_machine_new(S->sim, t->topo, &o, &err);
-    if (!S->m)
-        lbind_raise(L, err);
-    S->fab = kb_machine_fabric(S->m);
-    lua_setiuservalue(L, sim_idx, LSIM_UV_TOPO); /* keeps the topology alive */
-    lmodels_attach(L, S);
-    lcomponent_attach(L, S, sim_idx);
 }
 
 const luaL_Reg lfabric_methods[] = {

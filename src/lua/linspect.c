@@ -17,8 +17,8 @@
 #include "comp/scripted.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
-#include "lua/lsim.h"
-#include "lua/lval.h"
+#include "lua/lmachine.h"
+#include "luasim/lbind.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@
 static lsim *check_fab(lua_State *L, const char *call)
 {
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         luaL_error(L, "%s: this simulation has no topology", call);
     return S;
 }
@@ -43,7 +43,7 @@ static bool takes_link(const kb_path *p, uint32_t a, uint32_t b)
 static int l_in_flight(lua_State *L)
 {
     lsim *S = check_fab(L, "s:in_flight");
-    const kb_topo *t = kb_fabric_topo(S->fab);
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
     bool filter = !lua_isnoneornil(L, 2);
     uint32_t a = 0, b = 0;
     if (filter) {
@@ -52,7 +52,7 @@ static int l_in_flight(lua_State *L)
     }
     lua_newtable(L);
     int n = 0;
-    for (const kb_txn *x = kb_fabric_next_live(S->fab, NULL); x; x = kb_fabric_next_live(S->fab, x)) {
+    for (const kb_txn *x = kb_fabric_next_live(S->mach->fab, NULL); x; x = kb_fabric_next_live(S->mach->fab, x)) {
         if (filter && !takes_link(x->path, a, b))
             continue;
         lua_createtable(L, 0, 10);
@@ -86,8 +86,8 @@ static int l_in_flight(lua_State *L)
 static int l_component(lua_State *L)
 {
     lsim *S = check_fab(L, "s:component");
-    const kb_topo *t = kb_fabric_topo(S->fab);
-    kb_comp *c = kb_fabric_comp(S->fab, ltopo_check_node(L, t, 2));
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
+    kb_comp *c = kb_fabric_comp(S->mach->fab, ltopo_check_node(L, t, 2));
     lua_createtable(L, 0, 10);
     lua_pushstring(L, c->n->id);
     lua_setfield(L, -2, "id");
@@ -113,7 +113,7 @@ static int l_component(lua_State *L)
         for (size_t i = 0; i < v->u.c.n; i++) {
             if (strcmp(v->u.c.keys[i], "util") == 0)
                 continue;
-            lval_push(L, v->u.c.items[i]);
+            lbind_push_val(L, v->u.c.items[i]);
             lua_setfield(L, -2, v->u.c.keys[i]);
         }
         kb_val_free(extra);

@@ -15,7 +15,7 @@
 
 #include "core/util.h"
 #include "fabric/fabric.h"
-#include "lua/lsim.h"
+#include "lua/lmachine.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -40,7 +40,7 @@ static int traceback(lua_State *L)
 static kb_time model_latency(kb_comp *c, const kb_lat_query *q, void *ctx)
 {
     lmodel *m = ctx;
-    lua_State *T = m->S->model_thread;
+    lua_State *T = m->S->mach->model_thread;
     int base = lua_gettop(T);
     luaL_checkstack(T, 8, "latency model");
     lua_pushcfunction(T, traceback);
@@ -124,7 +124,7 @@ static void push_attrs(lua_State *L, const kb_node *n)
 
 void lmodels_attach(lua_State *L, lsim *S)
 {
-    const kb_topo *t = kb_fabric_topo(S->fab);
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
     lua_newtable(L); /* module -> function, while attaching */
     int cache = lua_gettop(L);
     for (uint32_t i = 0; i < kb_topo_node_count(t); i++) {
@@ -132,9 +132,9 @@ void lmodels_attach(lua_State *L, lsim *S)
         const char *mod = n->spec->latency_model;
         if (!mod)
             continue;
-        if (!S->model_thread) {
-            S->model_thread = lua_newthread(L);
-            S->model_thread_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        if (!S->mach->model_thread) {
+            S->mach->model_thread = lua_newthread(L);
+            S->mach->model_thread_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         }
         if (lua_getfield(L, cache, mod) == LUA_TNIL) {
             lua_pop(L, 1);
@@ -148,9 +148,9 @@ void lmodels_attach(lua_State *L, lsim *S)
         push_attrs(L, n);
         m->attrs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         m->module = kb_xstrdup(mod);
-        m->next = S->models;
-        S->models = m;
-        kb_comp *c = kb_fabric_comp(S->fab, i);
+        m->next = S->mach->models;
+        S->mach->models = m;
+        kb_comp *c = kb_fabric_comp(S->mach->fab, i);
         c->latency = model_latency;
         c->latency_ctx = m;
     }
@@ -159,16 +159,16 @@ void lmodels_attach(lua_State *L, lsim *S)
 
 void lmodels_close(lua_State *L, lsim *S)
 {
-    while (S->models) {
-        lmodel *m = S->models;
-        S->models = m->next;
+    while (S->mach->models) {
+        lmodel *m = S->mach->models;
+        S->mach->models = m->next;
         luaL_unref(L, LUA_REGISTRYINDEX, m->fn_ref);
         luaL_unref(L, LUA_REGISTRYINDEX, m->attrs_ref);
         free(m->module);
         free(m);
     }
-    if (S->model_thread) {
-        luaL_unref(L, LUA_REGISTRYINDEX, S->model_thread_ref);
-        S->model_thread = NULL;
+    if (S->mach->model_thread) {
+        luaL_unref(L, LUA_REGISTRYINDEX, S->mach->model_thread_ref);
+        S->mach->model_thread = NULL;
     }
 }

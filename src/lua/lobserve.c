@@ -1,13 +1,13 @@
 /* What a simulation lets its user see: s:stats(), s:op_log(), and the
  * statistics and op log the command line asked the host for
  * (docs/tracing.md); the machine (src/machine) keeps them. */
-#include "lua/lsim.h"
+#include "lua/lmachine.h"
 
 #include "core/util.h"
 #include "fabric/fabric.h"
 #include "machine/machine.h"
-#include "lua/host.h"
-#include "lua/lval.h"
+#include "luasim/session.h"
+#include "luasim/lbind.h"
 #include "trace/oplog.h"
 #include "trace/trace.h"
 
@@ -23,8 +23,8 @@ static kb_val *stats_of(lsim *S, bool requests)
     kb_sim_get_stats(S->sim, &st);
     kb_val *v = kb_val_obj();
     kb_obj_int(v, "sim", S->serial);
-    if (S->fab)
-        kb_obj_str(v, "topology", kb_topo_name(kb_fabric_topo(S->fab)));
+    if (S->mach)
+        kb_obj_str(v, "topology", kb_topo_name(kb_fabric_topo(S->mach->fab)));
     kb_obj_num(v, "sim_ns", (double)st.now / 1000.0);
     kb_obj_int(v, "events", (int64_t)st.events);
     kb_obj_num(v, "wall_s", st.wall_s);
@@ -34,9 +34,9 @@ static kb_val *stats_of(lsim *S, bool requests)
     kb_obj_int(v, "waiting", (int64_t)st.waiting);
     kb_obj_int(v, "resumes", (int64_t)S->resumes);
     kb_obj_num(v, "resumes_per_s", st.wall_s > 0 ? (double)S->resumes / st.wall_s : 0.0);
-    if (!S->fab)
+    if (!S->mach)
         return v;
-    kb_machine_stats(S->m, v, requests);
+    kb_machine_stats(S->mach->m, v, requests);
     return v;
 }
 
@@ -51,15 +51,9 @@ static int l_stats(lua_State *L)
         lua_pop(L, 1);
     }
     kb_val *v = stats_of(S, requests);
-    lval_push(L, v);
+    lbind_push_val(L, v);
     kb_val_free(v);
     return 1;
-}
-
-static void set_ns(lua_State *L, const char *k, kb_time ps)
-{
-    lua_pushnumber(L, (double)ps / 1000.0);
-    lua_setfield(L, -2, k);
 }
 
 /* s:op_log() -> {records = {...}, counts = {name = n}} */
@@ -67,34 +61,34 @@ static int l_op_log(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
     lua_createtable(L, 0, 2);
-    if (!S->fab) {
+    if (!S->mach) {
         lua_newtable(L);
         lua_setfield(L, -2, "records");
         lua_newtable(L);
         lua_setfield(L, -2, "counts");
         return 1;
     }
-    kb_oplog *log = kb_fabric_oplog(S->fab);
+    kb_oplog *log = kb_fabric_oplog(S->mach->fab);
     size_t n;
     const kb_oprec *r = kb_oplog_records(log, &n);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         lua_createtable(L, 0, 6);
-        set_ns(L, "t_start_ns", r[i].t_start);
-        set_ns(L, "t_end_ns", r[i].t_end);
+        lbind_set_ns(L, "t_start_ns", r[i].t_start);
+        lbind_set_ns(L, "t_end_ns", r[i].t_end);
         lua_pushstring(L, r[i].component);
         lua_setfield(L, -2, "component");
         lua_pushstring(L, r[i].kind);
         lua_setfield(L, -2, "op_kind");
         lua_pushstring(L, r[i].name);
         lua_setfield(L, -2, "op_name");
-        lval_push(L, r[i].params);
+        lbind_push_val(L, r[i].params);
         lua_setfield(L, -2, "params");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "records");
-    kb_val *counts = kb_machine_op_counts(S->m);
-    lval_push(L, counts);
+    kb_val *counts = kb_machine_op_counts(S->mach->m);
+    lbind_push_val(L, counts);
     kb_val_free(counts);
     lua_setfield(L, -2, "counts");
     return 1;
@@ -102,13 +96,13 @@ static int l_op_log(lua_State *L)
 
 void lobserve_close(lua_State *L, lsim *S)
 {
-    kb_host *h = S->host;
-    if (!S->fab)
+    kb_session *h = S->session;
+    if (!S->mach)
         return;
     if (h && h->oplog_out)
-        kb_oplog_write_jsonl(kb_fabric_oplog(S->fab), h->oplog_out, S->serial);
+        kb_oplog_write_jsonl(kb_fabric_oplog(S->mach->fab), h->oplog_out, S->serial);
     if (h) /* every request only if a file will hold them; the summary needs less */
-        kb_host_add_run(L, stats_of(S, h->keep_requests));
+        kb_session_add_run(L, stats_of(S, h->keep_requests));
 }
 
 const luaL_Reg lobserve_methods[] = {{"stats", l_stats}, {"op_log", l_op_log}, {NULL, NULL}};

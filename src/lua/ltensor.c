@@ -6,7 +6,7 @@
  * arguments and make userdata. */
 #include "lua/ltensor.h"
 
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * __tostring (see ltensor.c). */
 #include "lua/ltensor.h"
 
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 #include "tensor/random.h"
 
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * (see ltensor.c). */
 #include "lua/ltensor.h"
 
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -28,8 +28,8 @@
 #include "lua/ltl_internal.h"
 
 #include "core/util.h"
-#include "lua/lbind.h"
-#include "lua/lsim.h"
+#include "luasim/lbind.h"
+#include "lua/lmachine.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -108,7 +108,7 @@ static lua_Integer field_int(lua_State *L, int t, const char *k, bool required, 
 static int l_context(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         return luaL_error(L, "pe_c.context: this simulation has no topology");
     luaL_checktype(L, 2, LUA_TTABLE);
     int sip = (int)field_int(L, 2, "sip", true, 0), cube = (int)field_int(L, 2, "cube", true, 0),
@@ -122,7 +122,7 @@ static int l_context(lua_State *L)
     lua_getfield(L, 2, "name");
     const char *name = luaL_optstring(L, -1, "kernel");
     char *err = NULL;
-    kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
+    kb_pe *p = kb_pe_find(S->mach->fab, sip, cube, pe, &err);
     if (!p)
         return lbind_raise(L, err);
     kb_kernel *k = kb_kernel_new(p, name, base, size, data, pa_fallback);

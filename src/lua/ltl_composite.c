@@ -19,7 +19,7 @@
  * instance submits it (base addresses are checked by PE_MMU there); their
  * errors are raised here. */
 #include "core/util.h"
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 #include "lua/ltl_internal.h"
 
 #include <stdlib.h>

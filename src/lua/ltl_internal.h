@@ -6,7 +6,7 @@
 #define KB_LUA_LTL_INTERNAL_H
 
 #include "comp/pe/pe.h"
-#include "lua/lsim.h"
+#include "lua/lmachine.h"
 
 #include <lauxlib.h>
 #include <lua.h>

@@ -11,7 +11,7 @@
 #include "lua/ltl.h"
 #include "lua/ltl_internal.h"
 
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ kb_pe *ltl_check_pe(lua_State *L, lsim *S, int idx)
     int sip = (int)luaL_checkinteger(L, idx), cube = (int)luaL_checkinteger(L, idx + 1),
         pe = (int)luaL_checkinteger(L, idx + 2);
     char *err = NULL;
-    kb_pe *p = kb_pe_find(S->fab, sip, cube, pe, &err);
+    kb_pe *p = kb_pe_find(S->mach->fab, sip, cube, pe, &err);
     if (!p)
         lbind_raise(L, err);
     return p;
@@ -31,7 +31,7 @@ kb_pe *ltl_check_pe(lua_State *L, lsim *S, int idx)
 static kb_pe *check_mmu_pe(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    if (!S->fab)
+    if (!S->mach)
         luaL_error(L, "pe_c: this simulation has no topology");
     return ltl_check_pe(L, S, 2);
 }
@@ -107,9 +107,9 @@ static int l_tcm_pristine(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
     bool all = true;
-    const kb_topo *t = S->fab ? kb_fabric_topo(S->fab) : NULL;
+    const kb_topo *t = S->mach ? kb_fabric_topo(S->mach->fab) : NULL;
     for (uint32_t i = 0; t && i < kb_topo_node_count(t) && all; i++) {
-        const kb_pe *p = kb_pe_of(S->fab, i);
+        const kb_pe *p = kb_pe_of(S->mach->fab, i);
         all = !p || kb_pe_tcm_pristine(p);
     }
     lua_pushboolean(L, all);

@@ -11,7 +11,7 @@
 #include "lua/ltl_internal.h"
 
 #include "core/util.h"
-#include "lua/lbind.h"
+#include "luasim/lbind.h"
 #include "mem/memstore.h"
 
 #include <lauxlib.h>

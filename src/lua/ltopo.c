@@ -17,8 +17,8 @@
 #include "comp/entry.h"
 #include "comp/scripted.h"
 #include "core/util.h"
-#include "lua/lbind.h"
-#include "lua/host.h"
+#include "luasim/lbind.h"
+#include "luasim/session.h"
 #include "lua/lcomponent.h"
 #include "topo/route.h"
 
@@ -154,10 +154,10 @@ static int l_load(lua_State *L)
     ltopo *t = lua_newuserdatauv(L, sizeof *t, 0);
     t->topo = topo;
     luaL_setmetatable(L, LTOPO_MT);
-    kb_host *h = kb_host_of(L);
+    kb_session *h = kb_session_of(L);
     if (h && h->config_out) {
         char *yaml = kb_topo_config_yaml(topo);
-        kb_host_dump_config(h, yaml);
+        kb_session_dump_config(h, yaml);
         free(yaml);
     }
     return 1;
@@ -188,37 +188,19 @@ static int t_nodes(lua_State *L)
     return 1;
 }
 
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_num(lua_State *L, const char *k, lua_Number v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static int t_node(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
     const kb_node *n = kb_topo_node(t, ltopo_check_node(L, t, 2));
     lua_createtable(L, 0, 10);
-    set_str(L, "id", n->id);
-    set_str(L, "kind", n->spec->kind);
-    set_str(L, "impl", n->spec->impl->name);
-    set_str(L, "role", n->spec->role);
-    if (n->sip >= 0) set_int(L, "sip", n->sip);
-    if (n->cube >= 0) set_int(L, "cube", n->cube);
-    if (n->pe >= 0) set_int(L, "pe", n->pe);
-    if (n->io >= 0) set_int(L, "io", n->io);
+    lbind_set_str(L, "id", n->id);
+    lbind_set_str(L, "kind", n->spec->kind);
+    lbind_set_str(L, "impl", n->spec->impl->name);
+    lbind_set_str(L, "role", n->spec->role);
+    if (n->sip >= 0) lbind_set_int(L, "sip", n->sip);
+    if (n->cube >= 0) lbind_set_int(L, "cube", n->cube);
+    if (n->pe >= 0) lbind_set_int(L, "pe", n->pe);
+    if (n->io >= 0) lbind_set_int(L, "io", n->io);
     if (n->has_pos) {
         lua_createtable(L, 2, 0);
         lua_pushnumber(L, n->x_mm);
@@ -280,12 +262,12 @@ static int t_node_at(lua_State *L)
 static void push_edge(lua_State *L, const kb_topo *t, const kb_edge *e)
 {
     lua_createtable(L, 0, 6);
-    set_str(L, "src", kb_topo_node(t, e->src)->id);
-    set_str(L, "dst", kb_topo_node(t, e->dst)->id);
-    set_str(L, "kind", kb_edge_kind_name(e->kind));
-    set_num(L, "bw_gbs", e->bw_gbs);
-    set_num(L, "mm", e->mm);
-    set_num(L, "prop_ns", (double)kb_topo_edge_prop_ps(t, e) / 1000.0);
+    lbind_set_str(L, "src", kb_topo_node(t, e->src)->id);
+    lbind_set_str(L, "dst", kb_topo_node(t, e->dst)->id);
+    lbind_set_str(L, "kind", kb_edge_kind_name(e->kind));
+    lbind_set_num(L, "bw_gbs", e->bw_gbs);
+    lbind_set_num(L, "mm", e->mm);
+    lbind_set_num(L, "prop_ns", (double)kb_topo_edge_prop_ps(t, e) / 1000.0);
 }
 
 static int t_edges(lua_State *L)
@@ -398,25 +380,25 @@ static int t_params(lua_State *L)
     const kb_topo *t = ltopo_check(L, 1)->topo;
     const kb_topo_params *p = kb_topo_params_of(t);
     lua_newtable(L);
-    set_str(L, "name", kb_topo_name(t));
-    set_str(L, "path", kb_topo_path(t));
-    set_num(L, "ns_per_mm", p->ns_per_mm);
-    set_int(L, "flit_bytes", p->flit_bytes);
-    set_int(L, "host_max_outstanding", p->host_max_outstanding);
-    set_int(L, "sips", p->sips);
-    set_str(L, "sip_topology", p->sip_topology);
-    set_int(L, "sip_grid_w", p->sip_grid_w);
-    set_int(L, "sip_grid_h", p->sip_grid_h);
-    set_int(L, "cube_w", p->cube_w);
-    set_int(L, "cube_h", p->cube_h);
-    set_int(L, "cubes_per_sip", p->cubes_per_sip);
-    set_int(L, "pes_per_cube", p->pes_per_cube);
-    set_int(L, "io_per_sip", p->io_per_sip);
-    set_int(L, "hbm_channels_per_pe", p->hbm_channels_per_pe);
-    set_num(L, "hbm_channel_bw_gbs", p->hbm_channel_bw_gbs);
-    set_int(L, "hbm_slice_bytes", (lua_Integer)p->hbm_slice_bytes);
-    set_int(L, "nodes", (lua_Integer)kb_topo_node_count(t));
-    set_int(L, "edges", (lua_Integer)kb_topo_edge_count(t));
+    lbind_set_str(L, "name", kb_topo_name(t));
+    lbind_set_str(L, "path", kb_topo_path(t));
+    lbind_set_num(L, "ns_per_mm", p->ns_per_mm);
+    lbind_set_int(L, "flit_bytes", p->flit_bytes);
+    lbind_set_int(L, "host_max_outstanding", p->host_max_outstanding);
+    lbind_set_int(L, "sips", p->sips);
+    lbind_set_str(L, "sip_topology", p->sip_topology);
+    lbind_set_int(L, "sip_grid_w", p->sip_grid_w);
+    lbind_set_int(L, "sip_grid_h", p->sip_grid_h);
+    lbind_set_int(L, "cube_w", p->cube_w);
+    lbind_set_int(L, "cube_h", p->cube_h);
+    lbind_set_int(L, "cubes_per_sip", p->cubes_per_sip);
+    lbind_set_int(L, "pes_per_cube", p->pes_per_cube);
+    lbind_set_int(L, "io_per_sip", p->io_per_sip);
+    lbind_set_int(L, "hbm_channels_per_pe", p->hbm_channels_per_pe);
+    lbind_set_num(L, "hbm_channel_bw_gbs", p->hbm_channel_bw_gbs);
+    lbind_set_int(L, "hbm_slice_bytes", (lua_Integer)p->hbm_slice_bytes);
+    lbind_set_int(L, "nodes", (lua_Integer)kb_topo_node_count(t));
+    lbind_set_int(L, "edges", (lua_Integer)kb_topo_edge_count(t));
     return 1;
 }
 
@@ -455,18 +437,18 @@ static int l_implementations(lua_State *L)
     for (size_t i = 0; i < kb_registry_count(r->reg); i++) {
         const kb_impl *impl = kb_registry_at(r->reg, i);
         lua_createtable(L, 0, 4);
-        set_str(L, "name", impl->name);
+        lbind_set_str(L, "name", impl->name);
         if (impl->kinds)
-            set_str(L, "kinds", impl->kinds);
-        set_str(L, "doc", impl->doc ? impl->doc : "");
+            lbind_set_str(L, "kinds", impl->kinds);
+        lbind_set_str(L, "doc", impl->doc ? impl->doc : "");
         lua_newtable(L);
         for (size_t a = 0; a < impl->nattrs; a++) {
             lua_createtable(L, 0, 4);
-            set_str(L, "name", impl->attrs[a].name);
-            set_num(L, "default", impl->attrs[a].dflt);
+            lbind_set_str(L, "name", impl->attrs[a].name);
+            lbind_set_num(L, "default", impl->attrs[a].dflt);
             if (impl->attrs[a].unit)
-                set_str(L, "unit", impl->attrs[a].unit);
-            set_str(L, "doc", impl->attrs[a].doc ? impl->attrs[a].doc : "");
+                lbind_set_str(L, "unit", impl->attrs[a].unit);
+            lbind_set_str(L, "doc", impl->attrs[a].doc ? impl->attrs[a].doc : "");
             lua_rawseti(L, -2, (lua_Integer)a + 1);
         }
         lua_setfield(L, -2, "attrs");

@@ -3,7 +3,7 @@
  * A Lua store keeps its items in a table (its first user value) under
  * increasing integer keys; the C store carries only the keys, so FIFO
  * order, capacity and blocking are the core's. */
-#include "lua/lsim.h"
+#include "luasim/lsim.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,8 +12,8 @@
  * value of the sim userdata), so they cannot be collected while the core
  * may still wake them; a simulation nobody references is collected with
  * all its processes. */
-#ifndef KB_LUA_LSIM_H
-#define KB_LUA_LSIM_H
+#ifndef KB_LUASIM_LSIM_H
+#define KB_LUASIM_LSIM_H
 
 #include "core/event.h"
 #include "core/proc.h"
@@ -32,10 +32,7 @@
 #define LERROR_MT "kernbench.error"
 
 struct lproc;
-struct lop;
-struct kb_fabric;
-struct kb_machine;
-struct kb_val;
+struct lmachine;
 
 typedef struct lsim {
     kb_sim *sim;           /* NULL once closed */
@@ -45,19 +42,16 @@ typedef struct lsim {
     uint64_t resumes;      /* coroutine resumes so far */
     int serial;            /* creation number within this Lua state */
     int objects;           /* stores and resources made, for default names */
-    struct kb_host *host;  /* NULL when the state has none */
-    struct kb_machine *m;  /* when built on a topology (lfabric.c) */
-    struct kb_fabric *fab; /* the machine's fabric (a shortcut), or NULL */
-    struct lop *ops;       /* fabric operations in flight */
-    struct lctrl *ctrls;   /* device control operations in flight (ldevice.c) */
-    lua_State *opL;        /* the state that last submitted an operation */
-    struct lmodel *models;     /* latency models of its components (lmodels.c) */
-    lua_State *model_thread;   /* where they are called */
-    int model_thread_ref;
+    struct kb_session *session; /* NULL when the state has none */
+    /* What the layer above built for a simulation on a topology (its
+     * machine and the records of the operations in flight: src/lua,
+     * lmachine.h), or NULL. Opaque here. */
+    struct lmachine *mach;
 } lsim;
 
-/* User values of a sim userdata. */
-enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_TOPO, LSIM_NUV = LSIM_UV_TOPO };
+/* User values of a sim userdata: its processes, its first error, and a
+ * value the layer above keeps alive with it (the topology). */
+enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_NUV = LSIM_UV_MODEL };
 
 /* Kinds of awaitable userdata; all start with an levent header. */
 typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
@@ -133,18 +127,23 @@ void lsim_open_store(lua_State *L);
 int lsim_store_new(lua_State *L);
 int lsim_resource_new(lua_State *L);
 
-/* lobserve.c: statistics and the op log of a simulation */
-extern const luaL_Reg lobserve_methods[];
-/* At close, before the machine goes: hands the statistics and op log to the host. */
-void lobserve_close(lua_State *L, lsim *S);
+/* ---- what a layer above adds ----
+ * The `sim` module knows the event core only. A layer above (the model's
+ * bindings, src/lua/lmachine.c) extends every simulation of a state:
+ * attach() builds what sim.new's options ask (a machine for `topology`),
+ * close() releases it when the simulation closes (the kb_sim still alive),
+ * and methods are added to every simulation. */
+typedef struct lsim_ext {
+    void (*attach)(lua_State *L, lsim *S, int sim_idx, int opts_idx);
+    void (*close)(lua_State *L, lsim *S);
+} lsim_ext;
 
-/* ldevice.c: host control operations (MMU map/unmap, kernel launches) */
-extern const luaL_Reg ldevice_methods[];
-void ldevice_close(lua_State *L, lsim *S); /* before the fabric goes */
+/* Installs ext (static data, at most one per state). */
+void lsim_extend(lua_State *L, const lsim_ext *ext);
+/* Adds functions to the methods of every simulation of the state. */
+void lsim_add_methods(lua_State *L, const luaL_Reg *methods);
 
-/* lfabric.c */
-extern const luaL_Reg lfabric_methods[];
-void lfabric_attach(lua_State *L, lsim *S, int sim_idx, int opts_idx);
-void lfabric_close(lua_State *L, lsim *S);
+/* The `sim` module opener. */
+int luaopen_sim(lua_State *L);
 
 #endif

@@ -1,12 +1,10 @@
 /* The `sim` Lua module: simulation objects and run control.
  * Processes are in lsim_proc.c, events in lsim_event.c, stores and
  * resources in lsim_store.c. Reference: docs/lua-api.md. */
-#include "lua/lsim.h"
-
-#include "lua/linspect.h"
+#include "luasim/lsim.h"
 
 #include "core/util.h"
-#include "lua/host.h"
+#include "luasim/session.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +75,32 @@ void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, cons
     lua_pop(L, 1);
 }
 
+/* ---- what a layer above adds ---- */
+
+static const char EXT_KEY; /* registry: the state's lsim_ext */
+
+void lsim_extend(lua_State *L, const lsim_ext *ext)
+{
+    lua_pushlightuserdata(L, (void *)ext);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &EXT_KEY);
+}
+
+static const lsim_ext *ext_of(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &EXT_KEY);
+    const lsim_ext *ext = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return ext;
+}
+
+void lsim_add_methods(lua_State *L, const luaL_Reg *methods)
+{
+    luaL_getmetatable(L, LSIM_MT);
+    lua_getfield(L, -1, "__index");
+    luaL_setfuncs(L, methods, 0);
+    lua_pop(L, 2);
+}
+
 /* ---- construction and teardown ---- */
 
 static int l_new(lua_State *L)
@@ -86,16 +110,19 @@ static int l_new(lua_State *L)
     lua_settop(L, 1);
     lsim *S = lua_newuserdatauv(L, sizeof *S, LSIM_NUV);
     memset(S, 0, sizeof *S);
-    S->serial = kb_host_next_sim_serial(L);
+    S->serial = kb_session_next_serial(L);
     luaL_setmetatable(L, LSIM_MT);
     lua_newtable(L);
     lua_setiuservalue(L, -2, LSIM_UV_PROCS);
     S->sim = kb_sim_new();
-    S->host = kb_host_of(L);
-    if (S->host)
-        kb_sim_set_interrupt(S->sim, &S->host->interrupt);
-    if (lua_istable(L, 1))
-        lfabric_attach(L, S, lua_gettop(L), 1);
+    S->session = kb_session_of(L);
+    if (S->session)
+        kb_sim_set_interrupt(S->sim, &S->session->interrupt);
+    const lsim_ext *ext = ext_of(L);
+    if (lua_istable(L, 1) && ext)
+        ext->attach(L, S, lua_gettop(L), 1);
+    else if (lua_istable(L, 1) && lua_getfield(L, 1, "topology") != LUA_TNIL)
+        return luaL_error(L, "sim.new{topology = t}: this Lua state has no model bindings (kernbench's C modules)");
     return 1;
 }
 
@@ -105,9 +132,10 @@ static void close_sim(lua_State *L, lsim *S)
         return;
     kb_sim_stats st;
     kb_sim_get_stats(S->sim, &st);
-    kb_host_sim_closed(L, S->serial, &st, S->resumes);
-    lobserve_close(L, S);
-    lfabric_close(L, S);
+    kb_session_sim_closed(L, S->serial, &st, S->resumes);
+    const lsim_ext *ext = ext_of(L);
+    if (ext)
+        ext->close(L, S);
     kb_sim_free(S->sim);
     S->sim = NULL;
 }
@@ -192,15 +220,15 @@ static void enter_run(lua_State *L, lsim *S, const char *call)
                    S->serial);
     S->L = L;
     S->sim_idx = 1;
-    if (S->host)
-        S->host->runs_active++;
+    if (S->session)
+        S->session->runs_active++;
 }
 
 static void leave_run(lsim *S)
 {
     S->L = NULL;
-    if (S->host)
-        S->host->runs_active--;
+    if (S->session)
+        S->session->runs_active--;
 }
 
 static int l_run(lua_State *L)
@@ -302,13 +330,6 @@ static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
 int luaopen_sim(lua_State *L)
 {
     lsim_new_meta(L, LSIM_MT, sim_methods, sim_meta);
-    luaL_getmetatable(L, LSIM_MT);
-    lua_getfield(L, -1, "__index");
-    luaL_setfuncs(L, lfabric_methods, 0);
-    luaL_setfuncs(L, ldevice_methods, 0);
-    luaL_setfuncs(L, lobserve_methods, 0);
-    luaL_setfuncs(L, linspect_methods, 0);
-    lua_pop(L, 2);
     luaL_newmetatable(L, LERROR_MT);
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");

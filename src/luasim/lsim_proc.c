@@ -5,7 +5,7 @@
  * core wakes the waiter, the coroutine is resumed and the call's
  * continuation returns the result. A process is also an event: it
  * succeeds with its function's return values when the function returns. */
-#include "lua/lsim.h"
+#include "luasim/lsim.h"
 
 #include "core/util.h"
 

@@ -1,11 +1,10 @@
-/* The Lua host: creates a Lua state with everything kernbench preloads,
- * and collects what the command line reports at exit.
- *
- * Preloaded: the standard libraries; `sim` (global and require "sim");
- * package.path extended with the kernbench Lua library directory; and the
- * global `kb` = require "kernbench". */
-#ifndef KB_LUA_HOST_H
-#define KB_LUA_HOST_H
+/* The session a Lua state serves: what the command line asked of its
+ * simulations (statistics lines, a trace file, op log and configuration
+ * outputs, the interrupt flag of Ctrl-C) and what it collects from them
+ * (their statistics at close). A state holds at most one; the `sim` module
+ * and the bindings find it with kb_session_of. */
+#ifndef KB_LUASIM_SESSION_H
+#define KB_LUASIM_SESSION_H
 
 #include "core/sim.h"
 
@@ -17,7 +16,7 @@
 struct kb_trace_file;
 struct kb_val;
 
-typedef struct kb_host {
+typedef struct kb_session {
     bool print_stats; /* print a line per simulation when it is closed */
     FILE *stats_out;  /* where (stderr when NULL) */
     struct kb_trace_file *trace; /* --trace: every simulation writes its timeline here */
@@ -35,25 +34,19 @@ typedef struct kb_host {
      * left to the run's poll of `interrupt` (raising a Lua error from a
      * hook would unwind the C event loop). */
     volatile sig_atomic_t runs_active;
-} kb_host;
+} kb_session;
 
-/* Returns a new state, or NULL with a message in err (size errn). The
- * host must outlive the state. lua_dir may be NULL (no library). */
-lua_State *kb_host_open(kb_host *host, const char *lua_dir, char *err, size_t errn);
-/* Closes the state: every simulation still open is closed (and reported). */
-void kb_host_close(lua_State *L);
-
-/* The `sim` module opener. */
-int luaopen_sim(lua_State *L);
+/* Makes `session` the state's (it must outlive the state). */
+void kb_session_attach(lua_State *L, kb_session *session);
 
 /* For the sim module: numbering and close-time reporting. */
-int kb_host_next_sim_serial(lua_State *L);
-kb_host *kb_host_of(lua_State *L); /* NULL when the state has no host */
-void kb_host_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
+int kb_session_next_serial(lua_State *L);
+kb_session *kb_session_of(lua_State *L); /* NULL when the state has none */
+void kb_session_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
 /* Appends a resolved configuration to --dump-config, unless the same
  * document was written already. */
-void kb_host_dump_config(kb_host *h, const char *yaml);
-/* Takes the statistics of a closed simulation (kept in host->runs). */
-void kb_host_add_run(lua_State *L, struct kb_val *stats);
+void kb_session_dump_config(kb_session *h, const char *yaml);
+/* Takes the statistics of a closed simulation (kept in session->runs). */
+void kb_session_add_run(lua_State *L, struct kb_val *stats);
 
 #endif

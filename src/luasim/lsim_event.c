@@ -4,7 +4,7 @@
  * Values stay in Lua: an event's success value or failure reason is its
  * LEV_UV_VALUE user value; a condition keeps its children (LEV_UV_EXTRA)
  * and reads their values when it is waited on. */
-#include "lua/lsim.h"
+#include "luasim/lsim.h"
 
 #include <string.h>
 

@@ -1,0 +1,66 @@
+/* The session a Lua state serves (session.h). */
+#include "luasim/session.h"
+
+#include "core/util.h"
+#include "trace/val.h"
+
+#include <inttypes.h>
+#include <lauxlib.h>
+#include <string.h>
+
+/* The registry key under which the state's session lives. */
+static const char SESSION_KEY = 's';
+
+void kb_session_attach(lua_State *L, kb_session *session)
+{
+    lua_pushlightuserdata(L, session);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &SESSION_KEY);
+}
+
+kb_session *kb_session_of(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &SESSION_KEY);
+    kb_session *h = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return h;
+}
+
+int kb_session_next_serial(lua_State *L)
+{
+    kb_session *h = kb_session_of(L);
+    return h ? ++h->sims_created : 0;
+}
+
+void kb_session_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes)
+{
+    kb_session *h = kb_session_of(L);
+    if (!h || !h->print_stats)
+        return;
+    char now[KB_TIME_STRLEN];
+    fprintf(h->stats_out ? h->stats_out : stderr,
+            "[stats] sim #%d: events=%" PRIu64 " sim_time=%s wall_s=%.6f events_per_s=%.0f "
+            "resumes=%" PRIu64 "\n",
+            serial, st->events, kb_time_format(st->now, now), st->wall_s, st->events_per_s, resumes);
+}
+
+void kb_session_dump_config(kb_session *h, const char *yaml)
+{
+    for (size_t i = 0; i < h->nconfigs; i++)
+        if (strcmp(h->configs_written[i], yaml) == 0)
+            return;
+    h->configs_written = kb_xrealloc(h->configs_written, (h->nconfigs + 1) * sizeof(char *));
+    h->configs_written[h->nconfigs++] = kb_xstrdup(yaml);
+    fprintf(h->config_out, "%s%s", h->nconfigs > 1 ? "---\n" : "", yaml);
+}
+
+void kb_session_add_run(lua_State *L, struct kb_val *stats)
+{
+    kb_session *h = kb_session_of(L);
+    if (!h) {
+        kb_val_free(stats);
+        return;
+    }
+    if (!h->runs)
+        h->runs = kb_val_arr();
+    kb_arr_push(h->runs, stats);
+}
