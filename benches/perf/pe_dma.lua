@@ -98,8 +98,8 @@ local function edge(a, b)
   return m[b] or error(("pe_dma.lua: no edge %s -> %s"):format(a, b))
 end
 
-local function dma_id(sip, cube, pe) return ("sip%d.cube%d.pe%d.pe_dma"):format(sip, cube, pe) end
-local function hbm_id(sip, cube, pe) return ("sip%d.cube%d.hbm_ctrl.pe%d"):format(sip, cube, pe) end
+local function dma_id(sip, cube, pe) return topo:node_at { kind = "pe_dma", sip = sip, cube = cube, pe = pe } end
+local function hbm_id(sip, cube, pe) return topo:node_at { kind = "hbm_ctrl", sip = sip, cube = cube, pe = pe } end
 
 local function path_cost(src, dst)
   local mm = 0

@@ -26,7 +26,7 @@ local function not_yet(what, issue)
   end
 end
 
--- Epilogue ops (ADR-0046 D3.9 plus gelu, silu and add): the field each
+-- Epilogue ops (the spec's four, plus gelu, silu and add): the field each
 -- takes (a number or a tensor handle broadcast over the output), if any.
 local EPILOGUE = { dequant = "scale", bias = "bias", relu = false, scale = "factor", gelu = false,
                    silu = false, add = "other" }

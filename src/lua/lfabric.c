@@ -18,7 +18,7 @@
 #include "core/util.h"
 #include "luasim/lbind.h"
 #include "luasim/session.h"
-#include "lua/ldata.h"
+#include "lua/lbytes.h"
 #include "lua/lmodels.h"
 #include "lua/lcomponent.h"
 #include "machine/machine.h"
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct lop {
-    struct lop *prev, *next;
+typedef struct lrequest {
+    struct lrequest *prev, *next;
     lsim *S;
     int ref;          /* registry reference to the event userdata */
     const kb_msg_kind *kind;
@@ -38,9 +38,9 @@ typedef struct lop {
     kb_hoplog log;
     bool want_hops;
     bool data_string; /* a read whose bytes go to the result's `data` */
-} lop;
+} lrequest;
 
-static void op_unlink(lop *o)
+static void op_unlink(lrequest *o)
 {
     if (o->prev)
         o->prev->next = o->next;
@@ -50,7 +50,7 @@ static void op_unlink(lop *o)
         o->next->prev = o->prev;
 }
 
-static void op_free(lop *o)
+static void op_free(lrequest *o)
 {
     kb_hoplog_free(&o->log);
     free(o);
@@ -59,7 +59,7 @@ static void op_free(lop *o)
 void lfabric_close(lua_State *L, lsim *S)
 {
     while (S->mach->ops) {
-        lop *o = S->mach->ops;
+        lrequest *o = S->mach->ops;
         op_unlink(o);
         luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
         op_free(o);
@@ -69,7 +69,7 @@ void lfabric_close(lua_State *L, lsim *S)
 /* Completion, inside the run (or the submitting call): build the result. */
 static void op_done(kb_txn *t, void *arg)
 {
-    lop *o = arg;
+    lrequest *o = arg;
     lsim *S = o->S;
     lua_State *L = S->L ? S->L : S->mach->opL;
     const kb_topo *topo = kb_fabric_topo(S->mach->fab);
@@ -186,14 +186,14 @@ static kb_pa pa_from_fields(lua_State *L, lsim *S, int idx, const char *call, bo
 }
 
 /* Pushes the event userdata and returns a new op record for it. */
-static lop *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbytes, const char *name)
+static lrequest *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbytes, const char *name)
 {
     bool hops = opt_bool(L, "hops", false);
     kb_event *ev = kb_event_new(S->sim);
     kb_event_set_name(ev, name);
     levent *e = lsim_push_event(L, 1, S, ev, LEV_PLAIN);
     (void)e;
-    lop *o = kb_xcalloc(1, sizeof *o);
+    lrequest *o = kb_xcalloc(1, sizeof *o);
     o->S = S;
     o->kind = kind;
     o->nbytes = nbytes;
@@ -209,7 +209,7 @@ static lop *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbyt
     return o;
 }
 
-static int fail_op(lua_State *L, lop *o, char *err)
+static int fail_op(lua_State *L, lrequest *o, char *err)
 {
     op_unlink(o);
     luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
@@ -230,11 +230,11 @@ static int memory(lua_State *L, bool write)
     int tbl = lua_gettop(L);
     kb_pa pa = has_pa ? (kb_pa)opt_int(L, call, "pa", 0, true)
                       : pa_from_fields(L, S, tbl, call, false);
-    kb_data *data = ldata_from_args(L, tbl, call, write, nbytes);
+    kb_data *data = lbytes_from_args(L, tbl, call, write, nbytes);
     char name[96];
     snprintf(name, sizeof name, "%s %llu B", kind->name, (unsigned long long)nbytes);
-    lop *o = new_op(L, S, kind, nbytes, name);
-    o->data_string = data && !write && ldata_is_buffer(data);
+    lrequest *o = new_op(L, S, kind, nbytes, name);
+    o->data_string = data && !write && lbytes_is_buffer(data);
     char *err = NULL;
     S->mach->opL = L;
     bool ok = kb_host_memory(S->mach->fab, write, pa, nbytes, data, op_done, o,
@@ -283,7 +283,7 @@ static int l_pe_dma(lua_State *L)
     char name[96];
     snprintf(name, sizeof name, "PE DMA %s sip%d.cube%d.pe%d %llu B", write ? "write" : "read", sip,
              cube, pe, (unsigned long long)nbytes);
-    lop *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
+    lrequest *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
     char *err = NULL;
     if (!kb_pe_dma(S->mach->fab, sip, cube, pe, write, pa, nbytes, op_done, o,
                    o->want_hops ? &o->log : NULL, &o->path, &err))
@@ -316,7 +316,7 @@ static int l_transfer(lua_State *L)
     lua_getfield(L, 2, "view");
     kb_view view = ltopo_check_view(L, lua_gettop(L), KB_VIEW_DATA);
     lua_pop(L, 1);
-    lop *o = new_op(L, S, &kb_msg_transfer, nbytes, "Transfer");
+    lrequest *o = new_op(L, S, &kb_msg_transfer, nbytes, "Transfer");
     char *err = NULL;
     if (!kb_transfer(S->mach->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
                      op_done, o,

@@ -15,7 +15,7 @@ struct kb_fabric;
 typedef struct lmachine {
     struct kb_machine *m;
     struct kb_fabric *fab;        /* the machine's */
-    struct lop *ops;              /* fabric operations in flight (lfabric.c) */
+    struct lrequest *ops;              /* fabric operations in flight (lfabric.c) */
     struct lctrl *ctrls;          /* device control operations in flight (ldevice.c) */
     lua_State *opL;               /* the state that last submitted an operation */
     struct lmodel *models;        /* latency models of its components (lmodels.c) */

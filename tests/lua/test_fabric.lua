@@ -170,7 +170,7 @@ function TestFabric:test_a_relay_does_not_charge_the_source_overhead_again()
     s:run()
     return e:value().latency_ns
   end
-  local io_cpu_overhead = t:node("sip0.io0.io_cpu").attrs.overhead_ns
+  local io_cpu_overhead = t:node(t:node_at { kind = "io_cpu", sip = 0, io = 0 }).attrs.overhead_ns
   lu.assertTrue(io_cpu_overhead > 0)
   lu.assertAlmostEquals(latency(false) - latency(true), io_cpu_overhead, 1e-9)
 end

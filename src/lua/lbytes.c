@@ -1,5 +1,5 @@
 /* kb_data sources and sinks from Lua values. */
-#include "lua/ldata.h"
+#include "lua/lbytes.h"
 
 #include "core/util.h"
 #include "lua/ltensor.h"
@@ -60,9 +60,9 @@ static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call,
     return kb_data_tensor_block(t, b, unref_tensor, r);
 }
 
-bool ldata_is_buffer(const kb_data *d) { return d && !kb_data_is_tensor_block(d); }
+bool lbytes_is_buffer(const kb_data *d) { return d && !kb_data_is_tensor_block(d); }
 
-kb_data *ldata_from_args(lua_State *L, int idx, const char *call, bool write, uint64_t nbytes)
+kb_data *lbytes_from_args(lua_State *L, int idx, const char *call, bool write, uint64_t nbytes)
 {
     kb_data *d = NULL;
     lua_getfield(L, idx, write ? "dst" : "src"); /* the other direction's field: a mistake */
