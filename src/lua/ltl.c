@@ -439,6 +439,6 @@ int luaopen_kb_pe(lua_State *L)
     ltl_open_tensor(L);
     ltl_open_composite(L);
     luaL_newlib(L, funcs);
-    luaL_setfuncs(L, ltl_mmu_funcs, 0);
+    luaL_setfuncs(L, ltl_pe_funcs, 0);
     return 1;
 }

@@ -65,7 +65,7 @@ void ltl_place_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, k
 void ltl_open_composite(lua_State *L);
 extern const luaL_Reg ltl_composite_methods[];
 
-/* ltl_mmu.c: pe_c.mmu_map, mmu_unmap, mmu_translate, mmu_regions. */
-extern const luaL_Reg ltl_mmu_funcs[];
+/* ltl_pe.c: pe_c.mmu_translate, mmu_regions, tcm_alloc, tcm_free, tcm_pristine. */
+extern const luaL_Reg ltl_pe_funcs[];
 
 #endif

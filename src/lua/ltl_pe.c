@@ -116,6 +116,6 @@ static int l_tcm_pristine(lua_State *L)
     return 1;
 }
 
-const luaL_Reg ltl_mmu_funcs[] = {{"mmu_translate", l_mmu_translate}, {"mmu_regions", l_mmu_regions},
+const luaL_Reg ltl_pe_funcs[] = {{"mmu_translate", l_mmu_translate}, {"mmu_regions", l_mmu_regions},
                                   {"tcm_alloc", l_tcm_alloc},         {"tcm_free", l_tcm_free},
                                   {"tcm_pristine", l_tcm_pristine},   {NULL, NULL}};
