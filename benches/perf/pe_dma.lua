@@ -1,4 +1,6 @@
 --- PE DMA performance harness (spec topology-fabric-latency.md §5.1).
+-- Over ~500 lines as one script: its scenarios, breakdown, report and
+-- invariant checks share one loaded topology and the runs' results.
 --
 --   kernbench [-t T] [--set K=V] benches/perf/pe_dma.lua [nbytes]
 --

@@ -54,8 +54,8 @@ void kb_cfg_note_default_string(kb_builder *b, const kb_ynode *map, const char *
 void kb_cfg_num_text(double v, char *buf, size_t n);
 void kb_cfg_free(kb_topo *t);
 
-/* Readers: each returns the value (or the default) and sets b->err on the
- * first problem; once b->err is set they do nothing. */
+/* read.c: each reader returns the value (or the default) and sets b->err on
+ * the first problem; once b->err is set they do nothing. */
 double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
                     bool lo_open, double hi);
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi);
@@ -72,6 +72,7 @@ kb_comp_spec *kb_rd_component(kb_builder *b, kb_ynode *map, const char *key, con
 kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *parent,
                                     const char *role, const char *kind, const char *default_impl);
 
+/* topo.c: graph construction. */
 uint32_t kb_add_node(kb_builder *b, char *id, const kb_comp_spec *spec, int sip, int cube, int pe,
                      int io);
 void kb_add_edge(kb_builder *b, uint32_t src, uint32_t dst, kb_edge_kind kind, double bw, double mm,

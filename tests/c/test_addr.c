@@ -1,5 +1,6 @@
 /* PhysAddr Rev-2 codec: spec vectors, round trips, and every rejection
- * rule of memory-addressing.md section 1 (MBZ, reserved values, budgets). */
+ * rule of memory-addressing.md section 1 (MBZ, reserved values, budgets).
+ * Over ~500 lines as one suite: one case per rule of the address format. */
 #include "mem/addr.h"
 
 #include <setjmp.h>

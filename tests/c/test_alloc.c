@@ -1,7 +1,8 @@
 /* First-fit allocators (src/mem/alloc.h): placement order, coalescing,
  * alignment, exhaustion messages, checked frees, reset, the named HBM /
  * TCM / VA allocators, and a seeded random run against a reference model.
- * Spec: memory-addressing.md §4.2-4.6. */
+ * Spec: memory-addressing.md §4.2-4.6. Over ~500 lines as one suite: its
+ * cases read as the allocators' specification, checked whole by the model. */
 #include "mem/addr.h"
 #include "mem/alloc.h"
 

@@ -1,6 +1,7 @@
 /* Routing (src/topo/route.c): deterministic shortest paths over the
- * adjacency views of ADR-0051 D2 (spec topology-fabric-latency.md §3.3),
- * the canonical fabric paths of §3.6, reverse paths and the route cache. */
+ * adjacency views (spec topology-fabric-latency.md §3.3), the canonical
+ * fabric paths of §3.6, reverse paths and the route cache. Over ~500 lines
+ * as one suite: its cases read as the router's specification. */
 #include "comp/comp.h"
 #include "topo/route.h"
 #include "topo/topo.h"

@@ -1,7 +1,8 @@
 /* The YAML document tree the topology loader reads through
  * (src/topo/ydoc.h): positions and key paths in every error, duplicate
  * keys, known/unknown key tracking, typed views, `--set` overrides and the
- * `base:` merge. */
+ * `base:` merge. Over ~500 lines as one suite for the one header (ydoc.c,
+ * ydoc_set.c and ydoc_read.c implement it): its cases read as its spec. */
 #include "topo/ydoc.h"
 
 #include <stdarg.h>

@@ -1,6 +1,8 @@
 --- Host tensors (kernbench.tensor_c): constructors, dtypes and rounding,
 -- the generator, indexing and views, printing, math for checking results,
 -- raw bytes, slicing and concatenation, and the errors' messages.
+-- Over ~500 lines as one suite: its cases read as the specification of the
+-- one module (kernbench.tensor_c).
 local lu = require "luaunit"
 local tc = require "kernbench.tensor_c"
 

@@ -1,0 +1,261 @@
+/* The typed readers of a topology file: numbers, integers, strings, maps and
+ * lists under a key, and component blocks `{ kind, impl, attrs }` checked
+ * against the registry. Every builder (build_system.c, build_graph.c) reads
+ * through them, so range errors read alike and every value read is recorded
+ * for --dump-config (config.c). topo.c drives the builders. */
+#include "topo/build_internal.h"
+
+#include "core/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool failed(const kb_builder *b) { return b->err != NULL; }
+
+double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
+                    bool lo_open, double hi)
+{
+    if (failed(b))
+        return dflt;
+    kb_ynode *n = kb_ymap_get(map, key);
+    if (!n) {
+        /* a default outside the range is a "not set" marker, not a value */
+        if (!((lo_open ? !(dflt > lo) : dflt < lo) || dflt > hi)) {
+            char text[40];
+            kb_cfg_num_text(dflt, text, sizeof text);
+            kb_cfg_note(b, map, key, NULL, text);
+        }
+        return dflt;
+    }
+    double v;
+    if (!kb_yas_number(n, &v, &b->err))
+        return dflt;
+    kb_cfg_note(b, map, key, n, NULL);
+    if ((lo_open ? !(v > lo) : v < lo) || v > hi) {
+        if (hi < INFINITY)
+            b->err = kb_yerr(n, "%g is out of range (%s %g .. %g)", v, lo_open ? ">" : ">=", lo, hi);
+        else
+            b->err = kb_yerr(n, "%g is out of range (must be %s %g)", v, lo_open ? ">" : ">=", lo);
+        return dflt;
+    }
+    return v;
+}
+
+int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi)
+{
+    if (failed(b))
+        return dflt;
+    kb_ynode *n = kb_ymap_get(map, key);
+    if (!n) {
+        if (dflt >= lo && dflt <= hi) { /* else a "not set" marker */
+            char text[24];
+            snprintf(text, sizeof text, "%d", dflt);
+            kb_cfg_note(b, map, key, NULL, text);
+        }
+        return dflt;
+    }
+    int64_t v;
+    if (!kb_yas_int(n, &v, &b->err))
+        return dflt;
+    kb_cfg_note(b, map, key, n, NULL);
+    if (v < lo || v > hi) {
+        b->err = kb_yerr(n, "%lld is out of range (%d .. %d)", (long long)v, lo, hi);
+        return dflt;
+    }
+    return (int)v;
+}
+
+const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const char *dflt)
+{
+    if (failed(b))
+        return dflt;
+    kb_ynode *n = kb_ymap_get(map, key);
+    const char *s = dflt;
+    if (n && !kb_yas_string(n, &s, &b->err))
+        return dflt;
+    kb_cfg_note(b, map, key, n, n ? NULL : dflt);
+    return s;
+}
+
+kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key)
+{
+    if (failed(b))
+        return NULL;
+    kb_ynode *n = kb_ymap_get(map, key);
+    if (n && !kb_yas_map(n, &b->err))
+        return NULL;
+    if (!n) {
+        n = kb_ynode_absent(map, key);
+        b->absent = kb_xrealloc(b->absent, (b->nabsent + 1) * sizeof *b->absent);
+        b->absent[b->nabsent++] = n;
+    }
+    return n;
+}
+
+kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key)
+{
+    if (failed(b))
+        return NULL;
+    kb_ynode *n = kb_ymap_get(map, key);
+    if (n && !kb_yas_seq(n, &b->err))
+        return NULL;
+    return n;
+}
+
+static bool is_pow2(double v) { return v >= 1 && v == floor(v) && ((uint64_t)v & ((uint64_t)v - 1)) == 0; }
+
+static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *out)
+{
+    double v;
+    if (a->type == KB_ATTR_BOOL) {
+        bool bv;
+        if (!kb_yas_bool(n, &bv, &b->err))
+            return;
+        *out = bv;
+        return;
+    }
+    if (a->type == KB_ATTR_INT) {
+        int64_t iv;
+        if (!kb_yas_int(n, &iv, &b->err))
+            return;
+        v = (double)iv;
+    } else if (!kb_yas_number(n, &v, &b->err)) {
+        return;
+    }
+    if ((a->min_open ? !(v > a->min) : v < a->min) || v > a->max) {
+        b->err = a->max < INFINITY
+                     ? kb_yerr(n, "%g is out of range (%s %g .. %g%s%s)", v, a->min_open ? ">" : ">=",
+                               a->min, a->max, a->unit ? " " : "", a->unit ? a->unit : "")
+                     : kb_yerr(n, "%g is out of range (must be %s %g%s%s)", v,
+                               a->min_open ? ">" : ">=", a->min, a->unit ? " " : "",
+                               a->unit ? a->unit : "");
+        return;
+    }
+    if (a->pow2 && !is_pow2(v)) {
+        b->err = kb_yerr(n, "%g must be a power of two", v);
+        return;
+    }
+    *out = v;
+}
+
+static kb_comp_spec *new_spec(kb_builder *b, const char *role, const char *kind, const kb_impl *impl)
+{
+    kb_topo *t = b->t;
+    if (t->nspecs == b->cap_specs) {
+        b->cap_specs = b->cap_specs ? 2 * b->cap_specs : 32;
+        t->specs = kb_xrealloc(t->specs, b->cap_specs * sizeof *t->specs);
+    }
+    kb_comp_spec *s = kb_xcalloc(1, sizeof *s);
+    s->role = kb_xstrdup(role);
+    s->kind = kb_xstrdup(kind);
+    s->impl = impl;
+    s->vals = kb_xcalloc(impl->nattrs ? impl->nattrs : 1, sizeof *s->vals);
+    for (size_t i = 0; i < impl->nattrs; i++)
+        s->vals[i] = impl->attrs[i].dflt;
+    t->specs[t->nspecs++] = s;
+    return s;
+}
+
+kb_comp_spec *kb_rd_component_block(kb_builder *b, kb_ynode *blk, kb_ynode *parent,
+                                    const char *role, const char *kind, const char *default_impl)
+{
+    if (failed(b))
+        return NULL;
+    const char *impl_name = default_impl;
+    kb_ynode *impl_node = NULL;
+    if (blk && !blk->absent) {
+        const char *k = kb_rd_string(b, blk, "kind", kind);
+        if (!failed(b) && strcmp(k, kind) != 0)
+            b->err = kb_yerr(kb_ymap_get(blk, "kind"), "this component is a %s, not a %s", kind, k);
+        impl_node = kb_ymap_get(blk, "impl");
+        if (impl_node && !kb_yas_string(impl_node, &impl_name, &b->err))
+            return NULL;
+    } else if (blk) {
+        kb_cfg_note(b, blk, "kind", NULL, kind);
+    }
+    char *rerr = NULL;
+    const kb_impl *impl = failed(b) ? NULL : kb_registry_lookup(b->reg, impl_name, &rerr);
+    if (rerr) { /* a Lua implementation that does not load */
+        b->err = kb_yerr(impl_node ? impl_node : parent, "%s", rerr);
+        free(rerr);
+    }
+    if (!failed(b) && !impl) {
+        char *names = kb_registry_names(b->reg);
+        b->err = impl_node
+                     ? kb_yerr(impl_node, "unknown implementation '%s' (known: %s)", impl_name, names)
+                     : kb_yerr(parent, "%s: default implementation '%s' is not registered (known: %s)",
+                               role, impl_name, names);
+        free(names);
+    }
+    if (!failed(b) && !kb_impl_serves(impl, kind))
+        b->err = kb_yerr(impl_node ? impl_node : parent, "%s cannot serve as a %s (it implements: %s)",
+                         impl_name, kind, impl->kinds);
+    if (failed(b))
+        return NULL;
+    kb_comp_spec *s = new_spec(b, role, kind, impl);
+    kb_cfg_note(b, blk, "impl", impl_node, impl_node ? NULL : impl_name);
+    kb_ynode *lat = blk && !blk->absent ? kb_ymap_get(blk, "latency_model") : NULL;
+    if (lat) { /* a Lua function in place of the implementation's timing formula */
+        const char *m = NULL;
+        if (!kb_yas_string(lat, &m, &b->err))
+            return NULL;
+        if (strncmp(m, "lua:", 4) != 0 || !m[4])
+            b->err = kb_yerr(lat, "latency_model must be lua:MODULE (a Lua module returning the model), got '%s'",
+                             m);
+        else if (!impl->latency)
+            b->err = kb_yerr(lat, "%s has no latency formula a model could replace", impl->name);
+        else
+            s->latency_model = kb_xstrdup(m + 4);
+        kb_cfg_note(b, blk, "latency_model", lat, NULL);
+        if (failed(b))
+            return NULL;
+    }
+    kb_ynode *attrs = blk ? kb_rd_map(b, blk, "attrs") : NULL;
+    for (size_t i = 0; i < impl->nattrs && !failed(b); i++) {
+        kb_ynode *n = attrs ? kb_ymap_get(attrs, impl->attrs[i].name) : NULL;
+        if (n)
+            read_attr(b, n, &impl->attrs[i], &s->vals[i]);
+        char text[40];
+        if (impl->attrs[i].type == KB_ATTR_BOOL)
+            snprintf(text, sizeof text, "%s", s->vals[i] != 0 ? "true" : "false");
+        else if (impl->attrs[i].type == KB_ATTR_INT)
+            snprintf(text, sizeof text, "%.0f", s->vals[i]);
+        else
+            kb_cfg_num_text(s->vals[i], text, sizeof text);
+        if (attrs)
+            kb_cfg_note(b, attrs, impl->attrs[i].name, n, n ? NULL : text);
+    }
+    if (attrs && !attrs->absent) {
+        if (!failed(b)) {
+            char *unk = kb_ymap_unknown(attrs);
+            if (unk) {
+                b->err = kb_asprintf("%s (%s has no such attribute)", unk, impl->name);
+                free(unk);
+            }
+        }
+    }
+    return failed(b) ? NULL : s;
+}
+
+kb_comp_spec *kb_rd_component(kb_builder *b, kb_ynode *map, const char *key, const char *kind,
+                              const char *default_impl)
+{
+    if (failed(b))
+        return NULL;
+    kb_ynode *blk = kb_rd_map(b, map, key);
+    if (failed(b))
+        return NULL;
+    char *role = map && map->path && map->path[0] ? kb_asprintf("%s.%s", map->path, key)
+                                                  : kb_xstrdup(key);
+    kb_comp_spec *s = kb_rd_component_block(b, blk, map, role, kind, default_impl);
+    free(role);
+    return s;
+}
+
+double kb_spec_attr(const kb_comp_spec *spec, const char *name)
+{
+    int i = kb_impl_attr_index(spec->impl, name);
+    return i >= 0 ? spec->vals[i] : 0.0;
+}
