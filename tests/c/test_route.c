@@ -161,7 +161,7 @@ static uint32_t pe_router(const kb_topo *t, int sip, int cube, int pe)
 
 /* ADR-0051 D2: data drops command edges; memory drops the PE pipeline
  * (pe_internal, pe_to_router); local drops command and every UCIe kind. */
-static void test_views_exclude_the_edge_kinds_of_adr_0051(void **state)
+static void test_views_exclude_the_edge_kinds_of_their_definition(void **state)
 {
     (void)state;
     assert_string_equal(kb_view_name(KB_VIEW_ALL), "all");
@@ -545,7 +545,7 @@ static void test_graph_one_way_ring_routes_forward_and_has_no_reverse(void **sta
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_views_exclude_the_edge_kinds_of_adr_0051),
+        cmocka_unit_test(test_views_exclude_the_edge_kinds_of_their_definition),
         cmocka_unit_test_setup_teardown(test_same_request_returns_the_same_cached_path, setup_default, teardown),
         cmocka_unit_test_setup_teardown(test_paths_are_identical_across_separately_loaded_topologies, setup_default,
                                         teardown),
