@@ -18,7 +18,7 @@ static void release(void *payload)
     r->data = NULL;
 }
 
-#define MEM_KIND(nm) {.name = nm, .data_span = nm " data", .ack_span = nm " ack", .layout = &layout, .release = release}
+#define MEM_KIND(nm) KB_MSG_KIND(nm, &layout, release)
 
 const kb_msg_kind kb_msg_mem_write = MEM_KIND("MemoryWrite");
 const kb_msg_kind kb_msg_mem_read = MEM_KIND("MemoryRead");

@@ -60,6 +60,10 @@ typedef struct kb_msg_kind {
     void (*release)(void *payload);
 } kb_msg_kind;
 
+/* A kind's descriptor whose response slices are "NAME data" / "NAME ack". */
+#define KB_MSG_KIND(nm, layout_, release_) \
+    {.name = nm, .data_span = nm " data", .ack_span = nm " ack", .layout = (layout_), .release = (release_)}
+
 /* The fabric's return leg: a response to a request of another kind. */
 extern const kb_msg_kind kb_msg_response;
 

@@ -74,7 +74,7 @@ static void release(void *payload)
     p->op = NULL;
 }
 
-#define CTRL_KIND(nm) {.name = nm, .data_span = nm " data", .ack_span = nm " ack", .layout = &layout, .release = release}
+#define CTRL_KIND(nm) KB_MSG_KIND(nm, &layout, release)
 const kb_msg_kind kb_msg_kernel_launch = CTRL_KIND("KernelLaunch");
 const kb_msg_kind kb_msg_mmu_map = CTRL_KIND("MmuMap");
 const kb_msg_kind kb_msg_mmu_unmap = CTRL_KIND("MmuUnmap");

@@ -21,6 +21,8 @@ static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_
 void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
                 size_t nargs);
 void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n);
+/* A view's shape as an array value (op-log records). */
+kb_val *kb_pe_shape_val(const kb_tview *v);
 
 /* ---- engines (cpu.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
  * Times are the builtin formulas, or the part's Lua latency model when the

@@ -41,14 +41,6 @@ kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype dt)
     return kb_comp_latency(c, &q);
 }
 
-static kb_val *shape_val(const kb_tview *v)
-{
-    kb_val *a = kb_val_arr();
-    for (int d = 0; d < v->ndim; d++)
-        kb_arr_push(a, kb_val_int(v->shape[d]));
-    return a;
-}
-
 static const char *const names[KB_NDTYPES] = {
     [KB_F32] = "gemm_f32", [KB_F16] = "gemm_f16", [KB_BF16] = "gemm_bf16", [KB_I32] = "gemm_i32",
     [KB_I16] = "gemm_i16", [KB_I8] = "gemm_i8",   [KB_U8] = "gemm_u8",     [KB_BOOL] = "gemm_bool"};
@@ -68,9 +60,9 @@ static void log_gemm(kb_pe_op *op, kb_time start, kb_time end)
     kb_obj_int(prm, "src_a_addr", (int64_t)a->offset);
     kb_obj_int(prm, "src_b_addr", (int64_t)b->offset);
     kb_obj_int(prm, "dst_addr", (int64_t)op->out.offset);
-    kb_obj_put(prm, "shape_a", shape_val(a));
-    kb_obj_put(prm, "shape_b", shape_val(b));
-    kb_obj_put(prm, "shape_out", shape_val(&op->out));
+    kb_obj_put(prm, "shape_a", kb_pe_shape_val(a));
+    kb_obj_put(prm, "shape_b", kb_pe_shape_val(b));
+    kb_obj_put(prm, "shape_out", kb_pe_shape_val(&op->out));
     kb_obj_str(prm, "dtype_in", kb_dtype_name(a->dtype));
     kb_obj_str(prm, "dtype_out", kb_dtype_name(op->out.dtype));
     kb_obj_int(prm, "m", a->shape[0]);

@@ -51,14 +51,6 @@ kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype
     return kb_comp_latency(c, &q);
 }
 
-static kb_val *shape_val(const kb_tview *v)
-{
-    kb_val *a = kb_val_arr();
-    for (int d = 0; d < v->ndim; d++)
-        kb_arr_push(a, kb_val_int(v->shape[d]));
-    return a;
-}
-
 /* The op-log record (its fields: docs/tl.md, "Trace and op log"). */
 static void log_math(kb_pe_op *op, kb_time start, kb_time end)
 {
@@ -82,7 +74,7 @@ static void log_math(kb_pe_op *op, kb_time start, kb_time end)
             continue;
         }
         kb_arr_push(addrs, kb_val_int((int64_t)o->v.offset));
-        kb_arr_push(shapes, shape_val(&o->v));
+        kb_arr_push(shapes, kb_pe_shape_val(&o->v));
         kb_arr_push(spaces, kb_val_str("tcm"));
         kb_arr_push(dtypes, kb_val_str(kb_dtype_name(o->v.dtype)));
     }
@@ -92,7 +84,7 @@ static void log_math(kb_pe_op *op, kb_time start, kb_time end)
     kb_obj_put(prm, "input_dtypes", dtypes);
     kb_obj_int(prm, "dst_addr", (int64_t)op->out.offset);
     kb_obj_str(prm, "dst_space", "tcm");
-    kb_obj_put(prm, "shape_out", shape_val(&op->out));
+    kb_obj_put(prm, "shape_out", kb_pe_shape_val(&op->out));
     kb_obj_str(prm, "dtype", kb_dtype_name(op->out.dtype));
     if (kb_mop_info_of(op->mop)->axis)
         kb_obj_int(prm, "axis", op->axis);

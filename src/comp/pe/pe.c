@@ -139,3 +139,11 @@ void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, 
     kb_targ a = {"bytes", NULL, (int64_t)n};
     kb_pe_span(p, node, name, start, end, &a, 1);
 }
+
+kb_val *kb_pe_shape_val(const kb_tview *v)
+{
+    kb_val *a = kb_val_arr();
+    for (int d = 0; d < v->ndim; d++)
+        kb_arr_push(a, kb_val_int(v->shape[d]));
+    return a;
+}
