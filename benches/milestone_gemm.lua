@@ -1,6 +1,6 @@
 --- GEMM milestone: a sweep of f16 composite GEMMs (tl.composite) over
 -- shapes, operand staging and placement, against the roofline of the
--- modelled PEs (ADR-0044's harness).
+-- modelled PEs (docs/benches.md).
 --
 --   kernbench benches/milestone_gemm.lua [--quick] [--out DIR]
 --

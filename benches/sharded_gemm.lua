@@ -1,4 +1,4 @@
---- The specification's 2-D sharded GEMM (ADR-0022): C = A x B over every
+--- The specification's 2-D sharded GEMM: C = A x B over every
 -- PE of every cube of a SIP. A is replicated, B and C are split by columns
 -- over cubes and PEs; each PE computes its column block
 -- (kernels/sharded_gemm.lua). `make run` runs it with --verify-data.

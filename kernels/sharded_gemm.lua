@@ -1,4 +1,4 @@
---- The 2-D sharded GEMM of the specification (ADR-0022): every PE of the
+--- The 2-D sharded GEMM of the specification: every PE of the
 -- grid computes a column block of C = A x B. A [M, K] is replicated (each
 -- PE loads the whole of it); B [K, N] and C [M, N] are split by columns over
 -- the cubes and then the PEs (DPPolicy{cube = "column_wise", pe =

@@ -3,8 +3,7 @@
  * offset `start`). map() adds a region to every page the range touches;
  * translate() scans a page's regions from the newest (last write wins);
  * unmap() removes the regions lying entirely inside the range. Regions
- * smaller than a page let tensors share a page (a simulator stopgap of the
- * original). Lookups hash the page number (open addressing, no pointer
+ * smaller than a page let tensors share a page (docs/decisions.md, "MMU"). Lookups hash the page number (open addressing, no pointer
  * hashing: deterministic). */
 #ifndef KB_MEM_PAGETABLE_H
 #define KB_MEM_PAGETABLE_H

@@ -159,7 +159,7 @@ static uint32_t pe_router(const kb_topo *t, int sip, int cube, int pe)
 
 /* ---- views ---- */
 
-/* ADR-0051 D2: data drops command edges; memory drops the PE pipeline
+/* The route views (src/topo/route.h): data drops command edges; memory drops the PE pipeline
  * (pe_internal, pe_to_router); local drops command and every UCIe kind. */
 static void test_views_exclude_the_edge_kinds_of_their_definition(void **state)
 {

@@ -380,7 +380,7 @@ static void test_edges_are_grouped_by_source_and_links_have_both_directions(void
 
 /* The router <-> hbm_ctrl edge carries the controller's effective
  * bandwidth: hbm_channels_per_pe x hbm_channel_bw_gbs x efficiency
- * (ADR-0004; 8 x 32 x 1.0 = 256 GB/s in the default), in both directions,
+ * (8 x 32 x 1.0 = 256 GB/s in the default), in both directions,
  * and each controller hangs off exactly its own PE's router (per-PE
  * exclusivity, spec §2.9). */
 static void check_hbm_edges(const kb_topo *t, double efficiency)
