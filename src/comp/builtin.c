@@ -1,10 +1,11 @@
 /* The builtin.* implementations: names, attributes with their defaults and
- * ranges, and behaviour. Defaults are the spec's values for the default
+ * ranges, and behaviour; the builtin message kinds by name. Defaults are the spec's values for the default
  * topology (topology-fabric-latency.md §4.15); docs/topology.md lists them. */
 #include "comp/comp.h"
 #include "comp/device/control.h"
 
 #include <math.h>
+#include <string.h>
 
 #define ATTR_NS(name, dflt, doc) {name, KB_ATTR_NUMBER, dflt, 0, INFINITY, false, false, "ns", doc}
 #define OVERHEAD(dflt) ATTR_NS("overhead_ns", dflt, "time charged once per transaction")
@@ -105,7 +106,7 @@ static const kb_impl builtins[] = {
     IMPL_LAT("builtin.noc", NULL, router_attrs, kb_transit_ops, "cube NoC router (transit node)", TRANSIT_LAT),
     IMPL_LAT("builtin.switch", NULL, switch_attrs, kb_transit_ops, "tray switch (transit node)", TRANSIT_LAT),
     IMPL_LAT("builtin.ucie", NULL, ucie_attrs, kb_transit_ops, "UCIe protocol endpoint (transit node)", TRANSIT_LAT),
-    IMPL("builtin.pcie_ep", "pcie_ep", pcie_ep_attrs, kb_store_forward_ops,
+    IMPL("builtin.pcie_ep", "pcie_ep", pcie_ep_attrs, kb_pcie_ep_ops,
          "PCIe endpoint: reassembles, overhead per transaction"),
     IMPL("builtin.io_cpu", "io_cpu", io_cpu_attrs, kb_io_cpu_ops,
          "IO chiplet command processor: launch and map fan-out to cubes, launch barrier, completions"),
@@ -133,6 +134,21 @@ static const kb_impl builtins[] = {
     IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_mmu_ops, "PE address translation (page table)"),
     IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),
 };
+
+/* Every message kind the builtins define (a new one is listed here, so
+ * that no scripted kind takes its name). */
+static const kb_msg_kind *const builtin_kinds[] = {
+    &kb_msg_response, &kb_msg_mem_write, &kb_msg_mem_read, &kb_msg_dma_write, &kb_msg_dma_read, &kb_msg_transfer,
+    &kb_msg_kernel_launch, &kb_msg_mmu_map, &kb_msg_mmu_unmap, &kb_msg_completion,
+};
+
+const kb_msg_kind *kb_comp_builtin_kind(const char *name)
+{
+    for (size_t i = 0; i < COUNT(builtin_kinds); i++)
+        if (strcmp(builtin_kinds[i]->name, name) == 0)
+            return builtin_kinds[i];
+    return NULL;
+}
 
 void kb_comp_register_builtins(kb_registry *reg)
 {

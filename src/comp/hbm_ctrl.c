@@ -112,8 +112,7 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     kb_txn *t = f->txn;
     kb_mem_req *r = kb_mem_req_of(t);
     if (__builtin_expect(!r, 0)) {
-        kb_comp_fail(c, "received a %s (transaction #%llu), which is not a memory access", t->kind->name,
-                     (unsigned long long)t->id);
+        kb_target_refuse(c, t);
         kb_fabric_free_flit(c->fab, f);
         return;
     }

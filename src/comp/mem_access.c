@@ -28,19 +28,20 @@ const kb_msg_kind kb_msg_transfer = MEM_KIND("Transfer");
 
 kb_mem_req *kb_mem_req_of(kb_txn *t) { return t->request->layout == &layout ? KB_PAYLOAD(t, kb_mem_req) : NULL; }
 
-bool kb_mem_writes(const kb_txn *t)
+/* Whether an access of this kind carries its bytes to the target. */
+static bool writes(const kb_msg_kind *k)
 {
-    const kb_msg_kind *k = t->request;
     return k == &kb_msg_mem_write || k == &kb_msg_dma_write || k == &kb_msg_transfer;
 }
+
+bool kb_mem_writes(const kb_txn *t) { return writes(t->request); }
 
 bool kb_mem_is_host(const kb_txn *t) { return t->request == &kb_msg_mem_write || t->request == &kb_msg_mem_read; }
 
 kb_txn *kb_mem_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t addr,
                        uint64_t nbytes, kb_data *data)
 {
-    bool writes = kind == &kb_msg_mem_write || kind == &kb_msg_dma_write || kind == &kb_msg_transfer;
-    kb_txn *t = kb_txn_new(f, kind, path, writes ? nbytes : 0);
+    kb_txn *t = kb_txn_new(f, kind, path, writes(kind) ? nbytes : 0);
     kb_mem_req *r = KB_PAYLOAD(t, kb_mem_req);
     r->addr = addr;
     r->nbytes = nbytes;

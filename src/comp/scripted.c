@@ -253,20 +253,41 @@ kb_scripted_status kb_scripted_finish(kb_scripted_msg *m)
     if (m->flit)
         kb_fabric_free_flit(fab, m->ptr);
     done(m);
-    if (last) {
-        kb_mem_req *r = kb_mem_req_of(t);
-        if (r && !r->t_serve)
+    if (!last)
+        return KB_SCRIPTED_OK;
+    kb_mem_req *r = kb_mem_req_of(t);
+    if (r) { /* a memory access: the data moves and it is answered */
+        if (!r->t_serve)
             r->t_serve = kb_sim_now(kb_fabric_sim(fab));
-        kb_target_finish(t); /* a memory target moves the data and answers; others complete */
+        kb_target_finish(t);
+    } else {
+        kb_txn_complete(t);
     }
     return KB_SCRIPTED_OK;
 }
 
 /* ---- messages of the implementation's own kinds ---- */
 
+/* Whether the implementation declares kind (the very descriptor, not a
+ * namesake): only its kinds carry a scripted payload. */
+static bool declares(const kb_impl *impl, const kb_msg_kind *kind)
+{
+    const scripted_impl *si = (const scripted_impl *)impl;
+    for (size_t i = 0; i < si->nkinds; i++)
+        if (&si->kinds[i] == kind)
+            return true;
+    return false;
+}
+
 kb_txn *kb_scripted_send(kb_scripted *s, const kb_msg_kind *kind, uint32_t dst, kb_view view, uint64_t nbytes,
                          int64_t tag, char **err)
 {
+    const kb_impl *impl = s->c->n->spec->impl;
+    if (!declares(impl, kind)) {
+        *err = kb_asprintf("%s (%s) declares no message kind %s: it sends only its own", s->c->n->id, impl->name,
+                           kind->name);
+        return NULL;
+    }
     if (dst == s->c->node) {
         *err = kb_asprintf("%s sends to itself", s->c->n->id);
         return NULL;
@@ -319,16 +340,23 @@ void kb_scripted_impl_add_attr(kb_impl *impl, const char *name, double dflt, con
     impl->nattrs++;
 }
 
-bool kb_scripted_impl_set_messages(kb_impl *impl, const char *const *names, size_t n, size_t *bad)
+bool kb_scripted_impl_set_messages(kb_impl *impl, const char *const *names, size_t n, size_t *bad,
+                                   const char **why)
 {
     scripted_impl *si = (scripted_impl *)impl;
     si->kinds = kb_xrealloc(si->kinds, (si->nkinds + n ? si->nkinds + n : 1) * sizeof *si->kinds);
     for (size_t i = 0; i < n; i++) {
         const char *k = names[i];
-        bool ok = k && *k && strlen(k) < 64;
-        for (size_t j = 0; ok && j < si->nkinds; j++)
-            ok = strcmp(si->kinds[j].name, k) != 0;
-        if (!ok) {
+        bool fresh = k && *k && strlen(k) < 64;
+        for (size_t j = 0; fresh && j < si->nkinds; j++)
+            fresh = strcmp(si->kinds[j].name, k) != 0;
+        *why = NULL;
+        if (!fresh)
+            *why = "must be a new message kind name (a non-empty string of under 64 characters, each listed once)";
+        else if (kb_comp_builtin_kind(k))
+            *why = "must not be a builtin message kind's name (MemoryWrite, Transfer, KernelLaunch ...): traces "
+                   "and errors could not tell the two apart";
+        if (*why) {
             *bad = i;
             return false;
         }

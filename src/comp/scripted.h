@@ -41,12 +41,14 @@ void kb_scripted_impl_free(kb_impl *impl);
  * never depends on where the names came from); `doc` is copied. */
 void kb_scripted_impl_add_attr(kb_impl *impl, const char *name, double dflt, const char *doc);
 /* The message kinds the implementation defines, from their names (each a
- * non-empty string of under 64 characters, listed once; NULL is refused).
- * The kinds, their names and span names are owned by the implementation.
- * False with *bad set to the index of the first name refused (those before
- * it are kept). Call before the implementation is used: a later call may
- * move the kinds already made. */
-bool kb_scripted_impl_set_messages(kb_impl *impl, const char *const *names, size_t n, size_t *bad);
+ * non-empty string of under 64 characters, listed once, no builtin kind's
+ * name; NULL is refused). The kinds, their names and span names are owned
+ * by the implementation. False with *bad set to the index of the first
+ * name refused (those before it are kept) and *why to what the name must
+ * be ("must be ...", a static string). Call before the implementation is
+ * used: a later call may move the kinds already made. */
+bool kb_scripted_impl_set_messages(kb_impl *impl, const char *const *names, size_t n, size_t *bad,
+                                   const char **why);
 /* The message kind named `name` the implementation declares, or NULL. */
 const kb_msg_kind *kb_scripted_impl_kind(const kb_impl *impl, const char *name);
 
@@ -113,7 +115,9 @@ kb_scripted_status kb_scripted_finish(kb_scripted_msg *m);
 /* A new message of `kind` (one the implementation declares), nbytes from
  * the component's node to dst over the view's shortest path, leaving now
  * as one the node has already handled; its payload carries `tag`. NULL
- * with *err if there is no route or dst is the node itself. */
+ * with *err if the implementation does not declare kind (another's, or a
+ * builtin's, whose payload is not a tag), there is no route or dst is the
+ * node itself. */
 kb_txn *kb_scripted_send(kb_scripted *s, const kb_msg_kind *kind, uint32_t dst, kb_view view, uint64_t nbytes,
                          int64_t tag, char **err);
 /* The tag of a message a scripted component sent (any leg); false for

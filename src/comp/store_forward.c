@@ -1,11 +1,12 @@
 /* Store-and-forward handling (builtin.pcie_ep; the messages IO_CPU, M_CPU
- * and the PE leaves pass on or take without a handler): not flit-aware, so
- * a transaction is reassembled here; each one pays the overhead in
- * parallel with the others (each message is its own process in the spec)
- * and leaves as a new train of flits, or completes if this is the end of
- * its path. */
+ * and the PE leaves pass on or end without acting on them): not
+ * flit-aware, so a transaction is reassembled here; each one pays the
+ * overhead in parallel with the others (each message is its own process
+ * in the spec) and leaves as a new train of flits, or completes if this is
+ * the end of its path. */
 #include "comp/comp.h"
 
+#include "comp/device/control.h"
 #include "core/sim.h"
 
 void kb_store_forward_txn(kb_comp *c, kb_txn *t)
@@ -19,4 +20,11 @@ void kb_store_forward_txn(kb_comp *c, kb_txn *t)
         kb_complete_at(t, ready);
 }
 
-const kb_comp_ops kb_store_forward_ops = {.flit_aware = false, .on_txn = kb_store_forward_txn};
+/* What may end at a PCIe endpoint: a SIP's answer to a device control
+ * operation, a host read's data, a transfer. */
+static const kb_msg_handler pcie_ep_handlers[] = {{&kb_msg_completion, kb_store_forward_txn},
+                                                  {&kb_msg_response, kb_store_forward_txn},
+                                                  {&kb_msg_transfer, kb_store_forward_txn},
+                                                  {NULL, NULL}};
+
+const kb_comp_ops kb_pcie_ep_ops = {.flit_aware = false, .handlers = pcie_ep_handlers, .on_txn = kb_store_forward_txn};

@@ -47,14 +47,16 @@ static void move_data(kb_txn *t, kb_mem_req *r)
         r->data->read(r->data, kb_fabric_memstore(t->fab), node, r->addr, r->nbytes);
 }
 
+void kb_target_refuse(kb_comp *c, const kb_txn *t)
+{
+    kb_comp_fail(c, "received a %s (transaction #%llu from %s), which is not a memory access", t->kind->name,
+                 (unsigned long long)t->id, kb_topo_node(kb_fabric_topo(c->fab), t->path->nodes[0])->id);
+}
+
 void kb_target_finish(kb_txn *t)
 {
     kb_time now = kb_sim_now(kb_fabric_sim(t->fab));
     kb_mem_req *r = kb_mem_req_of(t);
-    if (!r) { /* a control message ending at a memory target: done */
-        kb_txn_complete(t);
-        return;
-    }
     log_host_memory(t, r, now);
     move_data(t, r);
     if (t->kind == &kb_msg_dma_write)

@@ -61,12 +61,13 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
         c->node = (uint32_t)i;
         c->n = kb_topo_node(t, (uint32_t)i);
         c->ops = c->n->spec->impl->ops;
-        if (!c->ops) {
-            *err = kb_asprintf("%s: implementation %s has no behaviour in this build", c->n->id,
-                               c->n->spec->impl->name);
-            for (size_t k = 0; k < i; k++)
-                if (f->comps[k].ops->fini)
-                    f->comps[k].ops->fini(&f->comps[k]);
+        const char *unusable = !c->ops ? "has no behaviour in this build"
+                               : c->ops->flit_aware && c->ops->handlers
+                                   ? "is flit-aware and lists message handlers, which only whole transactions reach"
+                                   : NULL;
+        if (unusable) {
+            *err = kb_asprintf("%s: implementation %s %s", c->n->id, c->n->spec->impl->name, unusable);
+            c->ops = NULL; /* not initialised: kb_fabric_free finalises the nodes before it only */
             kb_fabric_free(f);
             return NULL;
         }

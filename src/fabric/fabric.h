@@ -36,10 +36,10 @@ typedef struct kb_comp kb_comp;
 /* ---- messages ----
  *
  * The fabric moves transactions; what a transaction means is its kind,
- * defined by the component module that owns the message (memory accesses
- * in comp/mem_access.h, KernelLaunch and MMU updates with the device
- * control, PE DMA with the PE wing ...), never here: a new message needs no
- * edit to the fabric. The fabric only names a kind (traces, errors,
+ * defined by the component module that owns the message (memory accesses,
+ * the host's and PE DMA's, in comp/mem_access.h; KernelLaunch, MMU updates
+ * and Completion in comp/device/control.h ...), never here: a new message
+ * needs no edit to the fabric. The fabric only names a kind (traces, errors,
  * statistics) and carries its payload: KB_TXN_PAYLOAD bytes inside the
  * transaction, written by the sender, read by the components that know the
  * kind's layout, and moved to the response leg by kb_fabric_respond. The
@@ -166,7 +166,8 @@ typedef struct kb_comp_ops {
      * list a handler per kind they take (ended by {NULL, NULL}): a
      * transaction ending at the component goes to its kind's handler, and
      * one of a kind it does not list is an error naming both. NULL: every
-     * transaction goes to on_txn. Passing ones always go to on_txn. */
+     * transaction goes to on_txn. Passing ones always go to on_txn. A
+     * flit-aware component sees flits only, so it may not list handlers. */
     const kb_msg_handler *handlers;
     void (*init)(kb_comp *c);        /* optional: allocate c->state */
     void (*fini)(kb_comp *c);        /* optional */
@@ -214,7 +215,8 @@ static inline void kb_comp_busy(kb_comp *c, kb_time start, kb_time end)
 }
 
 /* Creates the fabric of `t` on `sim` (the topology must outlive it). NULL
- * with *err if a node's implementation has no behaviour. */
+ * with *err if a node's implementation has no behaviour, or is flit-aware
+ * and lists message handlers (which only whole transactions reach). */
 kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err);
 void kb_fabric_free(kb_fabric *f);
 
@@ -277,6 +279,9 @@ void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t));
  * reverse path, carrying `nbytes`, sent at `ready`; req is consumed and its
  * payload moves to the response. */
 void kb_fabric_respond(kb_txn *req, uint64_t nbytes, kb_time ready);
+
+/* The component holding whole transaction t (the one at path[t->step]). */
+static inline kb_comp *kb_txn_comp(kb_txn *t) { return kb_fabric_comp(t->fab, t->path->nodes[t->step]); }
 
 /* Whether the flit or transaction is at the last node of its path. */
 static inline bool kb_flit_at_end(const kb_flit *f) { return f->hop + 1 == f->txn->path->n; }

@@ -126,12 +126,13 @@ static int inst_send(lua_State *L)
     kb_view view = ltopo_check_view(L, lua_gettop(L), KB_VIEW_DATA);
     lua_getfield(L, 2, "tag");
     lua_Integer tag = luaL_optinteger(L, -1, 0);
-    if (dst == c->node)
-        return luaL_error(L, "self:send{}: %s sends to itself", c->n->id);
     char *err = NULL;
     kb_txn *x = kb_scripted_send(s, kind, dst, view, (uint64_t)nbytes, tag, &err);
-    if (!x)
-        return lbind_raise(L, err);
+    if (!x) {
+        char *msg = kb_asprintf("self:send{}: %s", err);
+        free(err);
+        return lbind_raise_where(L, msg);
+    }
     lua_pushinteger(L, (lua_Integer)x->id);
     return 1;
 }
@@ -379,11 +380,11 @@ static bool read_messages(lua_State *L, const char *name, int idx, kb_impl *impl
         names[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         lua_pop(L, 1);
     }
-    bool ok = kb_scripted_impl_set_messages(impl, names, n, &bad);
+    const char *why = NULL;
+    bool ok = kb_scripted_impl_set_messages(impl, names, n, &bad, &why);
     free(names);
     if (!ok) {
-        lua_pushfstring(L, "%s: messages[%d] must be a new message kind name (a non-empty string of under "
-                           "64 characters, each listed once)", name, (int)bad + 1);
+        lua_pushfstring(L, "%s: messages[%d] %s", name, (int)bad + 1, why);
         return false;
     }
     lua_pop(L, 1);

@@ -47,8 +47,10 @@ static void open_world(world *w, const char *s_impl, const char *mem_impl)
     w->whole = kb_scripted_impl_new("test.whole", false, NULL, "whole transactions");
     w->flits = kb_scripted_impl_new("test.flits", true, NULL, "every flit");
     size_t bad = 0;
+    const char *why = NULL;
     const char *const kinds[] = {"Ping"};
-    assert_true(kb_scripted_impl_set_messages(w->whole, kinds, 1, &bad));
+    assert_true(kb_scripted_impl_set_messages(w->whole, kinds, 1, &bad, &why));
+    assert_true(kb_scripted_impl_set_messages(w->flits, kinds, 1, &bad, &why)); /* a namesake of another impl */
     fixture *fx = &w->fx;
     fx->reg = kb_registry_new();
     kb_comp_register_builtins(fx->reg);
@@ -294,12 +296,24 @@ static void test_send_refuses_the_node_itself_and_kinds_not_declared(void **stat
     world w;
     open_world(&w, "test.whole", "test.whole");
     assert_null(kb_scripted_impl_kind(w.whole, "Pong"));
-    assert_null(kb_scripted_impl_kind(w.flits, "Ping"));
     char *err = NULL;
     const kb_msg_kind *ping = kb_scripted_impl_kind(w.whole, "Ping");
     assert_null(kb_scripted_send(w.s, ping, node_of(&w.fx, "s"), KB_VIEW_DATA, 0, 0, &err));
     assert_string_equal(err, "s sends to itself");
     free(err);
+    /* a builtin kind, whose payload is not a tag, and another implementation's namesake */
+    uint32_t mem = node_of(&w.fx, "mem");
+    assert_null(kb_scripted_send(w.s, &kb_msg_mem_write, mem, KB_VIEW_DATA, 256, 0, &err));
+    assert_string_equal(err, "s (test.whole) declares no message kind MemoryWrite: it sends only its own");
+    free(err);
+    const kb_msg_kind *other_ping = kb_scripted_impl_kind(w.flits, "Ping");
+    assert_non_null(other_ping);
+    assert_ptr_not_equal(other_ping, ping);
+    assert_null(kb_scripted_send(w.s, other_ping, mem, KB_VIEW_DATA, 0, 0, &err));
+    assert_string_equal(err, "s (test.whole) declares no message kind Ping: it sends only its own");
+    free(err);
+    assert_int_equal(kb_fabric_live_txns(w.fx.fab), 0); /* nothing was sent */
+    assert_int_equal(kb_scripted_comp(w.s)->txns, 0);
     /* other messages have no tag */
     done_rec d = {0};
     transfer(&w, "mem", 0, &d);
@@ -456,23 +470,38 @@ static void test_implementation_kinds_are_made_from_names_and_attrs_kept_in_name
     memset(long_name, 'x', 64);
     long_name[64] = '\0';
     size_t bad = 99;
+    const char *why = NULL;
     const char *const dup[] = {"Ping", "Pong", "Ping"};
-    assert_false(kb_scripted_impl_set_messages(impl, dup, 3, &bad));
+    assert_false(kb_scripted_impl_set_messages(impl, dup, 3, &bad, &why));
     assert_int_equal(bad, 2);
+    assert_string_equal(why, "must be a new message kind name (a non-empty string of under 64 characters, each "
+                             "listed once)");
     const char *const refused[] = {NULL, "", long_name};
     for (size_t i = 0; i < 3; i++) {
-        assert_false(kb_scripted_impl_set_messages(impl, &refused[i], 1, &bad));
+        assert_false(kb_scripted_impl_set_messages(impl, &refused[i], 1, &bad, &why));
         assert_int_equal(bad, 0);
     }
+    /* a builtin kind's name: traces would show two different messages alike */
+    const char *const builtin[] = {"Hello", "KernelLaunch"};
+    assert_false(kb_scripted_impl_set_messages(impl, builtin, 2, &bad, &why));
+    assert_int_equal(bad, 1);
+    assert_string_equal(why, "must not be a builtin message kind's name (MemoryWrite, Transfer, KernelLaunch ...): "
+                             "traces and errors could not tell the two apart");
+    const char *const builtins[] = {"Response", "MemoryWrite", "MemoryRead", "PeDmaWrite", "PeDmaRead",
+                                    "Transfer", "MmuMap",      "MmuUnmap",   "Completion"};
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        assert_false(kb_scripted_impl_set_messages(impl, &builtins[i], 1, &bad, &why));
     long_name[63] = '\0'; /* 63 characters are fine */
     const char *const fine[] = {long_name};
-    assert_true(kb_scripted_impl_set_messages(impl, fine, 1, &bad));
+    assert_true(kb_scripted_impl_set_messages(impl, fine, 1, &bad, &why));
     /* what was accepted before a refusal is kept, and freed with the implementation */
     const kb_msg_kind *ping = kb_scripted_impl_kind(impl, "Ping");
     assert_non_null(ping);
     assert_string_equal(ping->data_span, "Ping data");
     assert_string_equal(ping->ack_span, "Ping ack");
     assert_non_null(kb_scripted_impl_kind(impl, "Pong"));
+    assert_non_null(kb_scripted_impl_kind(impl, "Hello"));
+    assert_null(kb_scripted_impl_kind(impl, "KernelLaunch"));
     assert_non_null(kb_scripted_impl_kind(impl, long_name));
     kb_scripted_impl_free(impl);
 }

@@ -1,5 +1,6 @@
---- Device control: MMU map and unmap messages from the host, carried by
--- IO_CPU and M_CPU to each PE_MMU and answered back (src/comp/device).
+--- Device control: MMU map and unmap messages and kernel launches from the
+-- host, carried by IO_CPU and M_CPU to each PE and answered back
+-- (src/comp/device), and what the builtins refuse to take.
 local lu = require "luaunit"
 local pe_c = require "kernbench.pe_c"
 
@@ -51,10 +52,12 @@ end
 function TestDevice:test_bad_operations_are_errors_that_say_why()
   local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
   local e = { { va = 0, pa = 0, size = 4096 } }
-  lu.assertErrorMsgContains("MmuMap: no pe_mmu for sip 0 (its cube and PE) in topology small_1cube_8pe",
+  lu.assertErrorMsgContains("MmuMap: no pe_mmu at sip 0, cube 0, pe 9 in topology small_1cube_8pe",
                             s.mmu_map, s, { targets = { { sip = 0, cube = 0, pe = 9 } }, entries = e })
-  lu.assertErrorMsgContains("MmuMap: no m_cpu for sip 0 (its cube)",
+  lu.assertErrorMsgContains("MmuMap: no m_cpu at sip 0, cube 4 in topology small_1cube_8pe",
                             s.mmu_map, s, { targets = { { sip = 0, cube = 4, pe = 0 } }, entries = e })
+  lu.assertErrorMsgContains("MmuMap: no pcie_ep at sip 1, io 0 in topology small_1cube_8pe",
+                            s.mmu_map, s, { targets = { { sip = 1, cube = 0, pe = 0 } }, entries = e })
   lu.assertErrorMsgContains("MmuMap: PE sip0.cube0.pe1 is targeted twice",
                             s.mmu_map, s, { targets = { { sip = 0, cube = 0, pe = 1 }, { sip = 0, cube = 0, pe = 1 } },
                                             entries = e })
@@ -133,6 +136,50 @@ function TestDevice:test_a_message_without_a_handler_names_kind_node_and_sender(
   lu.assertFalse(ok)
   lu.assertStrContains(tostring(err), "sip0.io0.io_cpu (builtin.io_cpu)")
   lu.assertStrContains(tostring(err), "received a Ping (transaction #1 from sip0.cube0.m_cpu), a message it has no handler for")
+end
+
+-- The start barrier covers the launch's whole grid: a grid larger than the
+-- machine stops the run at IO_CPU, naming the PE it asked for.
+function TestDevice:test_a_launch_grid_past_the_topology_fails_at_the_barrier()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  s:launch { name = "wide", targets = targets(1), grid = { pes = 9, cubes = 1 }, body = function(ctx) ctx:finish() end }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "sip0.io0.io_cpu (builtin.io_cpu)")
+  lu.assertStrContains(tostring(err), "KernelLaunch start barrier: no pe_cpu at sip 0, cube 0, pe 8 in topology "
+                                      .. "small_1cube_8pe (the launch's grid is 9 PEs x 1 cubes)")
+end
+
+-- Only memory accesses end at the cube SRAM, and only what a PCIe endpoint
+-- answers the host with ends there: another message is an error naming its
+-- kind, transaction and sender, never a silent completion.
+function TestDevice:test_a_message_of_another_kind_ending_at_sram_or_pcie_ep_fails()
+  local function run_pinger(name, dst)
+    kb.components.register(name, { kinds = "m_cpu", messages = { "Ping" }, attrs = { overhead_ns = 0 },
+      run = function(self)
+        self:send { kind = "Ping", dst = dst, view = "all" }
+        while true do self:receive() end
+      end })
+    local s = sim.new { topology = kb.topology.load("small_1cube_8pe", { "cube.components.m_cpu.impl=" .. name }) }
+    local ok, err = pcall(s.run, s)
+    lu.assertFalse(ok)
+    return tostring(err)
+  end
+  local err = run_pinger("sram_pinger", "sip0.cube0.sram")
+  lu.assertStrContains(err, "sip0.cube0.sram (builtin.sram)")
+  lu.assertStrContains(err, "received a Ping (transaction #1 from sip0.cube0.m_cpu), which is not a memory access")
+  err = run_pinger("pcie_pinger", "sip0.io0.pcie_ep")
+  lu.assertStrContains(err, "sip0.io0.pcie_ep (builtin.pcie_ep)")
+  lu.assertStrContains(err, "received a Ping (transaction #1 from sip0.cube0.m_cpu), a message it has no handler for")
+end
+
+-- A Lua component's message kinds may not take a builtin kind's name: traces
+-- and errors name messages by kind.
+function TestDevice:test_a_lua_message_kind_named_like_a_builtin_is_refused()
+  local ok, err = pcall(kb.components.register, "impostor",
+                        { messages = { "Ping", "KernelLaunch" }, run = function() end })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "impostor: messages[2] must not be a builtin message kind's name")
 end
 
 -- A map needs the builtin command processors: a Lua M_CPU does not carry it.

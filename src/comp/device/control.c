@@ -1,17 +1,15 @@
 /* Device control operations: targets grouped by SIP and cube, their
- * messages, answers and completion (control.h). */
+ * messages, the command processors' fan-out and collect, answers and
+ * completion (control.h). */
 #include "comp/device/control.h"
 
+#include "comp/comp.h"
 #include "core/sim.h"
 #include "core/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const kb_msg_kind kb_msg_kernel_launch;
-const kb_msg_kind kb_msg_mmu_map;
-const kb_msg_kind kb_msg_mmu_unmap;
-const kb_msg_kind kb_msg_completion;
 
 typedef struct sip_group {
     int sip;
@@ -187,12 +185,6 @@ const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n)
     return op->entries;
 }
 
-void kb_ctrl_grid(const kb_ctrl_op *op, int *pes, int *cubes)
-{
-    *pes = op->grid_pes;
-    *cubes = op->grid_cubes;
-}
-
 static sip_group *sip_of(const kb_ctrl_op *op, int sip)
 {
     for (size_t s = 0; s < op->nsips; s++)
@@ -207,39 +199,14 @@ kb_time kb_ctrl_start_ps(const kb_ctrl_op *op, int sip)
     return g ? g->start_ps : 0;
 }
 
-void kb_ctrl_set_start(kb_ctrl_op *op, int sip, kb_time at) { sip_of(op, sip)->start_ps = at; }
-
-size_t kb_ctrl_cube_first(const kb_ctrl_op *op, size_t g, size_t *n)
-{
-    *n = op->cube_first[g + 1] - op->cube_first[g];
-    return op->cube_first[g];
-}
-
-size_t kb_ctrl_sip_cubes(const kb_ctrl_op *op, int sip, size_t *n)
-{
-    const sip_group *g = sip_of(op, sip);
-    *n = g->ncubes;
-    return g->first_cube;
-}
-
-const kb_ctrl_target *kb_ctrl_cube(const kb_ctrl_op *op, size_t g) { return &op->cubes[g]; }
-int kb_ctrl_group_sip(const kb_ctrl_op *op, size_t s) { return op->sips[s].sip; }
-
-size_t kb_ctrl_cube_of(const kb_ctrl_op *op, size_t target)
-{
-    size_t g = 0;
-    while (g + 1 < op->ncubes && op->cube_first[g + 1] <= target)
-        g++;
-    return g;
-}
-
-bool kb_ctrl_cube_answered(kb_ctrl_op *op, size_t g) { return --op->cube_pending[g] == 0; }
-bool kb_ctrl_sip_answered(kb_ctrl_op *op, int sip) { return --sip_of(op, sip)->pending == 0; }
-
 /* ---- messages ---- */
 
-bool kb_ctrl_send(kb_fabric *f, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, uint32_t src,
-                  uint32_t dst, kb_txn_done_fn done, char **err)
+/* A 0-byte control message of `kind` for op from node src to dst (view
+ * all), sent now as one src has already handled; `index` names the target
+ * or group it serves; done (may be NULL; its argument is op) fires where
+ * it completes. */
+static bool send_message(kb_fabric *f, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, uint32_t src,
+                         uint32_t dst, kb_txn_done_fn done, char **err)
 {
     const kb_path *path = kb_route(kb_fabric_topo(f), KB_VIEW_ALL, src, dst, err);
     if (!path)
@@ -273,15 +240,28 @@ void kb_ctrl_abandon(kb_ctrl_op *op)
     op_unref(op);
 }
 
-/* The node of `kind` at a place, checked: it exists and, for the nodes that
- * carry the protocol, is the builtin that does. */
-static bool node_at(const kb_topo *t, const char *kind, int sip, int cube, int pe, int io, const kb_comp_ops *need,
-                    kb_fabric *f, uint32_t *out, const char *what, char **err)
+/* "sip 0, cube 3, pe 5": the coordinates that apply. */
+static void format_place(char *buf, size_t n, int sip, int cube, int pe, int io)
 {
+    int at = snprintf(buf, n, "sip %d", sip);
+    if (cube >= 0)
+        at += snprintf(buf + at, n - (size_t)at, ", cube %d", cube);
+    if (pe >= 0)
+        at += snprintf(buf + at, n - (size_t)at, ", pe %d", pe);
+    if (io >= 0)
+        snprintf(buf + at, n - (size_t)at, ", io %d", io);
+}
+
+bool kb_ctrl_node_at(kb_fabric *f, const char *kind, int sip, int cube, int pe, int io, const kb_comp_ops *need,
+                     const char *what, uint32_t *out, char **err)
+{
+    const kb_topo *t = kb_fabric_topo(f);
     int64_t n = kb_topo_node_at(t, kind, sip, cube, pe, io);
     if (n < 0) {
-        *err = kb_asprintf("%s: no %s for sip %d%s in topology %s", what, kind, sip,
-                           cube >= 0 ? (pe >= 0 ? " (its cube and PE)" : " (its cube)") : "", kb_topo_name(t));
+        char place[96];
+        format_place(place, sizeof place, sip, cube, pe, io);
+        *err = kb_asprintf("%s: %s %s at %s in topology %s", what, n == KB_NODE_AMBIGUOUS ? "more than one" : "no",
+                           kind, place, kb_topo_name(t));
         return false;
     }
     const kb_comp *c = kb_fabric_comp(f, (uint32_t)n);
@@ -312,17 +292,17 @@ bool kb_ctrl_submit(kb_fabric *f, kb_ctrl_op *op, char **err)
     for (size_t s = 0; s < op->nsips; s++) {
         int sip = op->sips[s].sip;
         uint32_t *ep = &ends[2 * s], *io = &ends[2 * s + 1], m, leaf;
-        if (!node_at(t, "pcie_ep", sip, -1, -1, 0, NULL, f, ep, what, err) ||
-            !node_at(t, "io_cpu", sip, -1, -1, 0, &kb_io_cpu_ops, f, io, what, err) ||
+        if (!kb_ctrl_node_at(f, "pcie_ep", sip, -1, -1, 0, NULL, what, ep, err) ||
+            !kb_ctrl_node_at(f, "io_cpu", sip, -1, -1, 0, &kb_io_cpu_ops, what, io, err) ||
             !kb_route(t, KB_VIEW_ALL, *ep, *io, err) || !kb_route(t, KB_VIEW_ALL, *io, *ep, err))
             goto fail;
         for (size_t g = op->sips[s].first_cube; g < op->sips[s].first_cube + op->sips[s].ncubes; g++) {
-            if (!node_at(t, "m_cpu", sip, op->cubes[g].cube, -1, -1, &kb_m_cpu_ops, f, &m, what, err) ||
+            if (!kb_ctrl_node_at(f, "m_cpu", sip, op->cubes[g].cube, -1, -1, &kb_m_cpu_ops, what, &m, err) ||
                 !kb_route(t, KB_VIEW_ALL, *io, m, err) || !kb_route(t, KB_VIEW_ALL, m, *io, err))
                 goto fail;
             for (size_t i = op->cube_first[g]; i < op->cube_first[g + 1]; i++)
-                if (!node_at(t, launch ? "pe_cpu" : "pe_mmu", sip, op->cubes[g].cube, op->targets[i].pe, -1, NULL,
-                             f, &leaf, what, err) ||
+                if (!kb_ctrl_node_at(f, launch ? "pe_cpu" : "pe_mmu", sip, op->cubes[g].cube, op->targets[i].pe, -1,
+                                     NULL, what, &leaf, err) ||
                     !kb_route(t, KB_VIEW_ALL, m, leaf, err) || !kb_route(t, KB_VIEW_ALL, leaf, m, err))
                     goto fail;
         }
@@ -342,33 +322,27 @@ fail:
     return false;
 }
 
-void kb_ctrl_pass_on(kb_comp *c, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, int64_t dst,
-                     kb_txn_done_fn done)
+/* send_message() from component c, whose failure (a node or route
+ * missing) stops the run naming c. */
+static void pass_on(kb_comp *c, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, int64_t dst,
+                    kb_txn_done_fn done)
 {
     char *err = NULL;
-    if (dst < 0 || !kb_ctrl_send(c->fab, op, kind, index, c->node, (uint32_t)dst, done, &err)) {
+    if (dst < 0 || !send_message(c->fab, op, kind, index, c->node, (uint32_t)dst, done, &err)) {
         kb_comp_fail(c, "cannot pass on %s: %s", kind->name, err ? err : "its next node is missing");
         free(err);
     }
 }
 
-/* ---- answers ---- */
+/* ---- the leaves' steps ---- */
 
 void kb_ctrl_leaf_answer(kb_fabric *f, uint32_t leaf, kb_ctrl_op *op, size_t i, const kb_pe_answer *a)
 {
     op->answers[i] = *a;
     const kb_ctrl_target *tg = &op->targets[i];
-    kb_ctrl_pass_on(kb_fabric_comp(f, leaf), op, &kb_msg_completion, i,
-                    kb_topo_cube_node(kb_fabric_topo(f), tg->sip, tg->cube, "m_cpu"), NULL);
+    pass_on(kb_fabric_comp(f, leaf), op, &kb_msg_completion, i,
+            kb_topo_cube_node(kb_fabric_topo(f), tg->sip, tg->cube, "m_cpu"), NULL);
 }
-
-void kb_ctrl_answer_host(kb_fabric *f, kb_ctrl_op *op, int sip, uint32_t io)
-{
-    kb_ctrl_pass_on(kb_fabric_comp(f, io), op, &kb_msg_completion, (size_t)(sip_of(op, sip) - op->sips),
-                    kb_topo_io_node(kb_fabric_topo(f), sip, 0, "pcie_ep"), sip_done);
-}
-
-/* ---- the command processors' shared steps ---- */
 
 void kb_ctrl_after_overhead(kb_comp *c, kb_txn *t, void (*fn)(kb_txn *t))
 {
@@ -389,6 +363,114 @@ kb_ctrl_op *kb_ctrl_take(kb_txn *t, size_t *index)
 }
 
 void kb_ctrl_put(kb_ctrl_op *op) { op_unref(op); }
-void kb_ctrl_hold(kb_ctrl_op *op) { op->refs++; }
 
-void kb_ctrl_end_transfer(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, kb_txn_complete); }
+/* ---- the command processors ----
+ *
+ * IO_CPU and M_CPU do the same at two levels of an operation's groups.
+ * IO_CPU holds a SIP group, whose children are its cube groups (at their
+ * M_CPUs); M_CPU holds a cube group, whose children are its targets (at
+ * their leaves). A message going down, its overhead paid, goes on to each
+ * child; an answer coming up is counted, and with the last one the
+ * group's Completion goes a level up: M_CPU's to IO_CPU, IO_CPU's to the
+ * PCIe endpoint, where it completes the SIP's part for the host. Before
+ * fanning out a launch, IO_CPU stamps its start barrier (io_cpu.c). */
+
+typedef enum level { SIP_LEVEL, CUBE_LEVEL } level;
+
+/* The two processors share their handlers: their ops tell them apart. */
+static level level_of(const kb_comp *c) { return c->ops == &kb_io_cpu_ops ? SIP_LEVEL : CUBE_LEVEL; }
+
+/* The children of group g: [*first, *first + count). */
+static size_t children(const kb_ctrl_op *op, level l, size_t g, size_t *first)
+{
+    if (l == SIP_LEVEL) {
+        *first = op->sips[g].first_cube;
+        return op->sips[g].ncubes;
+    }
+    *first = op->cube_first[g];
+    return op->cube_first[g + 1] - op->cube_first[g];
+}
+
+/* Where child j is: its cube's M_CPU, or its target's leaf. */
+static int64_t child_node(const kb_topo *t, const kb_ctrl_op *op, level l, size_t j)
+{
+    if (l == SIP_LEVEL)
+        return kb_topo_cube_node(t, op->cubes[j].sip, op->cubes[j].cube, "m_cpu");
+    const kb_ctrl_target *tg = &op->targets[j];
+    return kb_topo_pe_node(t, tg->sip, tg->cube, tg->pe, op->kind == &kb_msg_kernel_launch ? "pe_cpu" : "pe_mmu");
+}
+
+/* The group child j belongs to. */
+static size_t parent(const kb_ctrl_op *op, level l, size_t j)
+{
+    if (l == SIP_LEVEL)
+        return (size_t)(sip_of(op, op->cubes[j].sip) - op->sips);
+    size_t g = 0;
+    while (g + 1 < op->ncubes && op->cube_first[g + 1] <= j)
+        g++;
+    return g;
+}
+
+/* Child j has answered at processor c: with the last of its group, the
+ * group's Completion goes a level up. */
+static void count_answer(kb_comp *c, kb_ctrl_op *op, level l, size_t j)
+{
+    size_t g = parent(op, l, j);
+    size_t *left = l == SIP_LEVEL ? &op->sips[g].pending : &op->cube_pending[g];
+    if (--*left > 0)
+        return;
+    const kb_topo *t = kb_fabric_topo(c->fab);
+    if (l == SIP_LEVEL)
+        pass_on(c, op, &kb_msg_completion, g, kb_topo_io_node(t, op->sips[g].sip, 0, "pcie_ep"), sip_done);
+    else
+        pass_on(c, op, &kb_msg_completion, g, kb_topo_io_node(t, op->cubes[g].sip, 0, "io_cpu"), NULL);
+}
+
+/* A map message reached its PE_MMU and was applied: that PE's answer, at
+ * the M_CPU that sent it. */
+static void map_applied(kb_txn *t, void *arg)
+{
+    (void)arg; /* the operation, also in the payload */
+    const ctrl_payload *p = KB_PAYLOAD(t, ctrl_payload);
+    count_answer(kb_fabric_comp(t->fab, t->path->nodes[0]), p->op, CUBE_LEVEL, p->index);
+}
+
+/* A message going down, its overhead paid: on to every child. */
+static void fan_out(kb_txn *t)
+{
+    kb_comp *c = kb_txn_comp(t);
+    level l = level_of(c);
+    size_t g;
+    kb_ctrl_op *op = kb_ctrl_take(t, &g);
+    bool launch = op->kind == &kb_msg_kernel_launch;
+    if (l == SIP_LEVEL && launch &&
+        !kb_ctrl_start_barrier(c, op->sips[g].sip, op->grid_pes, op->grid_cubes, &op->sips[g].start_ps)) {
+        op_unref(op);
+        return;
+    }
+    size_t first, n = children(op, l, g, &first);
+    for (size_t j = first; j < first + n; j++)
+        pass_on(c, op, op->kind, j, child_node(kb_fabric_topo(c->fab), op, l, j),
+                l == CUBE_LEVEL && !launch ? map_applied : NULL);
+    op_unref(op);
+}
+
+/* A child's Completion, its overhead paid: counted. */
+static void collect(kb_txn *t)
+{
+    kb_comp *c = kb_txn_comp(t);
+    size_t j;
+    kb_ctrl_op *op = kb_ctrl_take(t, &j);
+    count_answer(c, op, level_of(c), j);
+    op_unref(op);
+}
+
+static void down(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, fan_out); }
+static void up(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, collect); }
+
+static const kb_msg_handler handlers[] = {{&kb_msg_kernel_launch, down}, {&kb_msg_mmu_map, down},
+                                          {&kb_msg_mmu_unmap, down},      {&kb_msg_completion, up},
+                                          {&kb_msg_transfer, kb_store_forward_txn}, {NULL, NULL}};
+
+const kb_comp_ops kb_io_cpu_ops = {.flit_aware = false, .handlers = handlers, .on_txn = kb_store_forward_txn};
+const kb_comp_ops kb_m_cpu_ops = {.flit_aware = false, .handlers = handlers, .on_txn = kb_store_forward_txn};

@@ -7,11 +7,12 @@
  *
  * Messages (kinds owned here): KernelLaunch, MmuMap, MmuUnmap going down,
  * Completion coming back; every one is a 0-byte control message. IO_CPU
- * (io_cpu.c) stamps a launch's start barrier and fans out to the M_CPUs of
- * its SIP; M_CPU (m_cpu.c) fans out to its PEs' leaves (PE_CPU for a launch,
- * PE_MMU for a map) and aggregates their answers. Each component pays its
- * overhead once per message it handles; passing a message on is free
- * (kb_fabric_send). A PE_CPU answers a launch with a Completion when its
+ * fans out to the M_CPUs of its SIP, a launch's start barrier stamped first
+ * (io_cpu.c); M_CPU fans out to its PEs' leaves (PE_CPU for a launch,
+ * PE_MMU for a map); each aggregates the answers of those it fanned out to
+ * (the two are one fan-out and collect at two levels, control.c). Each
+ * component pays its overhead once per message it handles; passing a
+ * message on is free (kb_fabric_send). A PE_CPU answers a launch with a Completion when its
  * kernel is done; a PE_MMU sends none: its M_CPU counts the map message's
  * arrival (the sub-transaction's completion), as the spec's M_CPU waits
  * on each sub-transaction. The leaves' handlers live in the PE wing.
@@ -83,7 +84,7 @@ bool kb_ctrl_submit(kb_fabric *f, kb_ctrl_op *op, char **err);
  * message is (a simulation closed before the operation completed). */
 void kb_ctrl_abandon(kb_ctrl_op *op);
 
-/* ---- what the components and the leaves see ---- */
+/* ---- what the leaves see ---- */
 
 /* The operation a control message belongs to and the target or group it
  * serves, or NULL if t is not a control message. */
@@ -101,50 +102,29 @@ const kb_pe_answer *kb_ctrl_answers(const kb_ctrl_op *op);
 /* A leaf (PE_CPU) has finished target i: records its answer and sends the
  * Completion from node `leaf` to the target's M_CPU now. */
 void kb_ctrl_leaf_answer(kb_fabric *f, uint32_t leaf, kb_ctrl_op *op, size_t i, const kb_pe_answer *a);
-/* A reference on op (a leaf holding it between messages), dropped with kb_ctrl_put. */
-void kb_ctrl_hold(kb_ctrl_op *op);
-
-/* ---- internal to src/comp/device and the leaves ---- */
-
-/* Sends a 0-byte control message of `kind` for op from node src to dst
- * (view all) now, as a message src has already handled; `index` names the
- * target or group it serves; done (may be NULL; its argument is op) fires
- * where it completes. */
-bool kb_ctrl_send(kb_fabric *f, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, uint32_t src,
-                  uint32_t dst, kb_txn_done_fn done, char **err);
-/* kb_ctrl_send from component c, whose failure (a node or route missing)
- * stops the run naming c. */
-void kb_ctrl_pass_on(kb_comp *c, kb_ctrl_op *op, const kb_msg_kind *kind, size_t index, int64_t dst,
-                     kb_txn_done_fn done);
-/* IO_CPU `io` has every answer of its SIP: the Completion goes to the PCIe
- * endpoint, where it completes the operation for the host. */
-void kb_ctrl_answer_host(kb_fabric *f, kb_ctrl_op *op, int sip, uint32_t io);
-/* Charges c's overhead for t (busy time) and runs fn(t) when it is paid. */
+/* Charges c's overhead for t (busy time) and runs fn(t) when it is paid
+ * (kb_txn_comp(t) is c). */
 void kb_ctrl_after_overhead(kb_comp *c, kb_txn *t, void (*fn)(kb_txn *t));
 /* Completes control message t at its node now, returning its operation and
  * index with a reference the caller drops with kb_ctrl_put. */
 kb_ctrl_op *kb_ctrl_take(kb_txn *t, size_t *index);
 void kb_ctrl_put(kb_ctrl_op *op);
 
-/* Groups: a cube group's targets, a SIP's cube groups, a target's cube group. */
-size_t kb_ctrl_cube_first(const kb_ctrl_op *op, size_t cube_group, size_t *n);
-size_t kb_ctrl_sip_cubes(const kb_ctrl_op *op, int sip, size_t *n);
-const kb_ctrl_target *kb_ctrl_cube(const kb_ctrl_op *op, size_t cube_group); /* sip, cube (pe -1) */
-size_t kb_ctrl_cube_of(const kb_ctrl_op *op, size_t target);
-int kb_ctrl_group_sip(const kb_ctrl_op *op, size_t sip_group);
-/* One answer for a cube group (M_CPU) or a SIP (IO_CPU) arrived: true when
- * it was the last one it waited for. */
-bool kb_ctrl_cube_answered(kb_ctrl_op *op, size_t cube_group);
-bool kb_ctrl_sip_answered(kb_ctrl_op *op, int sip);
-void kb_ctrl_set_start(kb_ctrl_op *op, int sip, kb_time at);
-void kb_ctrl_grid(const kb_ctrl_op *op, int *pes, int *cubes);
+/* ---- the command processors ---- */
 
-/* The command processors (registered in builtin.c). */
+/* IO_CPU and M_CPU (control.c; registered in builtin.c). */
 extern const kb_comp_ops kb_io_cpu_ops;
 extern const kb_comp_ops kb_m_cpu_ops;
 
-/* A Transfer ending at a command processor or a leaf: complete it after
- * the node's overhead, as any store-and-forward node does. */
-void kb_ctrl_end_transfer(kb_comp *c, kb_txn *t);
+/* The node of `kind` at (sip, cube, pe, io) (-1: a coordinate that does
+ * not apply) in f's topology, checked: one is there and, if `need` is not
+ * NULL, its behaviour is `need`. False with *err naming the place, saying
+ * `what` asked. */
+bool kb_ctrl_node_at(kb_fabric *f, const char *kind, int sip, int cube, int pe, int io, const kb_comp_ops *need,
+                     const char *what, uint32_t *out, char **err);
+/* IO_CPU io's start barrier for a launch over a grid of pes x cubes on its
+ * SIP, from now (io_cpu.c). False after failing the run if a node or a
+ * route of the grid is missing. */
+bool kb_ctrl_start_barrier(kb_comp *io, int sip, int pes, int cubes, kb_time *at);
 
 #endif

@@ -112,7 +112,7 @@ static void begin(kb_sim *sim, void *arg)
 /* The launch message, PE_CPU's overhead paid: wait for the barrier. */
 static void arrived(kb_txn *t)
 {
-    kb_comp *c = kb_fabric_comp(t->fab, t->path->nodes[t->path->n - 1]);
+    kb_comp *c = kb_txn_comp(t);
     kb_pe *p = c->state;
     kb_pe_run *r = kb_xcalloc(1, sizeof *r);
     r->pe = p;

@@ -37,7 +37,7 @@ static void mmu_fini(kb_comp *c)
  * changes and the message completes (its M_CPU counts it). */
 static void apply(kb_txn *t)
 {
-    kb_comp *c = kb_fabric_comp(t->fab, t->path->nodes[t->path->n - 1]);
+    kb_comp *c = kb_txn_comp(t);
     size_t n;
     const kb_mmu_entry *e = kb_ctrl_entries(kb_ctrl_of(t, NULL), &n);
     for (size_t i = 0; i < n; i++) {
@@ -52,7 +52,7 @@ static void apply(kb_txn *t)
 static void update(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, apply); }
 
 static const kb_msg_handler handlers[] = {
-    {&kb_msg_mmu_map, update}, {&kb_msg_mmu_unmap, update}, {&kb_msg_transfer, kb_ctrl_end_transfer}, {NULL, NULL}};
+    {&kb_msg_mmu_map, update}, {&kb_msg_mmu_unmap, update}, {&kb_msg_transfer, kb_store_forward_txn}, {NULL, NULL}};
 
 const kb_comp_ops kb_pe_mmu_ops = {
     .flit_aware = false, .handlers = handlers, .init = mmu_init, .fini = mmu_fini, .on_txn = kb_store_forward_txn};

@@ -89,7 +89,7 @@ static void pe_fini(kb_comp *c)
 }
 
 static const kb_msg_handler cpu_handlers[] = {
-    {&kb_msg_kernel_launch, kb_pe_cpu_launch}, {&kb_msg_transfer, kb_ctrl_end_transfer}, {NULL, NULL}};
+    {&kb_msg_kernel_launch, kb_pe_cpu_launch}, {&kb_msg_transfer, kb_store_forward_txn}, {NULL, NULL}};
 
 const kb_comp_ops kb_pe_cpu_ops = {
     .flit_aware = false, .handlers = cpu_handlers, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
