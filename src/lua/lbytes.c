@@ -3,8 +3,10 @@
 
 #include "core/util.h"
 #include "lua/ltensor.h"
+#include "luasim/lbind.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A tensor's reference, released when the operation lets go of it. */
@@ -22,11 +24,10 @@ static void unref_tensor(void *owner)
 
 static int64_t block_field(lua_State *L, int idx, int k, const char *call)
 {
+    char what[16];
+    snprintf(what, sizeof what, "block[%d]", k);
     lua_rawgeti(L, idx, k);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok || v < 0)
-        luaL_error(L, "%s: block[%d] must be a non-negative integer", call, k);
+    int64_t v = ltensor_check_int(L, -1, call, what);
     lua_pop(L, 1);
     return v;
 }
@@ -44,9 +45,9 @@ static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call,
             b[k] = block_field(L, lua_gettop(L), k + 1, call);
     }
     lua_pop(L, 1);
-    if (b[0] + b[1] > rows || b[2] + b[3] > cols)
-        luaL_error(L, "%s: block rows %I+%I, cols %I+%I outside the %I x %I tensor", call, (lua_Integer)b[0],
-                   (lua_Integer)b[1], (lua_Integer)b[2], (lua_Integer)b[3], (lua_Integer)rows, (lua_Integer)cols);
+    char *err;
+    if (!kb_tensor_block_check(t, call, b, &err))
+        lbind_raise_where(L, err);
     uint64_t have = (uint64_t)(b[1] * b[3]) * kb_dtype_size(t->dtype);
     if (have != nbytes)
         luaL_error(L, "%s: the tensor block holds %I bytes, nbytes is %I", call, (lua_Integer)have,

@@ -159,15 +159,20 @@ int ltensor_check_dim(lua_State *L, const char *fn, lua_Integer d, int ndim)
 
 /* ==== indexing and elements ==== */
 
-static void push_elem(lua_State *L, const kb_tensor *t, int64_t off)
+/* An element's value as Lua has it: a boolean, a float or an integer. */
+static void push_value(lua_State *L, kb_dtype dt, double v)
 {
-    double v = kb_tensor_get(t, off);
-    if (t->dtype == KB_BOOL)
+    if (dt == KB_BOOL)
         lua_pushboolean(L, v != 0);
-    else if (kb_dtype_is_float(t->dtype))
+    else if (kb_dtype_is_float(dt))
         lua_pushnumber(L, v);
     else
         lua_pushinteger(L, (lua_Integer)v);
+}
+
+static void push_elem(lua_State *L, const kb_tensor *t, int64_t off)
+{
+    push_value(L, t->dtype, kb_tensor_get(t, off));
 }
 
 static int64_t offset_of(lua_State *L, const char *fn, const kb_tensor *t, int n, const int64_t *idx)
@@ -321,7 +326,7 @@ static int m_item(lua_State *L)
     char *err;
     if (!kb_tensor_item(t, &v, &err))
         return lbind_raise_where(L, err);
-    push_elem(L, t, 0);
+    push_value(L, t->dtype, v);
     return 1;
 }
 
@@ -424,16 +429,20 @@ int luaopen_kb_tensor(lua_State *L)
     lua_newtable(L); /* methods: also every math function */
     luaL_setfuncs(L, methods, 0);
     luaL_setfuncs(L, ltensor_make_methods, 0);
+    luaL_setfuncs(L, ltensor_make_both, 0);
     luaL_setfuncs(L, ltensor_lib_methods, 0);
     luaL_setfuncs(L, ltensor_math_funcs, 0);
+    ltensor_set_ewise(L, -1, -2);
     lua_pushcclosure(L, t_index, 1);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     ltensor_open_random(L);
     lua_newtable(L);
     luaL_setfuncs(L, ltensor_make_funcs, 0);
+    luaL_setfuncs(L, ltensor_make_both, 0);
     luaL_setfuncs(L, ltensor_lib_funcs, 0);
     luaL_setfuncs(L, ltensor_math_funcs, 0);
+    ltensor_set_ewise(L, -1, 0);
     lua_createtable(L, KB_NDTYPES, 0);
     for (int i = 0; i < KB_NDTYPES; i++) {
         lua_pushstring(L, kb_dtype_name((kb_dtype)i));

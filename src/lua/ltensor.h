@@ -44,13 +44,18 @@ int ltensor_check_dim(lua_State *L, const char *fn, lua_Integer d, int ndim);
 void ltensor_push_view(lua_State *L, int src_idx, const kb_tensor *src, int64_t off, int ndim, const int64_t *shape);
 
 /* What the other files register: module functions, methods, functions that
- * are methods too (math), metamethods. */
+ * are methods too (ltensor_make_both, math), metamethods. */
 extern const luaL_Reg ltensor_make_funcs[];
 extern const luaL_Reg ltensor_make_methods[];
+extern const luaL_Reg ltensor_make_both[];
 extern const luaL_Reg ltensor_lib_methods[];
 extern const luaL_Reg ltensor_lib_funcs[];
 extern const luaL_Reg ltensor_math_funcs[];
 extern const luaL_Reg ltensor_lib_meta[];
+/* Sets the element-wise math functions (add, exp ...) into the table at
+ * index funcs and, meta not 0, the operators' metamethods (__add ...) into
+ * the table at index meta. */
+void ltensor_set_ewise(lua_State *L, int funcs, int meta);
 /* Creates the generator's metatable. */
 void ltensor_open_random(lua_State *L);
 

@@ -109,36 +109,21 @@ static int ewise(lua_State *L, kb_mop op, const kb_operand *args)
     return 1;
 }
 
-/* A tensor or a number on either side. */
-static int binary(lua_State *L, kb_mop op)
+/* An element-wise op, the closure's upvalue: a unary op takes a tensor, a
+ * binary one a tensor or a number on either side. */
+static int l_ewise(lua_State *L)
 {
+    kb_mop op = (kb_mop)lua_tointeger(L, lua_upvalueindex(1));
+    const kb_mop_info *info = kb_mop_info_of(op);
     kb_operand args[2];
-    operand(L, 1, kb_mop_info_of(op)->name, &args[0]);
-    operand(L, 2, kb_mop_info_of(op)->name, &args[1]);
+    if (info->arity == 1) {
+        args[0] = (kb_operand){.t = ltensor_check(L, 1)};
+    } else {
+        operand(L, 1, info->name, &args[0]);
+        operand(L, 2, info->name, &args[1]);
+    }
     return ewise(L, op, args);
 }
-
-static int unary(lua_State *L, kb_mop op)
-{
-    kb_operand a = {.t = ltensor_check(L, 1)};
-    return ewise(L, op, &a);
-}
-
-#define OP(name, arity, op)                                                                                        \
-    static int name(lua_State *L) { return arity(L, op); }
-OP(l_add, binary, KB_OP_ADD)
-OP(l_sub, binary, KB_OP_SUB)
-OP(l_mul, binary, KB_OP_MUL)
-OP(l_div, binary, KB_OP_DIV)
-OP(l_neg, unary, KB_OP_NEG)
-OP(l_exp, unary, KB_OP_EXP)
-OP(l_log, unary, KB_OP_LOG)
-OP(l_sqrt, unary, KB_OP_SQRT)
-OP(l_abs, unary, KB_OP_ABS)
-OP(l_relu, unary, KB_OP_RELU)
-OP(l_sigmoid, unary, KB_OP_SIGMOID)
-OP(l_tanh, unary, KB_OP_TANH)
-#undef OP
 
 static int l_matmul(lua_State *L)
 {
@@ -359,13 +344,9 @@ static int random_tensor(lua_State *L, bool normal)
     if (!g)
         return luaL_error(L, "%s: needs a generator (new_generator(seed)) after the shape and options", fn);
     char *err;
-    if (!kb_rng_check_dtype(fn, dt, &err))
-        return lbind_raise_where(L, err);
     kb_tensor *t = ltensor_new(L, dt, nd, shape, false);
-    if (normal)
-        kb_tensor_randn(g, t);
-    else
-        kb_tensor_rand(g, t);
+    if (!(normal ? kb_tensor_randn(g, t, &err) : kb_tensor_rand(g, t, &err)))
+        return lbind_raise_where(L, err);
     return 1;
 }
 
@@ -405,12 +386,32 @@ const luaL_Reg ltensor_lib_funcs[] = {
     {"rand", l_rand}, {"randn", l_randn}, {"new_generator", l_new_generator}, {NULL, NULL}};
 
 const luaL_Reg ltensor_math_funcs[] = {
-    {"add", l_add},         {"sub", l_sub},         {"mul", l_mul},           {"div", l_div},
-    {"neg", l_neg},         {"exp", l_exp},         {"log", l_log},           {"sqrt", l_sqrt},
-    {"abs", l_abs},         {"relu", l_relu},       {"sigmoid", l_sigmoid},   {"tanh", l_tanh},
     {"matmul", l_matmul},   {"allclose", l_allclose}, {"isclose", l_isclose}, {"equal", l_equal},
-    {"sum", l_sum},         {"mean", l_mean},       {"max", l_max},           {"min", l_min},
+    {"sum", l_sum},         {"mean", l_mean},         {"max", l_max},         {"min", l_min},
     {"softmax", l_softmax}, {NULL, NULL}};
 
-const luaL_Reg ltensor_lib_meta[] = {{"__add", l_add}, {"__sub", l_sub}, {"__mul", l_mul},        {"__div", l_div},
-                                     {"__unm", l_neg}, {"__tostring", t_tostring}, {NULL, NULL}};
+const luaL_Reg ltensor_lib_meta[] = {{"__tostring", t_tostring}, {NULL, NULL}};
+
+void ltensor_set_ewise(lua_State *L, int funcs, int meta)
+{
+    /* the engine's ops host tensors have, and the metamethod of each operator */
+    static const struct {
+        const char *op, *meta;
+    } ops[] = {{"add", "__add"}, {"sub", "__sub"}, {"mul", "__mul"},     {"div", "__div"},
+               {"neg", "__unm"}, {"exp", NULL},    {"log", NULL},        {"sqrt", NULL},
+               {"abs", NULL},    {"relu", NULL},   {"sigmoid", NULL},    {"tanh", NULL}};
+    funcs = lua_absindex(L, funcs);
+    meta = meta ? lua_absindex(L, meta) : 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        kb_mop op;
+        if (!kb_mop_parse(ops[i].op, &op))
+            luaL_error(L, "kernbench.tensor_c: '%s' is not an op of the arithmetic engine", ops[i].op);
+        lua_pushinteger(L, op);
+        lua_pushcclosure(L, l_ewise, 1);
+        if (meta && ops[i].meta) {
+            lua_pushvalue(L, -1);
+            lua_setfield(L, meta, ops[i].meta);
+        }
+        lua_setfield(L, funcs, ops[i].op);
+    }
+}

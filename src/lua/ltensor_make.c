@@ -382,15 +382,16 @@ static int l_cat(lua_State *L)
 /* ==== registration (see luaopen_kb_tensor) ==== */
 
 const luaL_Reg ltensor_make_funcs[] = {
-    {"empty", l_empty},     {"zeros", l_zeros},           {"ones", l_ones},           {"full", l_full},
-    {"zeros_like", l_zeros_like},                         {"ones_like", l_ones_like}, {"arange", l_arange},
-    {"tensor", l_tensor},   {"from_bytes", l_from_bytes}, {"itemsize", l_itemsize},   {"is_tensor", l_is_tensor},
-    {"clone", l_clone},     {"reshape", l_reshape},       {"narrow", l_narrow},       {"transpose", l_transpose},
-    {"cat", l_cat},         {NULL, NULL}};
+    {"empty", l_empty},   {"zeros", l_zeros},           {"ones", l_ones},           {"full", l_full},
+    {"zeros_like", l_zeros_like},                       {"ones_like", l_ones_like}, {"arange", l_arange},
+    {"tensor", l_tensor}, {"from_bytes", l_from_bytes}, {"itemsize", l_itemsize},   {"is_tensor", l_is_tensor},
+    {"cat", l_cat},       {NULL, NULL}};
 
 const luaL_Reg ltensor_make_methods[] = {
-    {"clone", l_clone},     {"to", m_to},           {"float", m_float},     {"half", m_half},
-    {"bfloat16", m_bfloat16},                       {"int", m_int},         {"short", m_short},
-    {"char", m_char},       {"byte", m_byte},       {"bool", m_bool},       {"reshape", l_reshape},
-    {"view", l_reshape},    {"flatten", m_flatten}, {"narrow", l_narrow},   {"transpose", l_transpose},
-    {"T", m_T},             {NULL, NULL}};
+    {"to", m_to},     {"float", m_float},  {"half", m_half},       {"bfloat16", m_bfloat16},
+    {"int", m_int},   {"short", m_short},  {"char", m_char},       {"byte", m_byte},
+    {"bool", m_bool}, {"view", l_reshape}, {"flatten", m_flatten}, {"T", m_T},
+    {NULL, NULL}};
+
+const luaL_Reg ltensor_make_both[] = {
+    {"clone", l_clone}, {"reshape", l_reshape}, {"narrow", l_narrow}, {"transpose", l_transpose}, {NULL, NULL}};

@@ -5,23 +5,25 @@
 #include <string.h>
 
 static const char *const names[KB_NDTYPES] = {"f32", "f16", "bf16", "i32", "i16", "i8", "u8", "bool"};
+static const char *const torch_names[KB_NDTYPES] = {"float32", "float16", "bfloat16", "int32",
+                                                    "int16",   "int8",    "uint8",    "bool"};
 static const size_t sizes[KB_NDTYPES] = {4, 2, 2, 4, 2, 1, 1, 1};
 
 const char *kb_dtype_name(kb_dtype t) { return t < KB_NDTYPES ? names[t] : "?"; }
+const char *kb_dtype_torch_name(kb_dtype t) { return t < KB_NDTYPES ? torch_names[t] : "?"; }
 size_t kb_dtype_size(kb_dtype t) { return t < KB_NDTYPES ? sizes[t] : 0; }
 bool kb_dtype_is_float(kb_dtype t) { return t == KB_F32 || t == KB_F16 || t == KB_BF16; }
 
 bool kb_dtype_parse(const char *name, kb_dtype *out)
 {
+    /* torch's other names for some dtypes */
     static const struct {
         const char *name;
         kb_dtype t;
-    } aliases[] = {{"float32", KB_F32}, {"float", KB_F32},   {"fp32", KB_F32},    {"float16", KB_F16},
-                   {"half", KB_F16},    {"fp16", KB_F16},    {"bfloat16", KB_BF16}, {"int32", KB_I32},
-                   {"int", KB_I32},     {"int16", KB_I16},   {"short", KB_I16},   {"int8", KB_I8},
-                   {"uint8", KB_U8}};
+    } aliases[] = {{"float", KB_F32}, {"fp32", KB_F32}, {"half", KB_F16}, {"fp16", KB_F16},
+                   {"int", KB_I32},   {"short", KB_I16}};
     for (int i = 0; i < KB_NDTYPES; i++)
-        if (strcmp(name, names[i]) == 0) {
+        if (strcmp(name, names[i]) == 0 || strcmp(name, torch_names[i]) == 0) {
             *out = (kb_dtype)i;
             return true;
         }

@@ -12,6 +12,8 @@ typedef enum kb_dtype { KB_F32, KB_F16, KB_BF16, KB_I32, KB_I16, KB_I8, KB_U8, K
 
 /* "f32", "f16", ... */
 const char *kb_dtype_name(kb_dtype t);
+/* torch's name without "torch.": "float32", "float16", "bfloat16", ... */
+const char *kb_dtype_torch_name(kb_dtype t);
 /* Parses a name or a torch alias ("float16", "bfloat16", "int32", "uint8",
  * "float", "half", "bool", ...). False if unknown. */
 bool kb_dtype_parse(const char *name, kb_dtype *out);

@@ -101,6 +101,18 @@ void kb_compute_ternary(kb_mop op, const double *a, const double *b, const doubl
     }
 }
 
+void kb_compute_ewise(kb_mop op, const double *const *x, double *y, int64_t n)
+{
+    const kb_mop_info *info = kb_mop_info_of(op);
+    int arity = info ? info->arity : 0;
+    if (arity == 1)
+        kb_compute_unary(op, x[0], y, n);
+    else if (arity == 2)
+        kb_compute_binary(op, x[0], x[1], y, n);
+    else
+        kb_compute_ternary(op, x[0], x[1], x[2], y, n);
+}
+
 static inline bool isclose1(const kb_close *c, double a, double b)
 {
     if (a == b)

@@ -70,6 +70,9 @@ void kb_compute_binary(kb_mop op, const double *a, const double *b, double *y, i
 /* y[i] = op(a[i], b[i], c[i]) for ternary ops. */
 void kb_compute_ternary(kb_mop op, const double *a, const double *b, const double *c, double *y,
                         int64_t n);
+/* y[i] = op(x[0][i] .. x[arity - 1][i]) for any element-wise op: one of
+ * the three above, chosen by kb_mop_info_of(op)->arity. */
+void kb_compute_ewise(kb_mop op, const double *const *x, double *y, int64_t n);
 
 /* Comparisons, 1.0 (true) or 0.0 per element. isclose is torch's: equal
  * values (infinities included) are close; NaN only to NaN with equal_nan;
@@ -110,9 +113,10 @@ double kb_compute_softmax_sum(double sum, const double *x, int64_t stride, int64
 void kb_compute_softmax_apply(const double *x, int64_t stride, int64_t n, double max, double sum, double *y,
                               int64_t ystride);
 
-/* ---- matrix products (row-major, contiguous; m, k, n >= 1 and < 2^31) ---- */
+/* ---- matrix products (row-major, contiguous; m, k, n >= 0 and < 2^31) ---- */
 
-/* c[m x n] = a[m x k] * b[k x n], f32 accumulation (sgemm). */
+/* c[m x n] = a[m x k] * b[k x n], f32 accumulation (sgemm); k = 0 gives
+ * zeros (empty sums). */
 void kb_compute_matmul_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n);
 /* The same in double (dgemm). */
 void kb_compute_matmul_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n);

@@ -57,18 +57,11 @@ static void load(const kb_ew_operand *o, int64_t off, int64_t stride, double *ds
     }
 }
 
-static void apply(const kb_ew_kernel *k, int nops, double in[][RUN], double *z, int64_t n)
+static void apply(const kb_ew_kernel *k, double in[][RUN], double *z, int64_t n)
 {
     switch (k->kind) {
     case KB_EW_COPY: memcpy(z, in[0], (size_t)n * sizeof *z); break;
-    case KB_EW_MOP:
-        if (nops == 1)
-            kb_compute_unary(k->op, in[0], z, n);
-        else if (nops == 2)
-            kb_compute_binary(k->op, in[0], in[1], z, n);
-        else
-            kb_compute_ternary(k->op, in[0], in[1], in[2], z, n);
-        break;
+    case KB_EW_MOP: kb_compute_ewise(k->op, (const double *const[]){in[0], in[1], in[2]}, z, n); break;
     case KB_EW_ISCLOSE: kb_compute_isclose(k->close, in[0], in[1], z, n); break;
     case KB_EW_EQUAL: kb_compute_equal(in[0], in[1], z, n); break;
     }
@@ -111,7 +104,7 @@ bool kb_ew_run(const kb_ew_kernel *k, const kb_ew_operand *ops, int nops, int nd
             int64_t n = inner - s < RUN ? inner - s : RUN;
             for (int j = 0; j < nops; j++)
                 load(&ops[j], off[j] + s * st[j][nd - 1], st[j][nd - 1], in[j], n);
-            apply(k, nops, in, z, n);
+            apply(k, in, z, n);
             if (out) {
                 kb_compute_store_run(out->dtype, kb_tensor_eptr(out, pos + s), 1, z, n);
                 continue;

@@ -15,8 +15,15 @@
 typedef struct mm_plan {
     int64_t m, k, n, nbatch;
     int nbat;
-    int64_t bshape[MAXD], sa[MAXD], sb[MAXD]; /* batch shape, a's and b's strides in matrices */
+    int64_t bshape[MAXD]; /* the broadcast batch shape */
+    kb_ew_operand ba, bb; /* a's and b's batch strides over it, in matrices (0 where broadcast) */
 } mm_plan;
+
+/* The leading (batch) dimensions of t, as a header. */
+static void batch_dims(const kb_tensor *t, kb_tensor *out)
+{
+    kb_tensor_view(t, 0, t->ndim > 2 ? t->ndim - 2 : 0, t->shape, out);
+}
 
 /* The plan of a checked pair, or false if the batch shapes do not broadcast. */
 static bool plan_of(const kb_tensor *a, const kb_tensor *b, mm_plan *p)
@@ -24,27 +31,13 @@ static bool plan_of(const kb_tensor *a, const kb_tensor *b, mm_plan *p)
     p->m = a->ndim == 1 ? 1 : a->shape[a->ndim - 2];
     p->k = a->shape[a->ndim - 1];
     p->n = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
-    int na = a->ndim > 2 ? a->ndim - 2 : 0, nb = b->ndim > 2 ? b->ndim - 2 : 0;
-    int64_t ast[MAXD], bst[MAXD], s = 1;
-    for (int d = na - 1; d >= 0; d--) {
-        ast[d] = s;
-        s *= a->shape[d];
-    }
-    s = 1;
-    for (int d = nb - 1; d >= 0; d--) {
-        bst[d] = s;
-        s *= b->shape[d];
-    }
-    p->nbat = na > nb ? na : nb;
-    for (int d = 0; d < p->nbat; d++) {
-        int da = d - (p->nbat - na), db = d - (p->nbat - nb);
-        int64_t x = da >= 0 ? a->shape[da] : 1, y = db >= 0 ? b->shape[db] : 1;
-        if (x != y && x != 1 && y != 1)
-            return false;
-        p->bshape[d] = x == 1 ? y : x;
-        p->sa[d] = da >= 0 && x != 1 ? ast[da] : 0;
-        p->sb[d] = db >= 0 && y != 1 ? bst[db] : 0;
-    }
+    kb_tensor ab, bb;
+    batch_dims(a, &ab);
+    batch_dims(b, &bb);
+    if (!kb_tensor_broadcast("matmul", ab.ndim, ab.shape, bb.ndim, bb.shape, &p->nbat, p->bshape, NULL))
+        return false;
+    kb_ew_tensor(&p->ba, &ab, p->nbat);
+    kb_ew_tensor(&p->bb, &bb, p->nbat);
     p->nbatch = kb_tensor_prod(p->bshape, 0, p->nbat);
     return true;
 }
@@ -105,10 +98,6 @@ bool kb_tensor_matmul(const kb_tensor *a, const kb_tensor *b, const kb_tensor *o
     int64_t m = p.m, k = p.k, n = p.n;
     if (out->numel == 0)
         return true;
-    if (k == 0) { /* empty sums */
-        memset(out->data, 0, kb_tensor_nbytes(out));
-        return true;
-    }
     bool f32 = a->dtype == KB_F32;
     double *bd = NULL, *ad = NULL, *cd = NULL;
     int64_t rows = SCRATCH_DOUBLES / (k + n);
@@ -129,12 +118,12 @@ bool kb_tensor_matmul(const kb_tensor *a, const kb_tensor *b, const kb_tensor *o
         else
             batch_f64(a, b, out, &p, bi, offa, offb, &loaded, bd, ad, cd, rows);
         for (int d = p.nbat - 1; d >= 0; d--) {
-            offa += p.sa[d];
-            offb += p.sb[d];
+            offa += p.ba.stride[d];
+            offb += p.bb.stride[d];
             if (++idx[d] < p.bshape[d])
                 break;
-            offa -= p.sa[d] * p.bshape[d];
-            offb -= p.sb[d] * p.bshape[d];
+            offa -= p.ba.stride[d] * p.bshape[d];
+            offb -= p.bb.stride[d] * p.bshape[d];
             idx[d] = 0;
         }
     }

@@ -21,13 +21,6 @@
 #define PRINT_EDGE 3
 #define PRINT_LINEWIDTH 80
 
-static const char *torch_name(kb_dtype t)
-{
-    static const char *const n[KB_NDTYPES] = {"float32", "float16", "bfloat16", "int32",
-                                              "int16",   "int8",    "uint8",    "bool"};
-    return n[t];
-}
-
 typedef struct pfmt {
     const kb_tensor *t;
     int64_t st[MAXD];
@@ -181,10 +174,10 @@ char *kb_tensor_format(const kb_tensor *t)
             nsuffix++;
         }
         if (t->dtype != KB_F32)
-            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", torch_name(t->dtype));
+            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", kb_dtype_torch_name(t->dtype));
     } else {
         if (t->dtype != KB_F32 && t->dtype != KB_BOOL) /* torch omits its default dtypes */
-            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", torch_name(t->dtype));
+            snprintf(suffix[nsuffix++], sizeof suffix[0], "dtype=torch.%s", kb_dtype_torch_name(t->dtype));
         pfmt f = {.t = t, .floating = kb_dtype_is_float(t->dtype), .int_mode = true, .width = 1,
                   .summarize = t->numel > PRINT_THRESHOLD, .minabs = INFINITY, .maxabs = 0};
         kb_tensor_strides(t, f.st);

@@ -53,15 +53,17 @@ bool kb_rng_set_state(kb_rng *g, const unsigned char *b, size_t len, char **err)
     return true;
 }
 
-bool kb_rng_check_dtype(const char *fn, kb_dtype dtype, char **err)
+static bool check_dtype(const char *fn, kb_dtype dtype, char **err)
 {
     if (!kb_dtype_is_float(dtype))
         return kb_tensor_fail(err, "%s: dtype %s is not a floating-point type", fn, kb_dtype_name(dtype));
     return true;
 }
 
-void kb_tensor_rand(kb_rng *g, const kb_tensor *t)
+bool kb_tensor_rand(kb_rng *g, const kb_tensor *t, char **err)
 {
+    if (!check_dtype("rand", t->dtype, err))
+        return false;
     uint64_t s[4];
     memcpy(s, g->s, sizeof s);
     int64_t n = t->numel;
@@ -75,7 +77,7 @@ void kb_tensor_rand(kb_rng *g, const kb_tensor *t)
             tab[k] = kb_f32_to_f16((float)k * 0x1p-11f);
         for (int64_t i = 0; i < n; i++)
             p[i] = tab[next(s) >> 53];
-    } else {
+    } else { /* bf16 */
         uint16_t tab[256], *p = t->data;
         for (int k = 0; k < 256; k++)
             tab[k] = kb_f32_to_bf16((float)k * 0x1p-8f);
@@ -83,10 +85,13 @@ void kb_tensor_rand(kb_rng *g, const kb_tensor *t)
             p[i] = tab[next(s) >> 56];
     }
     memcpy(g->s, s, sizeof s);
+    return true;
 }
 
-void kb_tensor_randn(kb_rng *g, const kb_tensor *t)
+bool kb_tensor_randn(kb_rng *g, const kb_tensor *t, char **err)
 {
+    if (!check_dtype("randn", t->dtype, err))
+        return false;
     uint64_t s[4];
     memcpy(s, g->s, sizeof s);
     double buf[RUN]; /* RUN is even: pairs never straddle chunks */
@@ -107,4 +112,5 @@ void kb_tensor_randn(kb_rng *g, const kb_tensor *t)
         kb_compute_store_run(t->dtype, kb_tensor_eptr(t, c), 1, buf, m);
     }
     memcpy(g->s, s, sizeof s);
+    return true;
 }

@@ -26,16 +26,17 @@ void kb_rng_state(const kb_rng *g, unsigned char *out);
 /* Restores a state of get_state; the all-zero state is refused. */
 bool kb_rng_set_state(kb_rng *g, const unsigned char *b, size_t len, char **err);
 
-/* rand and randn fill float tensors only; fn names the error. */
-bool kb_rng_check_dtype(const char *fn, kb_dtype dtype, char **err);
-/* Uniform [0, 1): one output per element, its top bits scaled to the
+/* rand and randn fill float tensors only: another dtype is an error
+ * ("randn: dtype i32 is not a floating-point type") and draws nothing.
+ *
+ * Uniform [0, 1): one output per element, its top bits scaled to the
  * dtype's significand (24 bits f32, 11 f16, 8 bf16): exact, never 1. */
-void kb_tensor_rand(kb_rng *g, const kb_tensor *t);
+bool kb_tensor_rand(kb_rng *g, const kb_tensor *t, char **err);
 /* Standard normal, Marsaglia's polar method: a pair of outputs gives
  * u, v = (x >> 11) * 2^-52 - 1 in [-1, 1); pairs with q = u^2 + v^2
  * outside (0, 1) are drawn again; elements 2j and 2j+1 are u*f and v*f
  * with f = sqrt(-2 ln q / q), rounded to the dtype through f32 (an odd
  * count drops the last v*f). */
-void kb_tensor_randn(kb_rng *g, const kb_tensor *t);
+bool kb_tensor_randn(kb_rng *g, const kb_tensor *t, char **err);
 
 #endif

@@ -42,18 +42,6 @@ int64_t kb_tensor_prod(const int64_t *shape, int from, int to)
     return n;
 }
 
-const char *kb_tensor_shape_str(int ndim, const int64_t *shape, char *buf)
-{
-    size_t p = 0, cap = KB_TENSOR_SHAPE_STRLEN;
-    buf[p++] = '[';
-    for (int d = 0; d < ndim && p < cap; d++)
-        p += (size_t)snprintf(buf + p, cap - p, d ? ", %" PRId64 : "%" PRId64, shape[d]);
-    if (p < cap - 1)
-        buf[p++] = ']';
-    buf[p < cap ? p : cap - 1] = '\0';
-    return buf;
-}
-
 bool kb_tensor_init(kb_tensor *t, kb_dtype dtype, int ndim, const int64_t *shape, char **err)
 {
     char s[KB_TENSOR_SHAPE_STRLEN];
@@ -289,7 +277,9 @@ bool kb_tensor_block_check(const kb_tensor *t, const char *fn, const int64_t *b,
 {
     int64_t rows, cols;
     kb_tensor_rows_cols(t, &rows, &cols);
-    if (b[0] < 0 || b[1] < 0 || b[2] < 0 || b[3] < 0 || b[0] + b[1] > rows || b[2] + b[3] > cols) {
+    /* b[1] > rows - b[0] rather than b[0] + b[1] > rows: no overflow for any int64 */
+    if (b[0] < 0 || b[1] < 0 || b[2] < 0 || b[3] < 0 || b[0] > rows || b[1] > rows - b[0] || b[2] > cols ||
+        b[3] > cols - b[2]) {
         char s[KB_TENSOR_SHAPE_STRLEN];
         return kb_tensor_fail(err,
                               "%s: block rows %" PRId64 "+%" PRId64 ", cols %" PRId64 "+%" PRId64

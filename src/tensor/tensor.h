@@ -39,8 +39,6 @@
 #include <stdint.h>
 
 #define KB_TENSOR_MAXDIM 8
-/* Bytes of a shape string such as "[2, 3]" (kb_tensor_shape_str). */
-#define KB_TENSOR_SHAPE_STRLEN 192
 
 typedef struct kb_tensor {
     kb_dtype dtype;
@@ -67,9 +65,6 @@ size_t kb_tensor_nbytes(const kb_tensor *t);
 int64_t kb_tensor_prod(const int64_t *shape, int from, int to);
 /* Row-major element strides. */
 void kb_tensor_strides(const kb_tensor *t, int64_t *strides);
-bool kb_tensor_same_shape(const kb_tensor *a, const kb_tensor *b);
-/* "[2, 3]" into buf (KB_TENSOR_SHAPE_STRLEN bytes); returns buf. */
-const char *kb_tensor_shape_str(int ndim, const int64_t *shape, char *buf);
 /* Dimension d (negative counts from the end) of an ndim tensor, in *out. */
 bool kb_tensor_dim(const char *fn, int64_t d, int ndim, int *out, char **err);
 /* The tensor seen as 2-D: cols = the last dimension, rows = the others. */

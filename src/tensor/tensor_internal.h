@@ -1,9 +1,10 @@
-/* Internal to the src/tensor/ sources: error messages, element pointers and the
- * element-wise runner (ewise.c) every copy, conversion and element-wise op
- * goes through. */
+/* Internal to the src/tensor/ sources: shape strings, error messages,
+ * element pointers and the element-wise runner (ewise.c) every copy,
+ * conversion and element-wise op goes through. */
 #ifndef KB_TENSOR_INTERNAL_H
 #define KB_TENSOR_INTERNAL_H
 
+#include "mem/view.h"
 #include "tensor/tensor.h"
 
 #define MAXD KB_TENSOR_MAXDIM
@@ -16,13 +17,23 @@ static inline char *kb_tensor_eptr(const kb_tensor *t, int64_t off)
     return (char *)t->data + off * kb_tensor_esize(t);
 }
 
+/* Bytes of a shape string such as "[2, 3]" (kb_tensor_shape_str). */
+#define KB_TENSOR_SHAPE_STRLEN 192
+/* "[2, 3]" into buf (KB_TENSOR_SHAPE_STRLEN bytes); returns buf. */
+static inline const char *kb_tensor_shape_str(int ndim, const int64_t *shape, char *buf)
+{
+    return kb_shape_str(ndim, shape, buf, KB_TENSOR_SHAPE_STRLEN);
+}
+bool kb_tensor_same_shape(const kb_tensor *a, const kb_tensor *b);
+
 /* Sets *err (if err is not NULL) to the formatted message; returns false. */
 bool kb_tensor_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A double as Lua prints it ("%.14g", ".0" added to integral values), for
  * messages that Lua's %f used to format. buf: 48 bytes. */
 const char *kb_tensor_numstr(double v, char *buf);
 
-/* The broadcast shape of (na, a) and (nb, b), or an error naming both. */
+/* The broadcast shape of (na, a) and (nb, b), or an error naming both
+ * (err may be NULL). */
 bool kb_tensor_broadcast(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                          int64_t *out, char **err);
 

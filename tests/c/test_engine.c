@@ -166,6 +166,23 @@ static void test_ternary_ops(void **state)
     assert_true(y[0] == 15 && y[1] == 20 && isnan(y[2]));
 }
 
+/* kb_compute_ewise takes as many operands as the op's arity: sqrt reads
+ * only the first, sub two, where three; an op that is not element-wise
+ * (sum) gives NaN. */
+static void test_ewise_picks_the_op_by_its_arity(void **state)
+{
+    (void)state;
+    double a[2] = {9, 4}, b[2] = {1, 2}, c[2] = {0, 1}, y[2];
+    kb_compute_ewise(KB_OP_SQRT, (const double *const[]){a, NULL, NULL}, y, 2);
+    assert_true(y[0] == 3 && y[1] == 2);
+    kb_compute_ewise(KB_OP_SUB, (const double *const[]){a, b, NULL}, y, 2);
+    assert_true(y[0] == 8 && y[1] == 2);
+    kb_compute_ewise(KB_OP_WHERE, (const double *const[]){c, a, b}, y, 2);
+    assert_true(y[0] == 1 && y[1] == 4);
+    kb_compute_ewise(KB_OP_SUM, (const double *const[]){a, NULL, NULL}, y, 2);
+    assert_true(isnan(y[0]) && isnan(y[1]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_isclose_and_equal),
         cmocka_unit_test(test_runs_round_floats_through_f32),
         cmocka_unit_test(test_ternary_ops),
+        cmocka_unit_test(test_ewise_picks_the_op_by_its_arity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
-/* matmul of host tensors (src/tensor/matmul.c): torch's shape rules, f32
- * through sgemm, and f16/bf16 through dgemm giving the same bytes as the
- * in-order double loop host matmul used before (the products of 16-bit
- * floats are exact in double, so only the order of the additions could
- * differ), on random inputs of several shapes up to K = 8192. */
+/* matmul of host tensors (src/tensor/matmul.c): torch's shape rules; f32
+ * through sgemm, within f32 accumulation's error bound of exact sums;
+ * f16/bf16 through dgemm, equal to the in-order double loop host matmul
+ * used before on inputs where the order of the additions shows in double
+ * but not after rounding to 16 bits; and what happens under catastrophic
+ * cancellation, where it does show (docs/decisions.md, "One arithmetic
+ * engine"). */
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -18,82 +20,260 @@
 #include "check.h"
 #include "tensor_fixture.h"
 
-/* The former host matmul of one [m, k] x [k, n] pair: accumulate over k in
- * order, in double, from 0; store the row as a run. */
-static void naive(const kb_tensor *a, const kb_tensor *b, const kb_tensor *out)
+/* ==== reference: in-order double sums, with torch's batch broadcasting ==== */
+
+/* Per output element: fwd adds the products p = 0 .. k-1 in order from 0
+ * in double (the former host matmul), rev adds them from p = k-1 down, mag
+ * is the sum of their magnitudes. */
+typedef struct ref_sums {
+    double *fwd, *rev, *mag;
+} ref_sums;
+
+/* The matrix of t (>= 2-D) that output batch bi reads: out's batch index
+ * unravelled, t's size-1 and missing batch dimensions repeated. */
+static int64_t matrix_of(const kb_tensor *t, const kb_tensor *out, int64_t bi)
 {
-    int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
-    double *bd = malloc((size_t)(k * n + k + n) * sizeof *bd), *arow = bd + k * n, *crow = arow + k;
-    for (int64_t i = 0; i < k * n; i++)
-        bd[i] = kb_tensor_get(b, i);
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t p = 0; p < k; p++)
-            arow[p] = kb_tensor_get(a, i * k + p);
-        for (int64_t j = 0; j < n; j++)
-            crow[j] = 0;
-        for (int64_t p = 0; p < k; p++)
-            for (int64_t j = 0; j < n; j++)
-                crow[j] += arow[p] * bd[p * n + j];
-        kb_compute_store_run(out->dtype, (char *)out->data + (size_t)(i * n) * kb_dtype_size(out->dtype), 1, crow,
-                             n);
+    int nbo = out->ndim - 2, nbt = t->ndim - 2;
+    int64_t off = 0, stride = 1;
+    for (int d = nbo - 1; d >= 0; d--) {
+        int64_t i = bi % out->shape[d];
+        bi /= out->shape[d];
+        int dt = d - (nbo - nbt);
+        if (dt < 0)
+            continue;
+        if (t->shape[dt] != 1)
+            off += i * stride;
+        stride *= t->shape[dt];
     }
-    free(bd);
+    return off;
 }
 
-static void same_as_naive(kb_rng *g, kb_dtype dt, bool normal, int64_t m, int64_t k, int64_t n)
+/* a [..., m, k] x b [..., k, n] into out's shape [..., m, n]. */
+static ref_sums reference(const kb_tensor *a, const kb_tensor *b, const kb_tensor *out)
 {
-    kb_tensor a = tf_new(dt, 2, (int64_t[]){m, k}), b = tf_new(dt, 2, (int64_t[]){k, n}), c, want;
-    if (normal) {
-        kb_tensor_randn(g, &a);
-        kb_tensor_randn(g, &b);
-    } else {
-        kb_tensor_rand(g, &a);
-        kb_tensor_rand(g, &b);
+    int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1], n = b->shape[b->ndim - 1];
+    ref_sums r = {calloc((size_t)out->numel, sizeof(double)), calloc((size_t)out->numel, sizeof(double)),
+                  calloc((size_t)out->numel, sizeof(double))};
+    double *ad = malloc((size_t)(k + 1) * sizeof *ad), *bd = malloc((size_t)(k * n + 1) * sizeof *bd);
+    for (int64_t bi = 0; bi < out->numel / (m * n); bi++) {
+        int64_t ma = matrix_of(a, out, bi) * m * k, mb = matrix_of(b, out, bi) * k * n;
+        for (int64_t i = 0; i < k * n; i++)
+            bd[i] = kb_tensor_get(b, mb + i);
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t p = 0; p < k; p++)
+                ad[p] = kb_tensor_get(a, ma + i * k + p);
+            double *fwd = r.fwd + (bi * m + i) * n, *rev = r.rev + (bi * m + i) * n, *mag = r.mag + (bi * m + i) * n;
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t j = 0; j < n; j++) {
+                    fwd[j] += ad[p] * bd[p * n + j];
+                    mag[j] += fabs(ad[p] * bd[p * n + j]);
+                }
+            for (int64_t p = k - 1; p >= 0; p--)
+                for (int64_t j = 0; j < n; j++)
+                    rev[j] += ad[p] * bd[p * n + j];
+        }
     }
+    free(ad);
+    free(bd);
+    return r;
+}
+
+static void ref_free(ref_sums *r)
+{
+    free(r->fwd);
+    free(r->rev);
+    free(r->mag);
+}
+
+static kb_tensor matmul_of(const kb_tensor *a, const kb_tensor *b)
+{
+    kb_tensor c;
     char *err = NULL;
-    assert_true(kb_tensor_matmul_shape(&a, &b, &c, &err));
-    want = c;
-    tf_alloc(&c);
-    tf_alloc(&want);
-    assert_true(kb_tensor_matmul(&a, &b, &c, &err));
-    naive(&a, &b, &want);
-    if (memcmp(c.data, want.data, kb_tensor_nbytes(&c)) != 0)
-        fail_msg("%s %s [%lld x %lld] x [%lld x %lld]: dgemm differs from the in-order loop", kb_dtype_name(dt),
-                 normal ? "randn" : "rand", (long long)m, (long long)k, (long long)k, (long long)n);
+    assert_true(kb_tensor_matmul_shape(a, b, &c, &err));
+    assert_true(kb_tensor_matmul(a, b, tf_alloc(&c), &err));
+    return c;
+}
+
+/* randn values times 2^e, e uniform in [lo, hi] per element: products
+ * spread over many binades, so partial sums round in double and the order
+ * of the additions changes them (a plain randn or rand tensor gives
+ * products whose sums are exact in double in any order). */
+static kb_tensor spread(kb_rng *g, kb_dtype dt, int ndim, const int64_t *shape, int lo, int hi)
+{
+    kb_tensor t = tf_new(dt, ndim, shape);
+    char *err = NULL;
+    assert_true(kb_tensor_randn(g, &t, &err));
+    for (int64_t i = 0; i < t.numel; i++)
+        kb_tensor_set(&t, i, ldexp(kb_tensor_get(&t, i), lo + (int)(kb_rng_next(g) % (uint64_t)(hi - lo + 1))));
+    return t;
+}
+
+/* ==== f16 and bf16: dgemm ==== */
+
+/* Counts the elements where a 16-bit result of f32 accumulation (sgemm of
+ * the same operands) differs from want: how much rounding the comparison
+ * with the in-order loop can see. */
+static int64_t f32_accumulation_differs(const kb_tensor *a, const kb_tensor *b, const kb_tensor *want)
+{
+    int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1], count = 0;
+    float *fa = malloc((size_t)(m * k) * sizeof *fa), *fb = malloc((size_t)(k * n) * sizeof *fb),
+          *fc = malloc((size_t)(m * n) * sizeof *fc);
+    for (int64_t i = 0; i < m * k; i++)
+        fa[i] = (float)kb_tensor_get(a, i);
+    for (int64_t i = 0; i < k * n; i++)
+        fb[i] = (float)kb_tensor_get(b, i);
+    kb_compute_matmul_f32(fa, fb, fc, m, k, n);
+    kb_tensor c = tf_new(want->dtype, 2, want->shape);
+    for (int64_t i = 0; i < m * n; i++) {
+        kb_tensor_set(&c, i, fc[i]);
+        count += kb_tensor_get(&c, i) != kb_tensor_get(want, i);
+    }
+    free(fa), free(fb), free(fc), tf_free(&c);
+    return count;
+}
+
+/* dgemm's sums may add in another order than the loop's; a difference
+ * between two orders is at most about k * 2^-53 times the sum of the
+ * products' magnitudes, while a 16-bit result's rounding step is 2^-10
+ * (f16) or 2^-7 (bf16) of the result. Without cancellation (the result is
+ * not much smaller than that sum) the two orders round to the same 16-bit
+ * value except when the exact sum lies within those ~2^-40 of a rounding
+ * boundary. The test shows, for each shape, that the order changes the
+ * double sums of these inputs (fwd != rev somewhere) and that the bytes
+ * are still those of the in-order loop; and that an f32 accumulation, 2^29
+ * times coarser, would not pass. Shapes up to K = 8192; (300 x 8192) x
+ * (8192 x 20) takes a's rows in three dgemm blocks. */
+static void test_f16_and_bf16_match_the_in_order_loop_where_order_shows_in_double(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{1, 8192, 1}, {7, 8192, 33}, {300, 8192, 20}, {64, 256, 8192},
+                                        {5, 300, 9},  {33, 1000, 65}};
+    static const struct {
+        kb_dtype dt;
+        int lo, hi; /* binades of the operands' scale factors: results stay finite */
+    } types[] = {{KB_F16, -20, 3}, {KB_BF16, -24, 24}};
+    kb_rng g;
+    kb_rng_seed(&g, 11);
+    int64_t f32_differs = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t ty = 0; ty < 2; ty++) {
+            int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+            kb_dtype dt = types[ty].dt;
+            kb_tensor a = spread(&g, dt, 2, (int64_t[]){m, k}, types[ty].lo, types[ty].hi);
+            kb_tensor b = spread(&g, dt, 2, (int64_t[]){k, n}, types[ty].lo, types[ty].hi);
+            kb_tensor c = matmul_of(&a, &b), want = tf_new(dt, 2, c.shape);
+            ref_sums r = reference(&a, &b, &c);
+            int64_t order_shows = 0;
+            for (int64_t i = 0; i < c.numel; i++)
+                order_shows += r.fwd[i] != r.rev[i];
+            kb_compute_store_run(dt, want.data, 1, r.fwd, c.numel);
+            if (order_shows == 0)
+                fail_msg("%s [%lld x %lld] x [%lld x %lld]: the inputs do not show the order of the additions",
+                         kb_dtype_name(dt), (long long)m, (long long)k, (long long)k, (long long)n);
+            if (memcmp(c.data, want.data, kb_tensor_nbytes(&c)) != 0)
+                fail_msg("%s [%lld x %lld] x [%lld x %lld]: dgemm differs from the in-order loop", kb_dtype_name(dt),
+                         (long long)m, (long long)k, (long long)k, (long long)n);
+            f32_differs += f32_accumulation_differs(&a, &b, &want);
+            ref_free(&r);
+            tf_free(&a), tf_free(&b), tf_free(&c), tf_free(&want);
+        }
+    assert_true(f32_differs > 0);
+}
+
+/* Batches broadcast both ways: a [2, 3, 5, 300] x b [2, 1, 300, 7], so
+ * b's matrix serves three batches in a row (widened once) and a's six. */
+static void test_f16_batches_broadcast_like_the_in_order_loop(void **state)
+{
+    (void)state;
+    kb_rng g;
+    kb_rng_seed(&g, 12);
+    kb_tensor a = spread(&g, KB_F16, 4, (int64_t[]){2, 3, 5, 300}, -20, 3);
+    kb_tensor b = spread(&g, KB_F16, 4, (int64_t[]){2, 1, 300, 7}, -20, 3);
+    kb_tensor c = matmul_of(&a, &b), want = tf_new(KB_F16, 4, c.shape);
+    assert_int_equal(c.ndim, 4);
+    assert_true(c.shape[0] == 2 && c.shape[1] == 3 && c.shape[2] == 5 && c.shape[3] == 7);
+    ref_sums r = reference(&a, &b, &c);
+    kb_compute_store_run(KB_F16, want.data, 1, r.fwd, c.numel);
+    assert_memory_equal(c.data, want.data, kb_tensor_nbytes(&c));
+    ref_free(&r);
     tf_free(&a), tf_free(&b), tf_free(&c), tf_free(&want);
 }
 
-static void test_f16_and_bf16_match_the_in_order_double_loop(void **state)
+/* Catastrophic cancellation, bf16, K = 4096: a = [2^60, 0, ..., 0, -2^60, 1]
+ * and b = [2^60, 0, ..., 0, 2^60, 1]. The exact sum is 2^120 - 2^120 + 1 =
+ * 1, which the in-order loop finds; an order that adds the 1 to one of
+ * the 2^120 terms first loses it (2^120 exceeds 2^53 times 1) and gives 0,
+ * as OpenBLAS's dgemm does on x86-64. Host f16/bf16 matmul has no
+ * summation of its own: it is the engine's dgemm whatever that adds first.
+ * Pinned: the result is that dgemm's, and one of the two sums some order
+ * of the additions gives (a lost or doubled product would give +-2^120). */
+static void test_bf16_under_cancellation_follows_dgemm_whatever_its_order(void **state)
 {
     (void)state;
-    /* (300 x 8192) x (8192 x 20) takes a's rows in three dgemm blocks */
-    static const int64_t shapes[][3] = {{1, 8192, 1}, {7, 8192, 33}, {300, 8192, 20}, {64, 256, 8192},
-                                        {5, 1, 9},    {33, 1000, 65}};
-    kb_rng g;
-    kb_rng_seed(&g, 11);
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int normal = 0; normal < 2; normal++) {
-            same_as_naive(&g, KB_F16, normal, shapes[s][0], shapes[s][1], shapes[s][2]);
-            same_as_naive(&g, KB_BF16, normal, shapes[s][0], shapes[s][1], shapes[s][2]);
-        }
+    enum { K = 4096 };
+    kb_tensor a = tf_new(KB_BF16, 2, (int64_t[]){1, K}), b = tf_new(KB_BF16, 2, (int64_t[]){K, 1});
+    double big = ldexp(1, 60);
+    kb_tensor_set(&a, 0, big), kb_tensor_set(&b, 0, big);
+    kb_tensor_set(&a, K - 2, -big), kb_tensor_set(&b, K - 2, big);
+    kb_tensor_set(&a, K - 1, 1), kb_tensor_set(&b, K - 1, 1);
+    kb_tensor c = matmul_of(&a, &b);
+    ref_sums r = reference(&a, &b, &c);
+    assert_true(r.fwd[0] == 1);
+    double ad[K], bd[K], dgemm;
+    kb_compute_load_run(KB_BF16, a.data, 1, ad, K);
+    kb_compute_load_run(KB_BF16, b.data, 1, bd, K);
+    kb_compute_matmul_f64(ad, bd, &dgemm, 1, K, 1);
+    double got = kb_tensor_get(&c, 0);
+    assert_true(got == dgemm);
+    assert_true(got == 0 || got == 1);
+    ref_free(&r);
+    tf_free(&a), tf_free(&b), tf_free(&c);
 }
 
-static void test_f32_is_sgemm(void **state)
+/* ==== f32: sgemm ==== */
+
+/* Each output against the in-order double sum: an f32 accumulation of k
+ * products in any order is within about (k + 1) * 2^-24 times the sum of
+ * their magnitudes of the exact sum (one rounding per product and per
+ * addition), the double sum within k * 2^-53 times it (products of f32
+ * values are exact in double). A wrong operand matrix or batch offset is
+ * off by whole products. */
+static void within_f32_bound(const kb_tensor *a, const kb_tensor *b)
+{
+    kb_tensor c = matmul_of(a, b);
+    ref_sums r = reference(a, b, &c);
+    int64_t k = a->shape[a->ndim - 1];
+    double rel = (double)(k + 1) * 0x1p-24 + (double)k * 0x1p-53;
+    for (int64_t i = 0; i < c.numel; i++) {
+        double err = fabs(kb_tensor_get(&c, i) - r.fwd[i]), bound = rel * r.mag[i];
+        if (!(err <= bound))
+            fail_msg("element %lld: |%.9g - %.9g| > %.3g", (long long)i, kb_tensor_get(&c, i), r.fwd[i], bound);
+    }
+    ref_free(&r);
+    tf_free(&c);
+}
+
+/* Plain, and batched with broadcasting on both sides: a [2, 1, 5, 300] x
+ * b [3, 300, 7] is [2, 3, 5, 7], a's matrices each used three times in
+ * turn, b's in turn twice. */
+static void test_f32_is_within_f32_accumulation_of_the_exact_sum(void **state)
 {
     (void)state;
     kb_rng g;
     kb_rng_seed(&g, 3);
-    kb_tensor a = tf_new(KB_F32, 2, (int64_t[]){17, 300}), b = tf_new(KB_F32, 2, (int64_t[]){300, 9}), c;
-    kb_tensor_randn(&g, &a);
-    kb_tensor_randn(&g, &b);
-    char *err;
-    assert_true(kb_tensor_matmul_shape(&a, &b, &c, &err));
-    assert_true(kb_tensor_matmul(&a, &b, tf_alloc(&c), &err));
-    float want[17 * 9];
-    kb_compute_matmul_f32(a.data, b.data, want, 17, 300, 9);
-    assert_memory_equal(c.data, want, sizeof want);
-    tf_free(&a), tf_free(&b), tf_free(&c);
+    char *err = NULL;
+    kb_tensor a = tf_new(KB_F32, 2, (int64_t[]){17, 300}), b = tf_new(KB_F32, 2, (int64_t[]){300, 9});
+    assert_true(kb_tensor_randn(&g, &a, &err) && kb_tensor_randn(&g, &b, &err));
+    within_f32_bound(&a, &b);
+    tf_free(&a), tf_free(&b);
+    a = tf_new(KB_F32, 4, (int64_t[]){2, 1, 5, 300});
+    b = tf_new(KB_F32, 3, (int64_t[]){3, 300, 7});
+    assert_true(kb_tensor_randn(&g, &a, &err) && kb_tensor_randn(&g, &b, &err));
+    within_f32_bound(&a, &b);
+    tf_free(&a), tf_free(&b);
 }
+
+/* ==== shapes ==== */
 
 /* [2, 1, 2, 3] x [4, 3] broadcast, 1-D operands, integers exact. */
 static void test_shapes_follow_torch(void **state)
@@ -126,20 +306,30 @@ static void test_shapes_follow_torch(void **state)
     kb_tensor_matmul(&e, &f, &c, &err); /* empty sums are 0 */
     assert_true(kb_tensor_get(&c, 5) == 0);
     tf_free(&c);
+    kb_tensor ef = tf_new(KB_F32, 2, (int64_t[]){2, 0}), ff = tf_new(KB_F32, 2, (int64_t[]){0, 3});
+    assert_true(kb_tensor_matmul_shape(&ef, &ff, &c, &err));
+    tf_alloc(&c);
+    memset(c.data, 0xff, kb_tensor_nbytes(&c));
+    kb_tensor_matmul(&ef, &ff, &c, &err); /* f32 too (sgemm is not called with k = 0) */
+    assert_true(kb_tensor_get(&c, 0) == 0 && kb_tensor_get(&c, 5) == 0);
+    tf_free(&c);
     TF_FAILS(kb_tensor_matmul_shape(&a, &a, &c, &err), err, "matmul: shapes [2, 2, 3] and [2, 2, 3] cannot be multiplied (3 != 2)");
     kb_tensor h = tf_new(KB_F16, 2, (int64_t[]){3, 2});
     TF_FAILS(kb_tensor_matmul_shape(&a, &h, &c, &err), err, "matmul: dtypes i32 and f16 differ (convert one with :to())");
     kb_tensor g3 = tf_new(KB_I32, 3, (int64_t[]){3, 3, 2});
     TF_FAILS(kb_tensor_matmul_shape(&a, &g3, &c, &err), err,
              "matmul: the batch dimensions of shapes [2, 2, 3] and [3, 3, 2] cannot be broadcast together");
-    tf_free(&a), tf_free(&b), tf_free(&v), tf_free(&e), tf_free(&f), tf_free(&h), tf_free(&g3);
+    tf_free(&a), tf_free(&b), tf_free(&v), tf_free(&e), tf_free(&f), tf_free(&ef), tf_free(&ff), tf_free(&h),
+        tf_free(&g3);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f16_and_bf16_match_the_in_order_double_loop),
-        cmocka_unit_test(test_f32_is_sgemm),
+        cmocka_unit_test(test_f16_and_bf16_match_the_in_order_loop_where_order_shows_in_double),
+        cmocka_unit_test(test_f16_batches_broadcast_like_the_in_order_loop),
+        cmocka_unit_test(test_bf16_under_cancellation_follows_dgemm_whatever_its_order),
+        cmocka_unit_test(test_f32_is_within_f32_accumulation_of_the_exact_sum),
         cmocka_unit_test(test_shapes_follow_torch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

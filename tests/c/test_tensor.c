@@ -215,6 +215,10 @@ static void test_copy_broadcasts_and_blocks_move_bytes(void **state)
     assert_true(blk[0] == 9 && blk[1] == 9);
     TF_FAILS(kb_tensor_block_check(&dst, "block", (int64_t[]){2, 2, 0, 1}, &err), err,
              "block: block rows 2+2, cols 0+1 outside the 3 x 2 view of [3, 2]");
+    /* start + length would overflow int64: still outside, not wrapped around to inside */
+    TF_FAILS(kb_tensor_block_check(&dst, "block", (int64_t[]){1, INT64_MAX, 0, 1}, &err), err,
+             "block: block rows 1+9223372036854775807, cols 0+1 outside");
+    TF_FAILS(kb_tensor_block_check(&dst, "block", (int64_t[]){0, 1, INT64_MAX, 1}, &err), err, "outside");
     TF_FAILS(kb_tensor_block_write(&dst, (int64_t[]){0, 1, 0, 1}, blk, 3, &err), err,
              "set_block: 3 bytes for a 1 x 1 block of f32");
     kb_tensor_fill(&dst, 0.5);

@@ -31,8 +31,9 @@ static void test_streams_match_the_former_binding_bit_for_bit(void **state)
         kb_rng g;
         kb_rng_seed(&g, 7);
         kb_tensor u = tf_new(want[i].dt, 1, (int64_t[]){1000}), n = tf_new(want[i].dt, 1, (int64_t[]){100001});
-        kb_tensor_rand(&g, &u);
-        kb_tensor_randn(&g, &n);
+        char *err = NULL;
+        assert_true(kb_tensor_rand(&g, &u, &err));
+        assert_true(kb_tensor_randn(&g, &n, &err));
         assert_true(kb_tensor_hash(&u) == want[i].rand_hash);
         assert_true(kb_tensor_hash(&n) == want[i].randn_hash);
         tf_free(&u), tf_free(&n);
@@ -47,7 +48,8 @@ static void test_rand_values_of_seed_42(void **state)
     kb_rng g;
     kb_rng_seed(&g, 42);
     kb_tensor u = tf_new(KB_F32, 1, (int64_t[]){4});
-    kb_tensor_rand(&g, &u);
+    char *err = NULL;
+    assert_true(kb_tensor_rand(&g, &u, &err));
     double want[4] = {0.08386296033859253, 0.37898021936416626, 0.6800433993339539, 0.9246929287910461};
     for (int i = 0; i < 4; i++)
         assert_true(kb_tensor_get(&u, i) == want[i]);
@@ -69,7 +71,23 @@ static void test_state_round_trips_and_errors(void **state)
     TF_FAILS(kb_rng_set_state(&h, s, 31, &err), err, "set_state: a state is 32 bytes, got 31");
     memset(s, 0, sizeof s);
     TF_FAILS(kb_rng_set_state(&h, s, 32, &err), err, "set_state: the all-zero state is not valid for xoshiro256**");
-    TF_FAILS(kb_rng_check_dtype("randn", KB_I32, &err), err, "randn: dtype i32 is not a floating-point type");
+}
+
+/* rand and randn refuse an integer tensor, write nothing and draw nothing. */
+static void test_random_tensors_are_float_only(void **state)
+{
+    (void)state;
+    kb_rng g, fresh;
+    kb_rng_seed(&g, 5);
+    kb_rng_seed(&fresh, 5);
+    kb_tensor t = tf_new(KB_I32, 1, (int64_t[]){3});
+    char *err;
+    TF_FAILS(kb_tensor_randn(&g, &t, &err), err, "randn: dtype i32 is not a floating-point type");
+    TF_FAILS(kb_tensor_rand(&g, &t, &err), err, "rand: dtype i32 is not a floating-point type");
+    for (int i = 0; i < 3; i++)
+        assert_true(kb_tensor_get(&t, i) == 0);
+    assert_true(kb_rng_next(&g) == kb_rng_next(&fresh));
+    tf_free(&t);
 }
 
 int main(void)
@@ -78,6 +96,7 @@ int main(void)
         cmocka_unit_test(test_streams_match_the_former_binding_bit_for_bit),
         cmocka_unit_test(test_rand_values_of_seed_42),
         cmocka_unit_test(test_state_round_trips_and_errors),
+        cmocka_unit_test(test_random_tensors_are_float_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

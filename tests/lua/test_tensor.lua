@@ -523,6 +523,22 @@ function TestTensor:test_blocks_of_the_two_dimensional_view()
   lu.assertNotEquals(t:hash(), tc.arange(12, { dtype = "i16" }):hash())
 end
 
+function TestTensor:test_blocks_outside_the_view_are_errors_even_where_start_plus_length_overflows()
+  local t = tc.zeros({ 3, 4 }, { dtype = "u8" })
+  local huge = math.maxinteger
+  lu.assertErrorMsgContains("block: block rows 1+" .. huge .. ", cols 0+1 outside the 3 x 4 view of [3, 4]",
+                            t.block, t, 1, huge, 0, 1)
+  -- a block as the bytes of a memory write is checked the same way
+  local s = sim.new { topology = kb.topology.load("small_1cube_1pe") }
+  local function write(block)
+    return s:memory_write { sip = 0, cube = 0, pe = 0, nbytes = 4, src = t, block = block }
+  end
+  lu.assertErrorMsgContains("s:memory_write{}: block rows 0+1, cols 1+" .. huge .. " outside the 3 x 4 view of [3, 4]",
+                            write, { 0, 1, 1, huge })
+  lu.assertErrorMsgContains("s:memory_write{}: block rows 0+1, cols -1+4 outside", write, { 0, 1, -1, 4 })
+  lu.assertErrorMsgContains("s:memory_write{}: block[2] must be an integer, got x", write, { 0, "x", 0, 4 })
+end
+
 function TestTensor:test_host_methods_for_code_shared_with_device_tensors()
   local t = tc.ones({ 2 })
   lu.assertTrue(rawequal(t:cpu(), t))

@@ -106,13 +106,10 @@ void kb_pe_gemm_values(kb_pe_op *op)
         float *fa = kb_xmalloc((size_t)(M * K + 1) * sizeof *fa);
         float *fb = kb_xmalloc((size_t)(K * N + 1) * sizeof *fb);
         float *fc = kb_xmalloc((size_t)(M * N + 1) * sizeof *fc);
-        for (int64_t i = 0; i < M * K; i++)
-            fa[i] = (float)x[i];
-        for (int64_t i = 0; i < K * N; i++)
-            fb[i] = (float)y[i];
+        kb_compute_store_run(KB_F32, fa, 1, x, M * K);
+        kb_compute_store_run(KB_F32, fb, 1, y, K * N);
         kb_compute_matmul_f32(fa, fb, fc, M, K, N);
-        for (int64_t i = 0; i < M * N; i++)
-            z[i] = fc[i];
+        kb_compute_load_run(KB_F32, fc, 1, z, M * N);
         free(fa);
         free(fb);
         free(fc);

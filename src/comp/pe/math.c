@@ -144,12 +144,7 @@ void kb_pe_math_values(kb_pe_op *op)
         double *x[3] = {NULL, NULL, NULL};
         for (int i = 0; i < op->nin; i++)
             x[i] = operand_values(m, &op->in[i], &op->out);
-        if (info->arity == 1)
-            kb_compute_unary(op->mop, x[0], y, n);
-        else if (info->arity == 2)
-            kb_compute_binary(op->mop, x[0], x[1], y, n);
-        else
-            kb_compute_ternary(op->mop, x[0], x[1], x[2], y, n);
+        kb_compute_ewise(op->mop, (const double *const[]){x[0], x[1], x[2]}, y, n);
         for (int i = 0; i < op->nin; i++)
             free(x[i]);
     }

@@ -73,17 +73,26 @@ static void load_operand(kb_pipe *pp, kb_token *t, int i)
     }
 }
 
-/* An epilogue on tile x of token t (rows x cols of the output, f32), with
- * the arithmetic engine: its operand, a scalar or the tile's window of a
- * TCM tensor broadcast over the whole output, read in row-major order. */
+/* y = op(x[, other]) on n f32 values of a tile: computed by the arithmetic
+ * engine in double, rounded once to f32. other: doubles, for a binary op. */
+static void tile_op(kb_mop op, const float *x, const double *other, float *y, int64_t n)
+{
+    double *v = kb_xmalloc((size_t)(n + 1) * sizeof *v);
+    kb_compute_load_run(KB_F32, x, 1, v, n);
+    kb_compute_ewise(op, (const double *const[]){v, other, NULL}, v, n);
+    kb_compute_store_run(KB_F32, y, 1, v, n);
+    free(v);
+}
+
+/* An epilogue on tile x of token t (rows x cols of the output, f32): its
+ * operand is a scalar or the tile's window of a TCM tensor broadcast over
+ * the whole output, read in row-major order. */
 static void apply_epilogue(kb_pipe *pp, const kb_token *t, const kb_epilogue *e, float *x)
 {
     const kb_plan_spec *s = &t->c->plan;
     int64_t rows = t->t.rows, cols = t->t.cols, n = rows * cols;
     kb_mop op = kb_epi_mop(e->kind);
-    double *v = kb_xmalloc((size_t)(n + 1) * sizeof *v), *o = NULL;
-    for (int64_t i = 0; i < n; i++)
-        v[i] = x[i];
+    double *o = NULL;
     if (kb_mop_info_of(op)->arity == 2) {
         o = kb_xmalloc((size_t)(n + 1) * sizeof *o);
         if (e->has_view) {
@@ -97,13 +106,8 @@ static void apply_epilogue(kb_pipe *pp, const kb_token *t, const kb_epilogue *e,
             for (int64_t i = 0; i < n; i++)
                 o[i] = e->value;
         }
-        kb_compute_binary(op, v, o, v, n);
-    } else {
-        kb_compute_unary(op, v, v, n);
     }
-    for (int64_t i = 0; i < n; i++)
-        x[i] = (float)v[i];
-    free(v);
+    tile_op(op, x, o, x, n);
     free(o);
 }
 
@@ -128,25 +132,16 @@ void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st)
         break;
     case KB_ST_MATH:
         if (st->arg == KB_STAGE_HEAD) { /* element-wise math composite */
-            int n = (int)(rows * cols);
-            double *x = kb_xmalloc((size_t)n * sizeof *x), *y = kb_xmalloc((size_t)n * sizeof *y), *z = NULL;
-            for (int k = 0; k < n; k++)
-                x[k] = t->buf[0][k];
+            int64_t n = rows * cols;
+            double *other = NULL;
             if (s->has[1]) {
-                z = kb_xmalloc((size_t)n * sizeof *z);
-                for (int k = 0; k < n; k++)
-                    z[k] = t->buf[1][k];
-                kb_compute_binary(c->mop, x, z, y, n);
-            } else {
-                kb_compute_unary(c->mop, x, y, n);
+                other = kb_xmalloc((size_t)(n + 1) * sizeof *other);
+                kb_compute_load_run(KB_F32, t->buf[1], 1, other, n);
             }
             free(t->res);
             t->res = tile_alloc(rows, cols);
-            for (int k = 0; k < n; k++)
-                t->res[k] = (float)y[k];
-            free(x);
-            free(y);
-            free(z);
+            tile_op(c->mop, t->buf[0], other, t->res, n);
+            free(other);
         } else {
             apply_epilogue(pp, t, &c->epi[st->arg], s->scope[st->arg] == KB_SCOPE_K_TILE ? t->res : t->acc);
         }
