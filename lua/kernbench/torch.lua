@@ -57,7 +57,6 @@ function M.new(opts)
   end
   local hbm_alloc, slice_allocator = per_pe(function() return ac.hbm_slice(P.hbm_slice_bytes) end)
   local va_alloc = ac.va(page_size)
-  local tlb_overhead_ns = mmu_node and mmu_node.attrs.tlb_overhead_ns or 0
 
   --- Sends a map (or unmap) of `entries` to the PEs of `targets` (a list of
   -- {sip, cube, pe}): one MmuMap / MmuUnmap message from the host, which
@@ -405,11 +404,11 @@ function M.new(opts)
   end
 
   --- Translates a VA on PE (sip, cube, pe) through its page table: the PA
-  -- and the translation's cost in ns (the PE_MMU's tlb_overhead_ns).
+  -- and the translation's cost in ns (that PE's PE_MMU tlb_overhead_ns).
   function torch.translate(sip, cube, pe, va)
-    local pa, err = pe_c.mmu_translate(s, sip, cube, pe, va, opts.pa_fallback, "torch.translate")
-    if not pa then error(err, 2) end
-    return pa, tlb_overhead_ns
+    local pa, cost = pe_c.mmu_translate(s, sip, cube, pe, va, opts.pa_fallback, "torch.translate")
+    if not pa then error(cost, 2) end
+    return pa, cost
   end
 
   -- ---- checking results against a CPU reference (--verify-data) ----

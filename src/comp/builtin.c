@@ -3,6 +3,7 @@
  * topology (topology-fabric-latency.md §4.15); docs/topology.md lists them. */
 #include "comp/comp.h"
 #include "comp/device/control.h"
+#include "comp/pe/pe.h"
 
 #include <math.h>
 #include <string.h>

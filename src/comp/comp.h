@@ -1,11 +1,11 @@
-/* Builtin component implementations and the entry points the host and the
- * PEs use to start operations on the fabric.
+/* Builtin component implementations and what they share.
  *
  * Each builtin is a kb_impl (name, attributes with defaults, behaviour)
  * registered by kb_comp_register_builtins. Behaviours live one per file:
  * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint),
  * hbm_ctrl.c, sram.c; the command processors IO_CPU and M_CPU in device/
- * (device/control.h); the PE's parts in the PE wing, pe/ (pe/pe.h); what
+ * (device/control.h); the PE's parts in the PE wing, pe/ (pe/pe.h declares their
+ * behaviours and the PE DMA's entry point); what
  * a target does once it has served a request (op log, data, answer) is in
  * target.c. Components whose behaviour is a script in a higher layer
  * (Lua) are in scripted.c (scripted.h). */
@@ -27,8 +27,6 @@ extern const kb_comp_ops kb_transit_ops;
 extern const kb_comp_ops kb_pcie_ep_ops;
 extern const kb_comp_ops kb_hbm_ctrl_ops;
 extern const kb_comp_ops kb_sram_ops;
-extern const kb_comp_ops kb_pe_dma_ops;
-extern const kb_comp_ops kb_pe_part_ops;
 
 /* What a target (HBM controller, SRAM) does once a memory access (t:
  * kb_mem_req_of(t) is not NULL) is served at the current time: a write
@@ -43,26 +41,9 @@ const char *kb_target_space(const kb_node *n);
 /* Completes t at time `at` (now or later). */
 void kb_complete_at(kb_txn *t, kb_time at);
 
-/* Starts a PE DMA transfer of `nbytes` between the PE whose pe_dma node is
- * `pe_dma` and the target node `dst` (an HBM controller or the SRAM), at
- * target-local offset `addr`. kind is &kb_msg_dma_write or &kb_msg_dma_read.
- * The transfer waits for a free read or write channel, pays the DMA setup
- * overhead, and completes (done) when the acknowledgement or the data is
- * back at the PE. `data` (optional, taken over even on failure): the
- * bytes a write stores or a read fills, moved when the target serves it.
- * False with *err if there is no route. */
-bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, uint32_t dst, uint64_t addr,
-                      uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
-                      char **err);
-
 /* Store-and-forward handling of a whole transaction (PCIe endpoint, and
  * what IO_CPU, M_CPU, PE_CPU and PE_MMU pass on or end without acting on
  * it): overhead in parallel, then on or done. */
 void kb_store_forward_txn(kb_comp *c, kb_txn *t);
-
-/* PE_CPU: terminates control messages and owns its PE's engine state (pe/pe.h). */
-extern const kb_comp_ops kb_pe_cpu_ops;
-/* PE_MMU: terminates map messages and holds the PE's page table (pe/mmu.c). */
-extern const kb_comp_ops kb_pe_mmu_ops;
 
 #endif

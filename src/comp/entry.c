@@ -1,6 +1,7 @@
 /* Address resolution and the operations the host can start. */
 #include "comp/entry.h"
 
+#include "comp/pe/pe.h"
 #include "core/sim.h"
 #include "core/util.h"
 

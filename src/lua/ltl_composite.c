@@ -180,7 +180,7 @@ static int ctx_composite(lua_State *L)
     epilogue(L, x, 2, &a);
     kb_composite *c = kb_xmalloc(sizeof *c);
     char *err = NULL;
-    if (!kb_composite_plan(kb_kernel_pe(x->k), &a, c, &err)) {
+    if (!kb_composite_plan(&a, c, &err)) {
         free(c);
         return lbind_raise_where(L, err);
     }

@@ -3,7 +3,7 @@
  * tables; MmuMap and MmuUnmap messages change them) and PE_TCM's space
  * (src/comp/pe/tcm.c, which also gives kernels their scratch):
  *
- *   pe_c.mmu_translate(s, sip, cube, pe, va[, pa_fallback[, call]]) -> pa | nil, message
+ *   pe_c.mmu_translate(s, sip, cube, pe, va[, pa_fallback[, call]]) -> pa, tlb_ns | nil, message
  *   pe_c.mmu_regions(s, sip, cube, pe) -> count
  *   pe_c.tcm_alloc(s, sip, cube, pe, nbytes) -> offset | nil, message
  *   pe_c.tcm_free(s, sip, cube, pe, offset) -> true | nil, message
@@ -43,6 +43,19 @@ static uint64_t check_u64(lua_State *L, int idx)
     return (uint64_t)v;
 }
 
+/* The n values pushed, or nil and the message of a failed call (err, freed). */
+static int result(lua_State *L, int n, char *err)
+{
+    if (!err)
+        return n;
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    free(err);
+    return 2;
+}
+
+/* The PA and the translating PE's cost of a translation (its PE_MMU's
+ * tlb_overhead_ns). */
 static int l_mmu_translate(lua_State *L)
 {
     kb_pe *p = check_mmu_pe(L);
@@ -52,15 +65,10 @@ static int l_mmu_translate(lua_State *L)
     char *err = NULL;
     if (!kb_mmu_table(p, &err))
         return lbind_raise(L, err);
-    if (kb_mmu_translate(p, va, fallback, &pa)) {
-        lua_pushinteger(L, (lua_Integer)pa);
-        return 1;
-    }
-    char *msg = kb_mmu_fault(p, va, call, NULL);
-    lua_pushnil(L);
-    lua_pushstring(L, msg);
-    free(msg);
-    return 2;
+    kb_mmu_va_to_pa(p, va, fallback, call, NULL, &pa, &err);
+    lua_pushinteger(L, (lua_Integer)pa);
+    lsim_push_time(L, p->tlb_ps);
+    return result(L, 2, err);
 }
 
 static int l_mmu_regions(lua_State *L)
@@ -73,34 +81,23 @@ static int l_mmu_regions(lua_State *L)
     return 1;
 }
 
-/* nil and the message of a failed call, or `ok` pushed. */
-static int result(lua_State *L, bool ok, char *err)
-{
-    if (ok)
-        return 1;
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    free(err);
-    return 2;
-}
-
 static int l_tcm_alloc(lua_State *L)
 {
     kb_pe *p = check_mmu_pe(L);
     uint64_t off = 0;
     char *err = NULL;
-    bool ok = kb_pe_tcm_alloc(p, check_u64(L, 5), &off, &err);
+    kb_pe_tcm_alloc(p, check_u64(L, 5), &off, &err);
     lua_pushinteger(L, (lua_Integer)off);
-    return result(L, ok, err);
+    return result(L, 1, err);
 }
 
 static int l_tcm_free(lua_State *L)
 {
     kb_pe *p = check_mmu_pe(L);
     char *err = NULL;
-    bool ok = kb_pe_tcm_free(p, check_u64(L, 5), &err);
+    kb_pe_tcm_free(p, check_u64(L, 5), &err);
     lua_pushboolean(L, 1);
-    return result(L, ok, err);
+    return result(L, 1, err);
 }
 
 static int l_tcm_pristine(lua_State *L)

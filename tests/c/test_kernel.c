@@ -1,7 +1,8 @@
 /* Kernel instances (kb_kernel, src/comp/pe/kernel.c) driven from C alone,
  * with no Lua: commands and composites issued through an instance, the
- * wake function, PE_MMU faults, the scratch ring, and reference counting
- * when the creator lets go or the fabric goes away with work in flight
+ * wake function, PE_MMU faults and refusals (each naming the call, kernel,
+ * PE and time), PE_SCHEDULER's tile sizes, the scratch ring, and reference
+ * counting when the creator lets go or the fabric goes away with work in flight
  * (run under ASan by `make test-asan`: a leak or a use after free fails).
  * Topology: small_1cube_1pe with its defaults (dispatch 1 ns, no TLB cost). */
 #include <setjmp.h>
@@ -31,18 +32,24 @@ static void on_wake(kb_kernel *k, void *arg)
     d->woke_at = kb_sim_now(d->fx.sim);
 }
 
-static void open_driver(driver *d)
+/* small_1cube_1pe with `n` overrides, VA mapped on its PE (as an MmuMap
+ * message would map it). */
+static void open_driver_with(driver *d, const char *const *overrides, size_t n)
 {
     memset(d, 0, sizeof *d);
-    fixture_open(&d->fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
+    fixture_open(&d->fx, NULL, "topologies/small_1cube_1pe.yaml", overrides, n);
     char *err = NULL;
     d->pe = kb_pe_find(d->fx.fab, 0, 0, 0, &err);
     assert_non_null(d->pe);
     kb_pa pa;
     char msg[KB_PA_ERRLEN];
     assert_true(kb_pa_pe_hbm(0, 0, 0, 0, kb_topo_params_of(d->fx.topo)->hbm_slice_bytes, &pa, msg, sizeof msg));
-    assert_true(kb_mmu_map(d->pe, VA, pa, 1 << 20, &err));
+    kb_pagetable *pt = kb_mmu_table(d->pe, &err);
+    assert_non_null(pt);
+    kb_pt_map(pt, VA, pa, 1 << 20);
 }
+
+static void open_driver(driver *d) { open_driver_with(d, NULL, 0); }
 
 static kb_kernel *new_kernel(driver *d)
 {
@@ -73,7 +80,8 @@ static void test_a_load_issued_from_c_wakes_its_driver_once(void **state)
     load(k, VA, 512);
     char *err = NULL;
     assert_null(kb_kernel_command(k, "tl.load", &err)); /* one command at a time */
-    assert_string_equal(err, "tl.load: sip0.cube0.pe0 already has a command in flight");
+    assert_string_equal(err, "tl.load on sip0.cube0.pe0 (kernel 'c_kernel' at t=0.000 ns): the kernel already has a "
+                             "command in flight");
     free(err);
     assert_int_equal(kb_sim_run(d.fx.sim, KB_TIME_MAX), KB_RUN_EMPTY);
     assert_int_equal(d.wakes, 1);
@@ -119,6 +127,7 @@ static void test_pa_fallback_uses_an_unmapped_address_as_physical(void **state)
     kb_kernel_set_wake(k, on_wake, &d);
     load(k, pa, 4);
     kb_sim_run(d.fx.sim, KB_TIME_MAX);
+    assert_int_equal(d.wakes, 1);
     assert_null(kb_kernel_take_error(k));
     uint32_t node;
     uint64_t off;
@@ -173,7 +182,7 @@ static kb_composite *gemm(uint64_t out_va)
     c->plan.acc_size = 4;
     c->plan.out_size = 2;
     for (int i = 0; i < 2; i++)
-        c->in[i] = (kb_operand){.va = VA + (uint64_t)i * 8192, .rows = 64, .cols = 64, .dtype = KB_F16};
+        c->in[i] = (kb_composite_operand){.va = VA + (uint64_t)i * 8192, .rows = 64, .cols = 64, .dtype = KB_F16};
     c->out_va = out_va;
     c->out_dtype = KB_F16;
     return c;
@@ -219,6 +228,51 @@ static void test_a_composite_whose_output_does_not_translate_is_refused_at_submi
     kb_kernel_stats st;
     kb_kernel_stats_of(k, &st);
     assert_int_equal(st.composites, 0);
+    kb_kernel_unref(k);
+    fixture_close(&d.fx);
+}
+
+/* Tiles 32 x 64 x 16 (tile_n from the topology): ceil(64/32) x ceil(64/16)
+ * x ceil(64/64) = 8 tiles. */
+static void test_tile_sizes_not_given_are_pe_schedulers_at_submission(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cube.pe_template.components.pe_scheduler.attrs.tile_n=16"};
+    driver d;
+    open_driver_with(&d, ov, 1);
+    kb_kernel *k = new_kernel(&d);
+    kb_composite *c = gemm(VA + 16384);
+    char *err = NULL;
+    assert_true(kb_kernel_composite(k, c, &err));
+    assert_int_equal(c->plan.tm, 32);
+    assert_int_equal(c->plan.tk, 64);
+    assert_int_equal(c->plan.tn, 16);
+    assert_int_equal(c->ntiles, 8);
+    kb_sim_run(d.fx.sim, KB_TIME_MAX);
+    assert_true(c->finished);
+    kb_kernel_unref(k);
+    kb_composite_unref(c);
+    fixture_close(&d.fx);
+}
+
+/* A 32 x 64 x 32 f16 tile holds A's 32 x 64 and B's 64 x 32 (4096 bytes
+ * each) and the f32 accumulator (32 x 32 x 4 = 4096): 12288 bytes, with 4
+ * KiB of register file. */
+static void test_a_tile_too_big_for_the_register_file_is_refused_naming_kernel_pe_and_time(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cube.pe_template.components.pe_fetch_store.attrs.register_file_kb=4"};
+    driver d;
+    open_driver_with(&d, ov, 1);
+    kb_kernel *k = new_kernel(&d);
+    kb_composite *c = gemm(VA + 16384);
+    char *err = NULL;
+    assert_false(kb_kernel_composite(k, c, &err));
+    assert_string_equal(err, "tl.composite on sip0.cube0.pe0 (kernel 'c_kernel' at t=0.000 ns): a 32x64x32 tile "
+                             "needs 12288 bytes of register file, the PE has 4096 "
+                             "(pe_fetch_store.attrs.register_file_kb): use smaller tiles (tile_shape)");
+    free(err);
+    free(c); /* not taken */
     kb_kernel_unref(k);
     fixture_close(&d.fx);
 }
@@ -271,6 +325,8 @@ int main(void)
         cmocka_unit_test(test_the_scratch_is_a_ring_and_a_reused_result_is_no_longer_live),
         cmocka_unit_test(test_a_composite_issued_from_c_wakes_a_wait_when_it_is_done),
         cmocka_unit_test(test_a_composite_whose_output_does_not_translate_is_refused_at_submission),
+        cmocka_unit_test(test_tile_sizes_not_given_are_pe_schedulers_at_submission),
+        cmocka_unit_test(test_a_tile_too_big_for_the_register_file_is_refused_naming_kernel_pe_and_time),
         cmocka_unit_test(test_an_instance_outlives_its_creator_while_its_command_is_in_flight),
         cmocka_unit_test(test_work_in_flight_when_the_fabric_goes_releases_its_instance),
     };

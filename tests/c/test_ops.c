@@ -2,17 +2,17 @@
  * values, with no Lua and no simulated time: result shapes and dtypes,
  * broadcasting, the axis rules of reductions and softmax, composite plans
  * (M, K, N, tile sizes, epilogue operands) and the error texts the tl
- * calls raise. Composite plans need a PE for PE_SCHEDULER's tile sizes:
- * small_1cube_1pe (defaults 32 x 64 x 32). */
+ * calls raise. A plan leaves the tile sizes it is not given at 0:
+ * PE_SCHEDULER's are taken when the composite is submitted (test_kernel.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "check.h"
 #include "comp/pe/pe.h"
-#include "fabric_fixture.h"
 
 /* A contiguous TCM view of the given shape at offset 0. */
 static kb_tview view(kb_dtype dt, int nd, const int64_t *shape)
@@ -279,24 +279,21 @@ static kb_composite_args gemm_args(void)
     return a;
 }
 
-static void test_a_gemm_plan_takes_m_k_n_and_pe_schedulers_tiles(void **state)
+static void test_a_gemm_plan_takes_m_k_n_and_the_calls_tiles(void **state)
 {
     (void)state;
-    fixture fx;
-    fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
-    kb_pe *p = kb_pe_find(fx.fab, 0, 0, 0, NULL);
     kb_composite_args a = gemm_args();
     kb_composite c;
     char *err = NULL;
-    assert_true(kb_composite_plan(p, &a, &c, &err));
+    assert_true(kb_composite_plan(&a, &c, &err));
     const kb_plan_spec *s = &c.plan;
     assert_true(s->gemm && s->has[0] && s->has[1]);
     assert_int_equal(s->M, 64);
     assert_int_equal(s->K, 128);
     assert_int_equal(s->N, 48);
-    assert_int_equal(s->tm, 32);
-    assert_int_equal(s->tk, 64);
-    assert_int_equal(s->tn, 32);
+    assert_int_equal(s->tm, 0); /* none given: PE_SCHEDULER's at submission */
+    assert_int_equal(s->tk, 0);
+    assert_int_equal(s->tn, 0);
     assert_false(s->pinned[0]);
     assert_true(s->pinned[1]);
     assert_int_equal(c.in[0].va, 0x1000);
@@ -306,40 +303,21 @@ static void test_a_gemm_plan_takes_m_k_n_and_pe_schedulers_tiles(void **state)
     assert_int_equal(c.out_dtype, KB_F16); /* A's */
     assert_int_equal(s->out_size, 2);
     assert_int_equal(c.out_va, 0x9000);
-    assert_int_equal(kb_plan_tiles(s), 2 * 2 * 2); /* ceil(64/32) x ceil(48/32) x ceil(128/64) */
     /* the call's tile sizes and output dtype; tk left to PE_SCHEDULER */
     kb_dtype f32 = KB_F32;
     a.out_dtype = &f32;
     a.has_tile[0] = a.has_tile[2] = true;
     a.tile[0] = 16, a.tile[2] = 8;
-    assert_true(kb_composite_plan(p, &a, &c, &err));
+    assert_true(kb_composite_plan(&a, &c, &err));
     assert_int_equal(s->tm, 16);
-    assert_int_equal(s->tk, 64);
+    assert_int_equal(s->tk, 0);
     assert_int_equal(s->tn, 8);
     assert_int_equal(s->out_size, 4);
-    fixture_close(&fx);
-}
-
-static void test_pe_schedulers_tile_attributes_are_the_default_tiles(void **state)
-{
-    (void)state;
-    static const char *const ov[] = {"cube.pe_template.components.pe_scheduler.attrs.tile_n=16"};
-    fixture fx;
-    fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", ov, 1);
-    kb_composite_args a = gemm_args();
-    kb_composite c;
-    char *err = NULL;
-    assert_true(kb_composite_plan(kb_pe_find(fx.fab, 0, 0, 0, NULL), &a, &c, &err));
-    assert_int_equal(c.plan.tn, 16);
-    fixture_close(&fx);
 }
 
 static void test_epilogue_operands_are_classed_by_how_they_broadcast_over_the_output(void **state)
 {
     (void)state;
-    fixture fx;
-    fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
-    kb_pe *p = kb_pe_find(fx.fab, 0, 0, 0, NULL);
     kb_composite_args a = gemm_args(); /* output [64, 48] */
     a.nepi = 6;
     a.epi[0] = (kb_epilogue_arg){.op = "dequant", .scope = "k_tile", .value = 0.5};
@@ -350,7 +328,7 @@ static void test_epilogue_operands_are_classed_by_how_they_broadcast_over_the_ou
     a.epi[5] = (kb_epilogue_arg){.op = "relu"};
     kb_composite c;
     char *err = NULL;
-    assert_true(kb_composite_plan(p, &a, &c, &err));
+    assert_true(kb_composite_plan(&a, &c, &err));
     const kb_plan_spec *s = &c.plan;
     assert_int_equal(s->nepi, 6);
     assert_int_equal(c.epi[0].kind, KB_EPI_DEQUANT);
@@ -368,84 +346,76 @@ static void test_epilogue_operands_are_classed_by_how_they_broadcast_over_the_ou
     /* an operand that does not broadcast to [64, 48] */
     a.nepi = 1;
     a.epi[0] = (kb_epilogue_arg){.op = "bias", .has_view = true, .v = VIEW(KB_F16, 7)};
-    assert_err(kb_composite_plan(p, &a, &c, &err), &err,
+    assert_err(kb_composite_plan(&a, &c, &err), &err,
                "tl.composite: the bias operand of shape [7] does not broadcast to the output [64, 48]");
-    fixture_close(&fx);
 }
 
 static void test_a_math_plan_is_its_element_wise_op_over_m_by_n(void **state)
 {
     (void)state;
-    fixture fx;
-    fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
     kb_composite_args a = {.op = "math", .math_op = "maximum", .nin = 2, .out_va = 0x9000};
     a.in[0] = streamed(0x1000, KB_BF16, 100, 70);
     a.in[1] = pinned(VIEW(KB_BF16, 100, 70));
     kb_composite c;
     char *err = NULL;
-    assert_true(kb_composite_plan(kb_pe_find(fx.fab, 0, 0, 0, NULL), &a, &c, &err));
+    assert_true(kb_composite_plan(&a, &c, &err));
     assert_false(c.plan.gemm);
     assert_int_equal(c.mop, KB_OP_MAXIMUM);
     assert_int_equal(c.plan.M, 100);
     assert_int_equal(c.plan.N, 70);
     assert_true(c.plan.has[1]);
     assert_int_equal(c.plan.in_size[1], 2);
-    fixture_close(&fx);
 }
 
 /* Plans a modified gemm_args (or a math composite) and checks its error. */
-static void assert_plan_error(kb_pe *p, kb_composite_args a, const char *want)
+static void assert_plan_error(kb_composite_args a, const char *want)
 {
     kb_composite c;
     char *err = NULL;
-    assert_err(kb_composite_plan(p, &a, &c, &err), &err, want);
+    assert_err(kb_composite_plan(&a, &c, &err), &err, want);
 }
 
 static void test_a_composite_that_cannot_run_is_refused_with_the_calls_message(void **state)
 {
     (void)state;
-    fixture fx;
-    fixture_open(&fx, NULL, "topologies/small_1cube_1pe.yaml", NULL, 0);
-    kb_pe *p = kb_pe_find(fx.fab, 0, 0, 0, NULL);
     kb_composite_args a = gemm_args();
     a.op = "conv";
-    assert_plan_error(p, a, "tl.composite: op must be \"gemm\" or \"math\", got conv");
+    assert_plan_error(a, "tl.composite: op must be \"gemm\" or \"math\", got conv");
     a = gemm_args();
     a.in[1] = streamed(0x2000, KB_F16, 32, 64);
-    assert_plan_error(p, a, "tl.composite: cannot be multiplied: shapes [64, 128] and [32, 64]");
+    assert_plan_error(a, "tl.composite: cannot be multiplied: shapes [64, 128] and [32, 64]");
     a.in[1] = streamed(0x2000, KB_F32, 128, 64);
-    assert_plan_error(p, a, "tl.composite: operand dtypes differ (f16 and f32)");
+    assert_plan_error(a, "tl.composite: operand dtypes differ (f16 and f32)");
     a.in[1] = pinned(VIEW(KB_F16, 128));
-    assert_plan_error(p, a, "tl.composite: b must be 2-D");
+    assert_plan_error(a, "tl.composite: b must be 2-D");
     a.nin = 1;
-    assert_plan_error(p, a, "tl.composite: a gemm needs b");
+    assert_plan_error(a, "tl.composite: a gemm needs b");
     a = gemm_args();
     a.has_tile[1] = true; /* a given 0 is not "PE_SCHEDULER's" */
-    assert_plan_error(p, a, "tl.composite: tile sizes must be >= 1");
+    assert_plan_error(a, "tl.composite: tile sizes must be >= 1");
     a = gemm_args();
     a.nepi = KB_MAX_EPILOGUE + 1;
-    assert_plan_error(p, a, "tl.composite: at most 8 epilogue ops (got 9)");
+    assert_plan_error(a, "tl.composite: at most 8 epilogue ops (got 9)");
     a.nepi = 1;
     a.epi[0] = (kb_epilogue_arg){.op = "sqrtx"};
-    assert_plan_error(p, a, "tl.composite: unknown epilogue op 'sqrtx'");
+    assert_plan_error(a, "tl.composite: unknown epilogue op 'sqrtx'");
     a.epi[0] = (kb_epilogue_arg){.op = "relu", .scope = "kernel"};
-    assert_plan_error(p, a, "tl.composite: epilogue[1]: scope must be k_tile or output_tile, got kernel");
+    assert_plan_error(a, "tl.composite: epilogue[1]: scope must be k_tile or output_tile, got kernel");
     kb_composite_args m = {.op = "math", .math_op = "sum", .nin = 1};
     m.in[0] = streamed(0x1000, KB_F16, 32, 64);
-    assert_plan_error(p, m, "tl.composite: math_op 'sum' is not an element-wise op taking 1 operand(s)");
+    assert_plan_error(m, "tl.composite: math_op 'sum' is not an element-wise op taking 1 operand(s)");
     m.math_op = "add";
-    assert_plan_error(p, m, "tl.composite: math_op 'add' is not an element-wise op taking 1 operand(s)");
+    assert_plan_error(m, "tl.composite: math_op 'add' is not an element-wise op taking 1 operand(s)");
     m.math_op = NULL;
-    assert_plan_error(p, m, "tl.composite: a math composite needs math_op (\"exp\", \"add\" ...)");
+    assert_plan_error(m, "tl.composite: a math composite needs math_op (\"exp\", \"add\" ...)");
     m.math_op = "exp";
     m.nepi = 1;
     m.epi[0] = (kb_epilogue_arg){.op = "relu"};
-    assert_plan_error(p, m, "tl.composite: epilogues belong to gemm composites");
+    assert_plan_error(m, "tl.composite: epilogues belong to gemm composites");
     m.nepi = 0, m.nin = 2;
     m.in[1] = streamed(0x2000, KB_F16, 64, 32);
     m.math_op = "add";
-    assert_plan_error(p, m, "tl.composite: must be the same: shapes [32, 64] and [64, 32]");
-    fixture_close(&fx);
+    assert_plan_error(m, "tl.composite: must be the same: shapes [32, 64] and [64, 32]");
 }
 
 int main(void)
@@ -465,8 +435,7 @@ int main(void)
         cmocka_unit_test(test_without_an_axis_a_reduction_takes_every_element_of_a_contiguous_view),
         cmocka_unit_test(test_softmax_takes_the_last_axis_by_default_and_keeps_the_shape),
         cmocka_unit_test(test_an_axis_out_of_range_is_an_error),
-        cmocka_unit_test(test_a_gemm_plan_takes_m_k_n_and_pe_schedulers_tiles),
-        cmocka_unit_test(test_pe_schedulers_tile_attributes_are_the_default_tiles),
+        cmocka_unit_test(test_a_gemm_plan_takes_m_k_n_and_the_calls_tiles),
         cmocka_unit_test(test_epilogue_operands_are_classed_by_how_they_broadcast_over_the_output),
         cmocka_unit_test(test_a_math_plan_is_its_element_wise_op_over_m_by_n),
         cmocka_unit_test(test_a_composite_that_cannot_run_is_refused_with_the_calls_message),

@@ -298,3 +298,19 @@ function TestExtend:test_a_pe_engine_cannot_be_a_lua_component()
   lu.assertFalse(ok)
   lu.assertStrContains(tostring(err), "sip0.cube0.pe0.pe_gemm is lua_gemm: a PE engine must be its builtin")
 end
+
+function TestExtend:test_a_dma_that_cannot_start_fails_its_call_naming_kernel_pe_and_time()
+  kb.components.register("lua_dma", { kinds = "pe_dma", attrs = { overhead_ns = 0, rd_engines = 1, wr_engines = 1 },
+                                      run = function(self) while true do self:receive():forward() end end })
+  local t = kb.topology.load("small_1cube_1pe", { "cube.pe_template.components.pe_dma.impl=lua_dma" })
+  local torch = kb.torch { topology = t }
+  local one = torch.DPPolicy {}
+  local x = torch.empty({ 16 }, { dtype = "f16", dp = one })
+  local ok, err = pcall(torch.launch, function(tl, px) tl.load(px, { 16 }, "f16") end, 1, x)
+  torch.close()
+  lu.assertFalse(ok)
+  -- the DMA stage's refusal, raised at the call with where and when it happened
+  lu.assertStrContains(tostring(err), "tl.load on sip0.cube0.pe0 (kernel '")
+  lu.assertStrContains(tostring(err), "' at t=")
+  lu.assertStrContains(tostring(err), "sip0.cube0.pe0.pe_dma is not a PE DMA engine (lua_dma)")
+end

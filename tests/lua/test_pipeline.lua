@@ -184,7 +184,8 @@ function TestPipeline:test_register_file_too_small_for_a_tile_is_an_error()
   end, 1, da)
   torch.close()
   lu.assertFalse(ok)
-  lu.assertStrContains(tostring(err), "needs 12288 bytes of register file, sip0.cube0.pe0 has 4096")
+  lu.assertStrContains(tostring(err), "tl.composite on sip0.cube0.pe0 (kernel '")
+  lu.assertStrContains(tostring(err), "a 32x64x32 tile needs 12288 bytes of register file, the PE has 4096")
 end
 
 function TestPipeline:test_register_file_stalls_slow_the_pipeline()

@@ -127,14 +127,14 @@ static void run(kb_pe_op *op)
             char *err = NULL;
             if (!kb_pe_dma_submit(p->fab, p->dma, write ? &kb_msg_dma_write : &kb_msg_dma_read, op->target,
                                   op->target_off, n, d, dma_done, op, NULL, &err))
-                return fail(op, err);
+                return fail(op, kb_pe_error(p, op->what, op->kernel, err));
             return;
         }
         case S_TCM_WRITE:
         case S_TCM_READ: {
             int w = plans[op->kind][op->stage] == S_TCM_WRITE;
             uint64_t n = kb_tview_nbytes(&op->tcm);
-            end = kb_pe_tcm(p, w, now, n, &start);
+            end = kb_pe_tcm(p, w, now, n, true, &start);
             if (op->data && !w) { /* a store's bytes leave TCM now (a load's land at the end) */
                 op->buf = kb_xmalloc(n ? n : 1);
                 kb_memstore_read(kb_fabric_memstore(p->fab), op->tcm.domain, op->tcm.offset, op->buf, n);

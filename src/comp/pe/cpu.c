@@ -6,6 +6,7 @@
  * kernel instance. */
 #include "comp/pe/engines.h"
 
+#include "comp/device/control.h"
 #include "core/sim.h"
 #include "core/util.h"
 
@@ -20,9 +21,11 @@ kb_time kb_cycles_ps(double cycles, double clock_ghz)
     return (kb_time)llround(cycles * 1000.0 / clock_ghz);
 }
 
+kb_time kb_pe_dispatched_at(const kb_pe *p, kb_time now) { return now + p->dispatch_ps + p->sched_ps; }
+
 kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now)
 {
-    kb_time end = now + p->dispatch_ps + p->sched_ps;
+    kb_time end = kb_pe_dispatched_at(p, now);
     if (p->sched_ps)
         kb_pe_span(p, p->sched, what, now + p->dispatch_ps, end, NULL, 0);
     return end;

@@ -5,7 +5,7 @@
  * flight, not transfers started (docs/pe-model.md, Resources); queued
  * transfers start in submission order. The setup overhead (overhead_ns) is
  * paid before the first flit leaves. */
-#include "comp/comp.h"
+#include "comp/pe/pe.h"
 
 #include "core/sim.h"
 #include "core/util.h"

@@ -7,7 +7,7 @@
 
 kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace)
 {
-    kb_time start, end = kb_pe_take(&p->tcm_free[store], now + p->fs_ps, kb_pe_tcm_ps(p, store, n), &start);
+    kb_time start, end = kb_pe_tcm(p, store, now + p->fs_ps, n, false, &start);
     if (trace) {
         kb_pe_span_bytes(p, p->fetch_store, store ? "store" : "fetch", now, end, n);
         kb_pe_span_bytes(p, p->tcm, store ? "write" : "read", start, end, n);

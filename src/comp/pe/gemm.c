@@ -87,20 +87,12 @@ kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now)
     return end;
 }
 
-static double *read_view(const kb_memstore *m, const kb_tview *v)
-{
-    int64_t n = kb_tview_numel(v);
-    double *x = kb_xmalloc((size_t)(n ? n : 1) * sizeof *x);
-    kb_tview_read(m, v, x);
-    return x;
-}
-
 void kb_pe_gemm_values(kb_pe_op *op)
 {
     kb_memstore *m = kb_fabric_memstore(op->pe->fab);
     const kb_tview *a = &op->in[0].v, *b = &op->in[1].v;
     int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
-    double *x = read_view(m, a), *y = read_view(m, b);
+    double *x = kb_pe_view_values(m, a), *y = kb_pe_view_values(m, b);
     double *z = kb_xmalloc((size_t)(M * N + 1) * sizeof *z);
     if (kb_dtype_is_float(a->dtype)) {
         float *fa = kb_xmalloc((size_t)(M * K + 1) * sizeof *fa);

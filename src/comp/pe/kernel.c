@@ -213,7 +213,7 @@ kb_pe_op *kb_kernel_command(kb_kernel *k, const char *call, char **err)
         return NULL;
     }
     if (k->busy) {
-        *err = kb_asprintf("%s: %s already has a command in flight", call, k->where);
+        *err = kb_pe_error(k->pe, call, k->name, kb_xstrdup("the kernel already has a command in flight"));
         return NULL;
     }
     free(k->op.error);
@@ -272,7 +272,7 @@ bool kb_kernel_composite(kb_kernel *k, kb_composite *c, char **err)
     }
     c->data = k->data;
     c->pa_fallback = k->pa_fallback;
-    c->ready_at = kb_sim_now(kb_fabric_sim(p->fab)) + p->dispatch_ps + p->sched_ps;
+    c->ready_at = kb_pe_dispatched_at(p, kb_sim_now(kb_fabric_sim(p->fab)));
     c->done = composite_done;
     c->arg = k;
     c->kernel = k; /* named in its errors */

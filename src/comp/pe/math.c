@@ -17,7 +17,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * 1 cycle per vector, transcendental ones transcendental_cycles,
  * reductions 1 per vector plus ceil(log2(lanes)) per output, softmax 3 + 2
  * x transcendental per vector. */
-double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t)
+static double math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t)
 {
     int64_t lanes = m->simd_bytes / (int64_t)kb_dtype_size(t);
     if (lanes < 1)
@@ -35,7 +35,7 @@ double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t 
 
 kb_time kb_math_ps(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t)
 {
-    return m->overhead_ps + kb_cycles_ps(kb_math_cycles(m, op, elems, outs, t), m->clock_ghz);
+    return m->overhead_ps + kb_cycles_ps(math_cycles(m, op, elems, outs, t), m->clock_ghz);
 }
 
 kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype dt)
@@ -135,9 +135,7 @@ void kb_pe_math_values(kb_pe_op *op)
             outer *= v->shape[d];
         for (int d = op->axis + 1; d < v->ndim; d++)
             inner *= v->shape[d];
-        int64_t nx = kb_tview_numel(v);
-        double *x = kb_xmalloc((size_t)(nx ? nx : 1) * sizeof *x);
-        kb_tview_read(m, v, x);
+        double *x = kb_pe_view_values(m, v);
         kb_compute_axis(op->mop, x, y, outer, len, inner);
         free(x);
     } else {

@@ -11,11 +11,10 @@
  * remembers its slice, so the next address on the same slice costs a
  * comparison. Translation itself takes no time here: the stages that
  * translate charge tlb_overhead_ns. */
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h"
 
 #include "comp/device/control.h"
 #include "comp/entry.h"
-#include "core/sim.h"
 #include "core/util.h"
 
 #include <stdlib.h>
@@ -34,7 +33,7 @@ static void mmu_fini(kb_comp *c)
 }
 
 /* A map or unmap from the PE's M_CPU, its overhead paid: the page table
- * changes and the message completes (its M_CPU counts it). */
+ * changes (here only) and the message completes (its M_CPU counts it). */
 static void apply(kb_txn *t)
 {
     kb_comp *c = kb_txn_comp(t);
@@ -68,58 +67,35 @@ kb_pagetable *kb_mmu_table(kb_pe *p, char **err)
     return NULL;
 }
 
-bool kb_mmu_map(kb_pe *p, uint64_t va, uint64_t pa, uint64_t size, char **err)
+/* The fault message of an unmapped va. */
+static char *fault(kb_pe *p, uint64_t va, const char *call, const char *kernel)
 {
-    kb_pagetable *pt = kb_mmu_table(p, err);
-    if (pt)
-        kb_pt_map(pt, va, pa, size);
-    return pt != NULL;
+    char *where = kb_pe_where(p, kernel);
+    char *msg = kb_asprintf("%s: virtual address 0x%llx is not mapped on %s: not inside any tensor placed "
+                            "for this PE",
+                            call, (unsigned long long)va, where);
+    free(where);
+    return msg;
 }
 
-bool kb_mmu_unmap(kb_pe *p, uint64_t va, uint64_t size, char **err)
-{
-    kb_pagetable *pt = kb_mmu_table(p, err);
-    if (pt)
-        kb_pt_unmap(pt, va, size);
-    return pt != NULL;
-}
-
-bool kb_mmu_translate(kb_pe *p, uint64_t va, bool pa_fallback, uint64_t *pa)
+bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint64_t *pa,
+                     char **err)
 {
     kb_pagetable *pt = kb_mmu_table(p, NULL);
     if (pt && kb_pt_translate(pt, va, pa))
         return true;
     *pa = va;
+    if (!pa_fallback)
+        *err = fault(p, va, call, kernel);
     return pa_fallback;
-}
-
-/* ", kernel 'k' at t=..." when the kernel is known, else "". */
-static char *context(kb_pe *p, const char *kernel)
-{
-    if (!kernel)
-        return kb_xstrdup("");
-    char t[KB_TIME_STRLEN];
-    return kb_asprintf(" (kernel '%s' at t=%s)", kernel, kb_time_format(kb_sim_now(kb_fabric_sim(p->fab)), t));
-}
-
-char *kb_mmu_fault(kb_pe *p, uint64_t va, const char *call, const char *kernel)
-{
-    char *ctx = context(p, kernel);
-    char *msg = kb_asprintf("%s: virtual address 0x%llx is not mapped on sip%d.cube%d.pe%d%s: not inside any "
-                            "tensor placed for this PE",
-                            call, (unsigned long long)va, p->sip, p->cube, p->pe, ctx);
-    free(ctx);
-    return msg;
 }
 
 bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint32_t *node,
                     uint64_t *offset, char **err)
 {
     uint64_t pa;
-    if (!kb_mmu_translate(p, va, pa_fallback, &pa)) {
-        *err = kb_mmu_fault(p, va, call, kernel);
+    if (!kb_mmu_va_to_pa(p, va, pa_fallback, call, kernel, &pa, err))
         return false;
-    }
     if (pa >= p->xl_lo && pa < p->xl_hi) { /* the HBM slice of the last address */
         *node = p->xl_node;
         *offset = p->xl_off + (pa - p->xl_lo);
@@ -128,10 +104,9 @@ bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, c
     kb_target tg;
     char *why = NULL;
     if (!kb_resolve_data_target(kb_fabric_topo(p->fab), (kb_pa)pa, &tg, call, &why)) {
-        char *ctx = context(p, kernel);
-        *err = kb_asprintf("%s (virtual address 0x%llx on sip%d.cube%d.pe%d%s)", why, (unsigned long long)va, p->sip,
-                           p->cube, p->pe, ctx);
-        free(ctx);
+        char *where = kb_pe_where(p, kernel);
+        *err = kb_asprintf("%s (virtual address 0x%llx on %s)", why, (unsigned long long)va, where);
+        free(where);
         free(why);
         return false;
     }

@@ -4,7 +4,7 @@
  * dtype and shape here, their place in the kernel's scratch. These run on
  * every tl call: nothing is allocated or formatted unless there is an
  * error to report. */
-#include "comp/pe/pipe.h"
+#include "comp/pe/pe.h"
 
 #include "core/util.h"
 
@@ -182,11 +182,11 @@ bool kb_pe_trans(const kb_tview *x, kb_tview *out, char **err)
 
 /* ---- composites ---- */
 
-static bool operand(const kb_composite_arg *a, const char *name, kb_operand *o, char **err)
+static bool operand(const kb_composite_arg *a, const char *name, kb_composite_operand *o, char **err)
 {
     if (a->v.ndim != 2)
         return fail(err, "tl.composite: %s must be 2-D", name);
-    *o = (kb_operand){.pinned = a->pinned, .rows = a->v.shape[0], .cols = a->v.shape[1], .dtype = a->v.dtype};
+    *o = (kb_composite_operand){.pinned = a->pinned, .rows = a->v.shape[0], .cols = a->v.shape[1], .dtype = a->v.dtype};
     if (a->pinned)
         o->v = a->v;
     else
@@ -194,7 +194,7 @@ static bool operand(const kb_composite_arg *a, const char *name, kb_operand *o, 
     return true;
 }
 
-static bool shape_error(const char *what, const kb_operand *a, const kb_operand *b, char **err)
+static bool shape_error(const char *what, const kb_composite_operand *a, const kb_composite_operand *b, char **err)
 {
     return fail(err, "tl.composite: %s: shapes [%lld, %lld] and [%lld, %lld]", what, (long long)a->rows,
                 (long long)a->cols, (long long)b->rows, (long long)b->cols);
@@ -252,7 +252,7 @@ static bool epilogue(const kb_epilogue_arg *a, int i, kb_composite *c, char **er
  * composite's element-wise op over A [M, N] (and B of the same shape). */
 static bool shapes(const kb_composite_args *a, kb_composite *c, char **err)
 {
-    const kb_operand *x = &c->in[0], *y = &c->in[1];
+    const kb_composite_operand *x = &c->in[0], *y = &c->in[1];
     bool has_b = a->nin > 1;
     if (c->plan.gemm) {
         if (!has_b)
@@ -279,7 +279,7 @@ static bool shapes(const kb_composite_args *a, kb_composite *c, char **err)
     return true;
 }
 
-bool kb_composite_plan(kb_pe *p, const kb_composite_args *a, kb_composite *c, char **err)
+bool kb_composite_plan(const kb_composite_args *a, kb_composite *c, char **err)
 {
     memset(c, 0, sizeof *c);
     kb_plan_spec *s = &c->plan;
@@ -302,9 +302,8 @@ bool kb_composite_plan(kb_pe *p, const kb_composite_args *a, kb_composite *c, ch
     for (int i = 0; i < 3; i++) {
         if (a->has_tile[i] && a->tile[i] < 1)
             return fail(err, "tl.composite: tile sizes must be >= 1");
-        *tile[i] = a->has_tile[i] ? a->tile[i] : 0;
+        *tile[i] = a->has_tile[i] ? a->tile[i] : 0; /* 0: PE_SCHEDULER's, at submission */
     }
-    kb_sched_default_tiles(p, s);
     if (a->nepi > KB_MAX_EPILOGUE)
         return fail(err, "tl.composite: at most %d epilogue ops (got %d)", KB_MAX_EPILOGUE, a->nepi);
     for (int i = 0; i < a->nepi; i++)

@@ -3,7 +3,7 @@
  * graph with their attributes, whose work comes from their PE's commands
  * (pe.h). A transaction reaching one is a routing error, reported as such.
  * (PE_CPU and PE_MMU terminate control messages: pe.c, mmu.c.) */
-#include "comp/comp.h"
+#include "comp/pe/pe.h"
 
 static void refuse(kb_comp *c, kb_txn *t)
 {

@@ -4,6 +4,8 @@
  * attributes as the PE's parameters. */
 #include "comp/pe/engines.h"
 
+#include "comp/device/control.h"
+#include "core/sim.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -53,10 +55,9 @@ static void pe_init(kb_comp *c)
         return;
     }
     p->cpu_clock_ghz = attr(t, p->cpu, "clock_ghz");
-    p->dispatch_cycles = (int64_t)attr(t, p->cpu, "dispatch_cycles");
+    int64_t dispatch_cycles = (int64_t)attr(t, p->cpu, "dispatch_cycles");
     p->scratch_bytes = (uint64_t)llround(attr(t, p->cpu, "scratch_kb") * 1024.0);
-    p->cpu_ps = c->overhead_ps;
-    p->dispatch_ps = kb_cycles_ps((double)p->dispatch_cycles, p->cpu_clock_ghz) + p->cpu_ps;
+    p->dispatch_ps = kb_cycles_ps((double)dispatch_cycles, p->cpu_clock_ghz) + c->overhead_ps;
     p->sched_ps = attr_ps(t, p->sched, "overhead_ns");
     p->fs_ps = attr_ps(t, p->fetch_store, "overhead_ns");
     p->tlb_ps = attr_ps(t, p->mmu, "tlb_overhead_ns");
@@ -146,4 +147,30 @@ kb_val *kb_pe_shape_val(const kb_tview *v)
     for (int d = 0; d < v->ndim; d++)
         kb_arr_push(a, kb_val_int(v->shape[d]));
     return a;
+}
+
+double *kb_pe_view_values(const kb_memstore *m, const kb_tview *v)
+{
+    int64_t n = kb_tview_numel(v);
+    double *x = kb_xmalloc((size_t)(n ? n : 1) * sizeof *x);
+    kb_tview_read(m, v, x);
+    return x;
+}
+
+char *kb_pe_where(kb_pe *p, const char *kernel)
+{
+    if (!kernel)
+        return kb_asprintf("sip%d.cube%d.pe%d", p->sip, p->cube, p->pe);
+    char t[KB_TIME_STRLEN];
+    return kb_asprintf("sip%d.cube%d.pe%d (kernel '%s' at t=%s)", p->sip, p->cube, p->pe, kernel,
+                       kb_time_format(kb_sim_now(kb_fabric_sim(p->fab)), t));
+}
+
+char *kb_pe_error(kb_pe *p, const char *call, const char *kernel, char *why)
+{
+    char *where = kb_pe_where(p, kernel);
+    char *msg = kb_asprintf("%s on %s: %s", call, where, why);
+    free(where);
+    free(why);
+    return msg;
 }

@@ -5,7 +5,8 @@
  * pipe.h are its files' own); one file per part or concern:
  *
  *   pe.c           a PE assembled from its nine parts: kb_pe, its parameters,
- *                  kb_pe_of / kb_pe_find, busy time and trace slices of parts
+ *                  kb_pe_of / kb_pe_find, busy time and trace slices of
+ *                  parts, where and when its errors happened
  *   cpu.c          PE_CPU: kernel launches (start barrier, instance, answer),
  *                  dispatch, tl.cycles, its trace slices
  *   kernel.c       kernel instances (kb_kernel): scratch, the blocking
@@ -27,7 +28,8 @@
  *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
  *   math.c         PE_MATH: vector formula, hook, slice, op log, values
  *   parts.c        the parts that take no fabric transactions
- *   engines.h      internal: ports, slices, dispatch and engine stages
+ *   engines.h      internal: ports, slices, error context, dispatch and
+ *                  engine stages
  *   pipe.h         internal: the pipeline's pieces shared by the files above
  *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
  *
@@ -41,13 +43,35 @@
 #define KB_COMP_PE_PE_H
 
 #include "comp/comp.h"
-#include "comp/device/control.h"
 #include "mem/addr.h"
 #include "mem/alloc.h"
 #include "tensor/engine.h"
 #include "mem/dtype.h"
 #include "mem/pagetable.h"
 #include "mem/view.h"
+
+/* ---- the parts' behaviours (kb_impl.ops of the builtins, src/comp/builtin.c) ---- */
+
+/* PE_CPU: takes kernel launches and owns its PE's state (pe.c, cpu.c). */
+extern const kb_comp_ops kb_pe_cpu_ops;
+/* PE_MMU: takes map messages and holds the PE's page table (mmu.c). */
+extern const kb_comp_ops kb_pe_mmu_ops;
+/* PE_DMA: read and write channels over the fabric (dma.c). */
+extern const kb_comp_ops kb_pe_dma_ops;
+/* The parts that take no fabric transactions (parts.c). */
+extern const kb_comp_ops kb_pe_part_ops;
+
+/* Starts a PE DMA transfer of `nbytes` between the PE whose pe_dma node is
+ * `pe_dma` and the target node `dst` (an HBM controller or the SRAM), at
+ * target-local offset `addr`. kind is &kb_msg_dma_write or &kb_msg_dma_read.
+ * The transfer waits for a free read or write channel, pays the DMA setup
+ * overhead, and completes (done) when the acknowledgement or the data is
+ * back at the PE. `data` (optional, taken over even on failure): the
+ * bytes a write stores or a read fills, moved when the target serves it.
+ * False with *err if pe_dma is not builtin.pe_dma or there is no route. */
+bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, uint32_t dst, uint64_t addr,
+                      uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
+                      char **err);
 
 /* ---- engine formulas (pure; cpu.c, tcm.c, gemm.c, math.c) ---- */
 
@@ -73,8 +97,7 @@ kb_time kb_bw_ps(uint64_t nbytes, double bw_gbs);
 /* MAC array cycles for [m x k] x [k x n] (gemm.c). */
 double kb_gemm_cycles(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
 kb_time kb_gemm_ps(const kb_gemm_model *g, int64_t m, int64_t k, int64_t n, kb_dtype in);
-/* Vector cycles for op over `elems` inputs giving `outs` results (math.c). */
-double kb_math_cycles(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
+/* Vector unit time for op over `elems` inputs giving `outs` results (math.c). */
 kb_time kb_math_ps(const kb_math_model *m, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 
 /* ---- tile plans (pure; tiling.c has the stage sequences) ----
@@ -133,6 +156,11 @@ void kb_plan_tile(const kb_plan_spec *s, uint64_t id, kb_tile *out); /* id < kb_
  * [depth, cols] of B (GEMM), [rows, cols] (math). */
 void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
                      int64_t *cols);
+/* Where tile t's part of a row-major matrix at `base` (`ld` elements per
+ * row of `elem` bytes) starts: operand i's part (kb_plan_operand) or, for
+ * i = KB_TILE_OUT, the output tile's, from (m * tm, n * tn). */
+#define KB_TILE_OUT (-1)
+uint64_t kb_tile_va(const kb_plan_spec *s, const kb_tile *t, int i, uint64_t base, int64_t ld, uint64_t elem);
 /* Register-file bytes the tile needs at once (operands, epilogue operands
  * and, from its first k, the accumulator). */
 uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t);
@@ -147,9 +175,8 @@ typedef struct kb_pe {
     kb_time accel_free;  /* accel slot (PE_GEMM and PE_MATH): free from */
     /* parameters (attributes of the parts) */
     double cpu_clock_ghz;
-    int64_t dispatch_cycles;
     uint64_t scratch_bytes; /* a kernel instance's scratch (scratch_kb) */
-    kb_time cpu_ps, sched_ps, fs_ps, tlb_ps;
+    kb_time sched_ps, fs_ps, tlb_ps;
     kb_time dispatch_ps; /* dispatch_cycles on PE_CPU plus its overhead */
     double tcm_bw[2];
     kb_gemm_model gemm_m;
@@ -186,24 +213,22 @@ bool kb_pe_tcm_pristine(const kb_pe *p);
 /* ---- PE_MMU (mmu.c) ---- */
 
 /* The PE's page table, or NULL with *err (if err is not NULL) when PE_MMU
- * is not builtin.pe_mmu. */
+ * is not builtin.pe_mmu. Read it only: MmuMap and MmuUnmap messages change
+ * it, when they arrive (mmu.c). */
 kb_pagetable *kb_mmu_table(kb_pe *p, char **err);
-/* What a map / unmap message does when it arrives (the runtime calls them
- * then); false with *err when there is no page table. */
-bool kb_mmu_map(kb_pe *p, uint64_t va, uint64_t pa, uint64_t size, char **err);
-bool kb_mmu_unmap(kb_pe *p, uint64_t va, uint64_t size, char **err);
 /* The physical address of va: its mapping, or (pa_fallback) va itself when
- * nothing maps it; false when unmapped without the fallback. */
-bool kb_mmu_translate(kb_pe *p, uint64_t va, bool pa_fallback, uint64_t *pa);
-/* Where va lives: translated (kb_mmu_translate), then the physical
- * address's memory node (HBM controller or cube SRAM) and node offset. No
- * time passes (the PE_MMU stage charges tlb_overhead_ns). False with *err
- * naming `call`, va in hex, the PE and, if `kernel` is not NULL, that
- * kernel and the simulated time. */
+ * nothing maps it. False when unmapped without the fallback, with *err the
+ * fault: naming `call`, va in hex, the PE and, if `kernel` is not NULL,
+ * that kernel and the simulated time. No time passes (the stages that
+ * translate charge the PE's tlb_ps, tlb_overhead_ns). */
+bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint64_t *pa,
+                     char **err);
+/* Where va lives: translated (kb_mmu_va_to_pa), then the physical
+ * address's memory node (HBM controller or cube SRAM) and node offset.
+ * False with *err (naming the same) when va faults or its physical address
+ * is not memory. */
 bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint32_t *node,
                     uint64_t *offset, char **err);
-/* The fault message of an unmapped va (the caller frees it). */
-char *kb_mmu_fault(kb_pe *p, uint64_t va, const char *call, const char *kernel);
 
 /* ---- simple commands (command.c) ----
  *   load:   dispatch -> mmu -> DMA read  -> TCM write
@@ -295,15 +320,15 @@ typedef struct kb_epilogue {
     double value;
 } kb_epilogue;
 
-/* An operand: pinned (a TCM view) or streamed from memory (a virtual
- * address of a row-major [rows, cols] matrix, translated per DMA). */
-typedef struct kb_operand {
+/* A composite's operand: pinned (a TCM view) or streamed from memory (a
+ * virtual address of a row-major [rows, cols] matrix, translated per DMA). */
+typedef struct kb_composite_operand {
     bool pinned;
     kb_tview v;   /* pinned */
     uint64_t va;  /* streamed */
     int64_t rows, cols;
     kb_dtype dtype;
-} kb_operand;
+} kb_composite_operand;
 
 typedef struct kb_composite kb_composite;
 typedef void (*kb_composite_fn)(kb_composite *c);
@@ -312,7 +337,7 @@ struct kb_composite {
     /* filled by the caller */
     kb_plan_spec plan;
     kb_mop mop;                 /* math composites: the op */
-    kb_operand in[2];
+    kb_composite_operand in[2];
     uint64_t out_va;
     kb_dtype out_dtype;
     kb_epilogue epi[KB_MAX_EPILOGUE];
@@ -322,14 +347,12 @@ struct kb_composite {
     void *arg;
     struct kb_kernel *kernel;   /* the issuing instance (named in errors; a reference), or NULL */
     /* state */
-    kb_pe *pe;
     uint64_t ntiles, fed, completed;
     bool finished;
     char *error;                /* the first stage error, if any */
     kb_time t_submit, t_first, t_done;
     kb_time stage_ps[KB_ST_COUNT]; /* service time per stage type */
     uint64_t stage_n[KB_ST_COUNT]; /* stages per type */
-    uint64_t acc_rf;            /* register-file bytes of the accumulator in use */
     float *acc;                 /* data: the current (m, n) accumulator */
     kb_composite *next;         /* feed queue */
     int refs;                   /* pipeline + submitter */
@@ -415,10 +438,10 @@ typedef struct kb_composite_args {
 } kb_composite_args;
 
 /* c (cleared) from a: operands, M, K, N, the op, output, tile sizes (the
- * call's, else PE_SCHEDULER's), element sizes (f32 accumulation), and each
- * epilogue's scope and operand, which must broadcast to the output. Ready
- * for kb_kernel_composite. */
-bool kb_composite_plan(kb_pe *p, const kb_composite_args *a, kb_composite *c, char **err);
+ * call's; those left 0 take PE_SCHEDULER's when c is submitted), element
+ * sizes (f32 accumulation), and each epilogue's scope and operand, which
+ * must broadcast to the output. Ready for kb_kernel_composite. */
+bool kb_composite_plan(const kb_composite_args *a, kb_composite *c, char **err);
 
 /* ---- kernel instances (kernel.c) ----
  * A kernel's run on one PE, driven by whoever runs its body (today the Lua

@@ -1,6 +1,5 @@
 /* Internal to the PE wing (src/comp/pe): the pieces of the composite
- * pipeline that scheduler.c, pipeline.c, tile_data.c, kernel.c and ops.c
- * share.
+ * pipeline that scheduler.c, pipeline.c, tile_data.c and kernel.c share.
  * Everything outside the wing uses pe.h. */
 #ifndef KB_COMP_PE_PIPE_H
 #define KB_COMP_PE_PIPE_H
@@ -61,8 +60,6 @@ void kb_pipe_lanes_free(kb_pipe *pp);    /* tokens in flight too */
 kb_token *kb_token_new(kb_pipe *pp, kb_composite *c, uint64_t id);
 bool kb_lane_offer(kb_lane *L, kb_token *t); /* false: L's queue is full */
 void kb_lane_wait(kb_lane *L, kb_producer *p); /* p->held moves in when a slot frees */
-/* scheduler.c: tile sizes left 0 become PE_SCHEDULER's (ops.c, kb_composite_submit) */
-void kb_sched_default_tiles(kb_pe *p, kb_plan_spec *s);
 /* scheduler.c: the pipeline's last tile of c is done; a stage of c failed
  * (the first error is kept, err is taken). */
 void kb_composite_finish(kb_pipe *pp, kb_composite *c);

@@ -219,12 +219,10 @@ static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, kb_target 
     const kb_plan_spec *s = &c->plan;
     uint64_t va;
     if (st->type == KB_ST_DMA_WRITE) {
-        va = c->out_va + (uint64_t)(t->t.m * s->tm * s->N + t->t.n * s->tn) * s->out_size;
+        va = kb_tile_va(s, &t->t, KB_TILE_OUT, c->out_va, s->N, s->out_size);
     } else {
-        int64_t r0, c0, rows, cols;
-        kb_plan_operand(s, &t->t, st->arg, &r0, &c0, &rows, &cols);
-        const kb_operand *o = &c->in[st->arg];
-        va = o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype);
+        const kb_composite_operand *o = &c->in[st->arg];
+        va = kb_tile_va(s, &t->t, st->arg, o->va, o->cols, kb_dtype_size(o->dtype));
     }
     return kb_mmu_resolve(pp->pe, va, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), &tg->node,
                           &tg->offset, err);
@@ -266,10 +264,7 @@ static void stage_end(kb_lane *L)
         t->rf = 0;
         rf_release(pp, n);
     } else if (st->type == KB_ST_STORE) { /* the accumulator (or result) leaves the register file */
-        uint64_t n = tile * (c->plan.gemm ? c->plan.acc_size : c->plan.out_size);
-        if (c->plan.gemm)
-            c->acc_rf -= n;
-        rf_release(pp, n);
+        rf_release(pp, tile * (c->plan.gemm ? c->plan.acc_size : c->plan.out_size));
     }
     advance(L);
 }
@@ -294,7 +289,7 @@ static void step(kb_lane *L)
         if (L->phase == 0)
             L->svc_start = now;
         if (write && L->phase == 0) {
-            end = kb_pe_take(&p->tcm_free[0], now, kb_pe_tcm_ps(p, 0, st->bytes), &start);
+            end = kb_pe_tcm(p, 0, now, st->bytes, false, &start);
             return next_phase_at(L, end);
         }
         if (ph == 0) {
@@ -305,16 +300,19 @@ static void step(kb_lane *L)
         }
         if (ph == 1) {
             L->phase++;
-            if (!tile_target(pp, t, st, &tg, &err) ||
-                !kb_pe_dma_submit(p->fab, p->dma, write ? &kb_msg_dma_write : &kb_msg_dma_read, tg.node, tg.offset,
-                                  st->bytes, NULL, dma_done, L, NULL, &err)) {
+            if (!tile_target(pp, t, st, &tg, &err)) {
                 kb_composite_fail(c, err);
+                return stage_end(L);
+            }
+            if (!kb_pe_dma_submit(p->fab, p->dma, write ? &kb_msg_dma_write : &kb_msg_dma_read, tg.node, tg.offset,
+                                  st->bytes, NULL, dma_done, L, NULL, &err)) {
+                kb_composite_fail(c, kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), err));
                 return stage_end(L);
             }
             return;
         }
         if (!write && ph == 2) {
-            end = kb_pe_take(&p->tcm_free[1], now, kb_pe_tcm_ps(p, 1, st->bytes), &start);
+            end = kb_pe_tcm(p, 1, now, st->bytes, false, &start);
             return next_phase_at(L, end);
         }
         return stage_end(L);
@@ -330,8 +328,6 @@ static void step(kb_lane *L)
             }
             pp->rf_used += need;
             t->rf = st->bytes;
-            if (c->plan.gemm)
-                c->acc_rf += need - st->bytes;
             L->svc_start = now;
             return next_phase_at(L, kb_pe_fetch_store(p, 0, now, st->bytes, false));
         }

@@ -159,7 +159,7 @@ static bool base_translates(kb_pe *p, const kb_composite *c, uint64_t va, char *
 
 /* Tile sizes left 0: PE_SCHEDULER's tile_m, tile_k, tile_n (32, 64, 32
  * when it is not the builtin). */
-void kb_sched_default_tiles(kb_pe *p, kb_plan_spec *s)
+static void default_tiles(kb_pe *p, kb_plan_spec *s)
 {
     static const char *const names[3] = {"tile_m", "tile_k", "tile_n"};
     static const int64_t fallback[3] = {32, 64, 32};
@@ -174,33 +174,32 @@ void kb_sched_default_tiles(kb_pe *p, kb_plan_spec *s)
 
 bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
 {
-    kb_sched_default_tiles(p, &c->plan);
+    default_tiles(p, &c->plan);
     for (int i = 0; i < 2; i++)
         if (c->plan.has[i] && !c->in[i].pinned && !base_translates(p, c, c->in[i].va, err))
             return false;
     if (!base_translates(p, c, c->out_va, err))
         return false;
     kb_pipe *pp = pipe_of(p);
-    c->pe = p;
     c->ntiles = kb_plan_tiles(&c->plan);
     /* every tile must fit the register file on its own, or the pipeline
      * could never fetch it: check the largest (the first, a full tile with
      * the accumulator) and the last (with the output-tile epilogues) */
     kb_tile t;
     uint64_t worst = 0;
+    int64_t mt, nt, kt;
+    kb_plan_grid(&c->plan, &mt, &nt, &kt);
     for (int i = 0; i < 2; i++) {
-        int64_t mt, nt, kt;
-        kb_plan_grid(&c->plan, &mt, &nt, &kt);
         kb_plan_tile(&c->plan, i == 0 ? 0 : (uint64_t)kt - 1, &t);
         uint64_t need = kb_plan_rf_bytes(&c->plan, &t);
         worst = need > worst ? need : worst;
     }
     if (worst > pp->rf_cap) {
-        *err = kb_asprintf("tl.composite: a %lldx%lldx%lld tile needs %llu bytes of register file, "
-                           "sip%d.cube%d.pe%d has %llu (pe_fetch_store.attrs.register_file_kb): use smaller "
-                           "tiles (tile_shape)",
-                           (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
-                           (unsigned long long)worst, p->sip, p->cube, p->pe, (unsigned long long)pp->rf_cap);
+        char *why = kb_asprintf("a %lldx%lldx%lld tile needs %llu bytes of register file, the PE has %llu "
+                                "(pe_fetch_store.attrs.register_file_kb): use smaller tiles (tile_shape)",
+                                (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
+                                (unsigned long long)worst, (unsigned long long)pp->rf_cap);
+        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
         return false;
     }
     c->refs = 2;

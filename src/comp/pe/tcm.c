@@ -65,9 +65,10 @@ kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes)
     return kb_comp_latency(c, &q);
 }
 
-kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, kb_time *start)
+kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, bool trace, kb_time *start)
 {
     kb_time end = kb_pe_take(&p->tcm_free[write], at, kb_pe_tcm_ps(p, write, n), start);
-    kb_pe_span_bytes(p, p->tcm, write ? "write" : "read", *start, end, n);
+    if (trace)
+        kb_pe_span_bytes(p, p->tcm, write ? "write" : "read", *start, end, n);
     return end;
 }

@@ -52,7 +52,7 @@ static bool move_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t l
 static void load_operand(kb_pipe *pp, kb_token *t, int i)
 {
     kb_composite *c = t->c;
-    const kb_operand *o = &c->in[i];
+    const kb_composite_operand *o = &c->in[i];
     int64_t r0, c0, rows, cols;
     kb_plan_operand(&c->plan, &t->t, i, &r0, &c0, &rows, &cols);
     free(t->buf[i]);
@@ -67,7 +67,7 @@ static void load_operand(kb_pipe *pp, kb_token *t, int i)
         for (int64_t k = 0; k < rows * cols; k++)
             t->buf[i][k] = (float)x[k];
         free(x);
-    } else if (!move_rows(pp, c, o->va + (uint64_t)(r0 * o->cols + c0) * kb_dtype_size(o->dtype), o->cols,
+    } else if (!move_rows(pp, c, kb_tile_va(&c->plan, &t->t, i, o->va, o->cols, kb_dtype_size(o->dtype)), o->cols,
                           o->dtype, rows, cols, t->buf[i], false, &err)) {
         kb_composite_fail(c, err);
     }
@@ -149,7 +149,7 @@ void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st)
     case KB_ST_DMA_WRITE: {
         float *out = s->gemm ? t->acc : t->res;
         char *err = NULL;
-        uint64_t va = c->out_va + (uint64_t)(t->t.m * s->tm * s->N + t->t.n * s->tn) * kb_dtype_size(c->out_dtype);
+        uint64_t va = kb_tile_va(s, &t->t, KB_TILE_OUT, c->out_va, s->N, s->out_size);
         if (out && !move_rows(pp, c, va, s->N, c->out_dtype, rows, cols, out, true, &err))
             kb_composite_fail(c, err);
         break;

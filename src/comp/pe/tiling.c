@@ -124,6 +124,14 @@ uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t)
     return n;
 }
 
+uint64_t kb_tile_va(const kb_plan_spec *s, const kb_tile *t, int i, uint64_t base, int64_t ld, uint64_t elem)
+{
+    int64_t r0 = t->m * s->tm, c0 = t->n * s->tn, rows, cols;
+    if (i != KB_TILE_OUT)
+        kb_plan_operand(s, t, i, &r0, &c0, &rows, &cols);
+    return base + (uint64_t)(r0 * ld + c0) * elem;
+}
+
 void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0, int64_t *c0, int64_t *rows,
                      int64_t *cols)
 {
