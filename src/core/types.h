@@ -14,6 +14,9 @@ typedef int64_t kb_time; /* picoseconds */
 #define KB_TIME_MAX INT64_MAX
 #define KB_PS_PER_NS INT64_C(1000)
 
+/* ps as a floating-point count of ns, for reports (results print it). */
+static inline double kb_ps_to_ns(double ps) { return ps / (double)KB_PS_PER_NS; }
+
 typedef struct kb_sim kb_sim;
 typedef struct kb_event kb_event;
 typedef struct kb_proc kb_proc;

@@ -9,6 +9,7 @@
  *   a:is_pristine(), a:free_bytes(), a:largest_free(), a:live(), a:reset() */
 #include "lua/lalloc.h"
 
+#include "luasim/lbind.h"
 #include "mem/alloc.h"
 
 #include <lauxlib.h>
@@ -33,11 +34,8 @@ static int push_alloc(lua_State *L, bool (*init)(kb_alloc *a, const void *p, cha
     kb_alloc *a = lua_newuserdatauv(L, sizeof *a, 0);
     memset(a, 0, sizeof *a);
     char *err = NULL;
-    if (!init(a, p, &err)) {
-        lua_pushfstring(L, "alloc: %s", err);
-        free(err);
-        return lua_error(L);
-    }
+    if (!init(a, p, &err))
+        return lbind_raise_prefixed(L, "alloc", err);
     luaL_setmetatable(L, LALLOC_MT);
     return 1;
 }
@@ -106,12 +104,8 @@ static int l_alloc(lua_State *L)
     uint64_t align = lua_isnoneornil(L, 3) ? 1 : check_u64(L, 3, "align");
     uint64_t off;
     char *err = NULL;
-    if (!kb_alloc_alloc(a, n, align, &off, &err)) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        free(err);
-        return 2;
-    }
+    if (!kb_alloc_alloc(a, n, align, &off, &err))
+        return lbind_fail(L, err);
     lua_pushinteger(L, (lua_Integer)off);
     return 1;
 }
@@ -120,12 +114,8 @@ static int l_free(lua_State *L)
 {
     kb_alloc *a = check(L);
     char *err = NULL;
-    if (!kb_alloc_free(a, check_u64(L, 2, "address"), &err)) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        free(err);
-        return 2;
-    }
+    if (!kb_alloc_free(a, check_u64(L, 2, "address"), &err))
+        return lbind_fail(L, err);
     lua_pushboolean(L, 1);
     return 1;
 }

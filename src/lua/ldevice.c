@@ -24,42 +24,24 @@
 #include "machine/machine.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct lctrl {
-    struct lctrl *prev, *next;
-    lsim *S;
-    int ref;          /* registry reference to the event userdata */
+    lpending pending;
     kb_ctrl_op *op;
     kb_time start;
 } lctrl;
 
-static void unlink_rec(lctrl *r)
-{
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        r->S->mach->ctrls = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-}
+static lctrl *ctrl_of(lpending *p) { return KB_CONTAINER_OF(p, lctrl, pending); }
 
-void ldevice_close(lua_State *L, lsim *S)
+/* Closing with the operation in flight: its completion will find no one. */
+static void close_ctrl(lpending *p)
 {
-    while (S->mach->ctrls) {
-        lctrl *r = S->mach->ctrls;
-        unlink_rec(r);
-        luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
-        kb_ctrl_abandon(r->op);
-        free(r);
-    }
-}
-
-static void set_time(lua_State *L, const char *k, kb_time ps)
-{
-    lsim_push_time(L, ps);
-    lua_setfield(L, -2, k);
+    lctrl *r = ctrl_of(p);
+    kb_ctrl_abandon(r->op);
+    free(r);
 }
 
 /* A launch's answer: every PE's figures in target order, and the largest
@@ -74,19 +56,15 @@ static void push_answer(lua_State *L, const kb_ctrl_op *op)
     for (size_t i = 0; i < n; i++) {
         const kb_ctrl_target *tg = kb_ctrl_target_at(op, i);
         lua_createtable(L, 0, 10);
-        lua_pushinteger(L, tg->sip);
-        lua_setfield(L, -2, "sip");
-        lua_pushinteger(L, tg->cube);
-        lua_setfield(L, -2, "cube");
-        lua_pushinteger(L, tg->pe);
-        lua_setfield(L, -2, "pe");
+        lbind_set_int(L, "sip", tg->sip);
+        lbind_set_int(L, "cube", tg->cube);
+        lbind_set_int(L, "pe", tg->pe);
         lbind_set_ns(L, "start_ns", a[i].start_ps);
-        set_time(L, "end_ns", a[i].end_ps);
+        lbind_set_time(L, "end_ns", a[i].end_ps);
         lbind_set_ns(L, "pe_exec_ns", a[i].end_ps - a[i].start_ps);
-        set_time(L, "dma_ns", a[i].dma_ps);
-        set_time(L, "compute_ns", a[i].compute_ps);
-        lua_pushinteger(L, (lua_Integer)a[i].calls);
-        lua_setfield(L, -2, "calls");
+        lbind_set_time(L, "dma_ns", a[i].dma_ps);
+        lbind_set_time(L, "compute_ns", a[i].compute_ps);
+        lbind_set_int(L, "calls", (lua_Integer)a[i].calls);
         lbind_set_ns(L, "late_ns", a[i].late_ps);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
         exec = a[i].end_ps - a[i].start_ps > exec ? a[i].end_ps - a[i].start_ps : exec;
@@ -96,8 +74,8 @@ static void push_answer(lua_State *L, const kb_ctrl_op *op)
     }
     lua_setfield(L, -2, "pes");
     lbind_set_ns(L, "pe_exec_ns", exec);
-    set_time(L, "dma_ns", dma);
-    set_time(L, "compute_ns", compute);
+    lbind_set_time(L, "dma_ns", dma);
+    lbind_set_time(L, "compute_ns", compute);
     lbind_set_ns(L, "late_ns", late);
     lbind_set_ns(L, "target_start_ns", kb_ctrl_start_ps(op, kb_ctrl_target_at(op, 0)->sip));
 }
@@ -106,36 +84,16 @@ static void push_answer(lua_State *L, const kb_ctrl_op *op)
 static void ctrl_done(kb_ctrl_op *op, void *arg)
 {
     lctrl *r = arg;
-    lsim *S = r->S;
-    lua_State *L = S->L ? S->L : S->mach->opL;
+    lsim *S = r->pending.S;
+    lua_State *L = lpending_state(&r->pending);
     kb_machine_completed(S->mach->m, kb_ctrl_kind(op)->name, 0, r->start, kb_sim_now(S->sim));
     luaL_checkstack(L, 8, "launch answer");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref);
-    levent *e = lua_touserdata(L, -1);
     if (kb_ctrl_kind(op) == &kb_msg_kernel_launch)
         push_answer(L, op);
     else
         lua_pushboolean(L, 1);
-    lua_setiuservalue(L, -2, LEV_UV_VALUE);
-    lua_pop(L, 1);
-    kb_event_succeed(e->ev, KB_ITEM_NONE);
-    unlink_rec(r);
-    luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
+    lpending_succeed(L, &r->pending);
     free(r);
-}
-
-static int field_int(lua_State *L, int t, const char *k, const char *call, lua_Integer *out)
-{
-    lua_getfield(L, t, k);
-    int ok;
-    *out = lua_tointegerx(L, -1, &ok);
-    bool absent = lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (!ok && !absent)
-        luaL_error(L, "%s: field '%s' must be an integer", call, k);
-    if (ok && *out < 0)
-        luaL_error(L, "%s: field '%s' must be >= 0, got %I", call, k, *out);
-    return ok;
 }
 
 /* The list at field k of the table at 2 (a non-empty table of tables). */
@@ -158,7 +116,7 @@ static kb_ctrl_target *read_targets(lua_State *L, const char *call, size_t *n)
         lua_Integer v[3];
         static const char *const keys[3] = {"sip", "cube", "pe"};
         for (int k = 0; k < 3; k++)
-            if (!field_int(L, lua_gettop(L), keys[k], call, &v[k]))
+            if (!lbind_field_int(L, -1, call, keys[k], 0, INT_MAX, &v[k]))
                 luaL_error(L, "%s: targets[%d] has no '%s'", call, i + 1, keys[k]);
         tg[i] = (kb_ctrl_target){(int)v[0], (int)v[1], (int)v[2]};
         lua_pop(L, 1);
@@ -173,10 +131,10 @@ static kb_mmu_entry *read_entries(lua_State *L, const char *call, bool map, size
     kb_mmu_entry *e = lua_newuserdatauv(L, (size_t)len * sizeof *e, 0);
     for (int i = 0; i < len; i++) {
         lua_rawgeti(L, -2, i + 1);
-        int t = lua_gettop(L);
         lua_Integer va, pa = 0, size;
-        if (!lua_istable(L, t) || !field_int(L, t, "va", call, &va) || !field_int(L, t, "size", call, &size) ||
-            (map && !field_int(L, t, "pa", call, &pa)))
+        if (!lua_istable(L, -1) || !lbind_field_int(L, -1, call, "va", 0, LUA_MAXINTEGER, &va) ||
+            !lbind_field_int(L, -1, call, "size", 0, LUA_MAXINTEGER, &size) ||
+            (map && !lbind_field_int(L, -1, call, "pa", 0, LUA_MAXINTEGER, &pa)))
             luaL_error(L, "%s: entries[%d] must be a table {va =, %ssize =}", call, i + 1, map ? "pa =, " : "");
         e[i] = (kb_mmu_entry){(uint64_t)va, (uint64_t)pa, (uint64_t)size};
         lua_pop(L, 1);
@@ -192,24 +150,17 @@ static int submit(lua_State *L, lsim *S, kb_ctrl_op *op, const char *name)
     kb_event_set_name(ev, name);
     lsim_push_event(L, 1, S, ev, LEV_PLAIN);
     lctrl *r = kb_xcalloc(1, sizeof *r);
-    r->S = S;
     r->op = op;
     r->start = kb_sim_now(S->sim);
-    lua_pushvalue(L, -1);
-    r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lpending_link(L, S, &r->pending, close_ctrl);
     kb_ctrl_on_done(op, ctrl_done, r);
-    S->mach->opL = L;
     kb_machine_submitted(S->mach->m, name, 0);
     char *err = NULL;
     if (!kb_ctrl_submit(S->mach->fab, op, &err)) {
-        luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
+        lpending_unlink(L, &r->pending);
         free(r);
         return lbind_raise(L, err);
     }
-    r->next = S->mach->ctrls;
-    if (S->mach->ctrls)
-        S->mach->ctrls->prev = r;
-    S->mach->ctrls = r;
     return 1;
 }
 
@@ -280,17 +231,6 @@ static void release_runner(void *arg)
     free(r);
 }
 
-static int grid_field(lua_State *L, const char *k)
-{
-    lua_getfield(L, -1, k);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    lua_pop(L, 1);
-    if (!ok || v < 1 || v > INT32_MAX)
-        luaL_error(L, "s:launch{}: grid.%s must be an integer >= 1", k);
-    return (int)v;
-}
-
 static int l_launch(lua_State *L)
 {
     const char *call = "s:launch{}";
@@ -307,7 +247,8 @@ static int l_launch(lua_State *L)
     lua_getfield(L, 2, "grid");
     if (!lua_istable(L, -1))
         return luaL_error(L, "%s: field 'grid' must be a table {pes =, cubes =}", call);
-    int pes = grid_field(L, "pes"), cubes = grid_field(L, "cubes");
+    int pes = (int)lbind_need_int(L, -1, "s:launch{} grid", "pes", 1, INT_MAX);
+    int cubes = (int)lbind_need_int(L, -1, "s:launch{} grid", "cubes", 1, INT_MAX);
     lua_pop(L, 1);
     size_t nt = 0;
     const kb_ctrl_target *tg = read_targets(L, call, &nt);

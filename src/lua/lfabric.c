@@ -25,13 +25,12 @@
 #include "lua/ltopo.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct lrequest {
-    struct lrequest *prev, *next;
-    lsim *S;
-    int ref;          /* registry reference to the event userdata */
+    lpending pending;
     const kb_msg_kind *kind;
     uint64_t nbytes;
     const kb_path *path;
@@ -40,52 +39,31 @@ typedef struct lrequest {
     bool data_string; /* a read whose bytes go to the result's `data` */
 } lrequest;
 
-static void op_unlink(lrequest *o)
-{
-    if (o->prev)
-        o->prev->next = o->next;
-    else
-        o->S->mach->ops = o->next;
-    if (o->next)
-        o->next->prev = o->prev;
-}
-
-static void op_free(lrequest *o)
+static void free_request(lrequest *o)
 {
     kb_hoplog_free(&o->log);
     free(o);
 }
 
-void lfabric_close(lua_State *L, lsim *S)
-{
-    while (S->mach->ops) {
-        lrequest *o = S->mach->ops;
-        op_unlink(o);
-        luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
-        op_free(o);
-    }
-}
+/* Closing with the request in flight: the fabric drops its transaction. */
+static void close_request(lpending *p) { free_request(KB_CONTAINER_OF(p, lrequest, pending)); }
 
 /* Completion, inside the run (or the submitting call): build the result. */
 static void op_done(kb_txn *t, void *arg)
 {
     lrequest *o = arg;
-    lsim *S = o->S;
-    lua_State *L = S->L ? S->L : S->mach->opL;
+    lsim *S = o->pending.S;
+    lua_State *L = lpending_state(&o->pending);
     const kb_topo *topo = kb_fabric_topo(S->mach->fab);
     kb_time now = kb_sim_now(S->sim);
     kb_machine_completed(S->mach->m, o->kind->name, o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, o->ref);
-    levent *e = lua_touserdata(L, -1);
     lua_createtable(L, 0, 8);
-    lua_pushstring(L, o->kind->name);
-    lua_setfield(L, -2, "kind");
-    lua_pushinteger(L, (lua_Integer)o->nbytes);
-    lua_setfield(L, -2, "nbytes");
-    lbind_set_num(L, "start_ns", (double)t->t_start / 1000.0);
-    lbind_set_num(L, "end_ns", (double)now / 1000.0);
-    lbind_set_num(L, "latency_ns", (double)(now - t->t_start) / 1000.0);
+    lbind_set_str(L, "kind", o->kind->name);
+    lbind_set_int(L, "nbytes", (lua_Integer)o->nbytes);
+    lbind_set_ns(L, "start_ns", t->t_start);
+    lbind_set_ns(L, "end_ns", now);
+    lbind_set_ns(L, "latency_ns", now - t->t_start);
     ltopo_push_path(L, topo, o->path);
     lua_setfield(L, -2, "path");
     const kb_mem_req *r = kb_mem_req_of(t);
@@ -98,20 +76,15 @@ static void op_done(kb_txn *t, void *arg)
         for (size_t i = 0; i < o->log.n; i++) {
             const kb_hop *h = &o->log.hops[i];
             lua_createtable(L, 0, 3);
-            lua_pushstring(L, kb_topo_node(topo, h->node)->id);
-            lua_setfield(L, -2, "node");
-            lbind_set_num(L, "first_ns", (double)h->first_in / 1000.0);
-            lbind_set_num(L, "last_ns", (double)h->last_in / 1000.0);
+            lbind_set_str(L, "node", kb_topo_node(topo, h->node)->id);
+            lbind_set_ns(L, "first_ns", h->first_in);
+            lbind_set_ns(L, "last_ns", h->last_in);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, -2, "hops");
     }
-    lua_setiuservalue(L, -2, LEV_UV_VALUE);
-    lua_pop(L, 1);
-    kb_event_succeed(e->ev, KB_ITEM_NONE);
-    op_unlink(o);
-    luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
-    op_free(o);
+    lpending_succeed(L, &o->pending);
+    free_request(o);
 }
 
 static lsim *check_fabric(lua_State *L, const char *call)
@@ -123,38 +96,12 @@ static lsim *check_fabric(lua_State *L, const char *call)
     return S;
 }
 
-static lua_Integer opt_int(lua_State *L, const char *call, const char *key, lua_Integer dflt,
-                           bool required)
-{
-    lua_getfield(L, 2, key);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        if (required)
-            luaL_error(L, "%s: missing field '%s'", call, key);
-        return dflt;
-    }
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok)
-        luaL_error(L, "%s: field '%s' must be an integer, got %s", call, key, luaL_typename(L, -1));
-    lua_pop(L, 1);
-    return v;
-}
-
 static bool opt_bool(lua_State *L, const char *key, bool dflt)
 {
     lua_getfield(L, 2, key);
     bool v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
     lua_pop(L, 1);
     return v;
-}
-
-static uint64_t check_nbytes(lua_State *L, const char *call)
-{
-    lua_Integer n = opt_int(L, call, "nbytes", 0, true);
-    if (n <= 0)
-        luaL_error(L, "%s: nbytes must be > 0, got %I", call, n);
-    return (uint64_t)n;
 }
 
 static void raise_codec(lua_State *L, const char *call, const char *msg)
@@ -165,56 +112,61 @@ static void raise_codec(lua_State *L, const char *call, const char *msg)
 /* An HBM address from {sip, cube, pe, offset} fields of the table at idx. */
 static kb_pa pa_from_fields(lua_State *L, lsim *S, int idx, const char *call, bool sram)
 {
-    lua_pushvalue(L, idx);
-    lua_replace(L, 2); /* opt_int reads index 2 */
-    unsigned sip = (unsigned)opt_int(L, call, "sip", 0, false);
-    unsigned cube = (unsigned)opt_int(L, call, "cube", 0, false);
-    uint64_t off = (uint64_t)opt_int(L, call, "offset", 0, false);
+    lua_Integer sip = 0, cube = 0, pe = 0, off = 0;
+    lbind_field_int(L, idx, call, "sip", 0, INT_MAX, &sip);
+    lbind_field_int(L, idx, call, "cube", 0, INT_MAX, &cube);
+    lbind_field_int(L, idx, call, "offset", 0, LUA_MAXINTEGER, &off);
     kb_pa pa = 0;
     char msg[KB_PA_ERRLEN];
     bool ok;
     if (sram) {
-        ok = kb_pa_cube_sram(sip, cube, off, &pa, msg, sizeof msg);
+        ok = kb_pa_cube_sram((unsigned)sip, (unsigned)cube, (uint64_t)off, &pa, msg, sizeof msg);
     } else {
-        unsigned pe = (unsigned)opt_int(L, call, "pe", 0, false);
+        lbind_field_int(L, idx, call, "pe", 0, INT_MAX, &pe);
         uint64_t slice = kb_topo_params_of(kb_fabric_topo(S->mach->fab))->hbm_slice_bytes;
-        ok = kb_pa_pe_hbm(sip, cube, pe, off, slice, &pa, msg, sizeof msg);
+        ok = kb_pa_pe_hbm((unsigned)sip, (unsigned)cube, (unsigned)pe, (uint64_t)off, slice, &pa, msg, sizeof msg);
     }
     if (!ok)
         raise_codec(L, call, msg);
     return pa;
 }
 
-/* Pushes the event userdata and returns a new op record for it. */
+/* Pushes the event userdata and returns a new request record for it. */
 static lrequest *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbytes, const char *name)
 {
     bool hops = opt_bool(L, "hops", false);
     kb_event *ev = kb_event_new(S->sim);
     kb_event_set_name(ev, name);
-    levent *e = lsim_push_event(L, 1, S, ev, LEV_PLAIN);
-    (void)e;
+    lsim_push_event(L, 1, S, ev, LEV_PLAIN);
     lrequest *o = kb_xcalloc(1, sizeof *o);
-    o->S = S;
     o->kind = kind;
     o->nbytes = nbytes;
     o->want_hops = hops;
-    lua_pushvalue(L, -1);
-    o->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lpending_link(L, S, &o->pending, close_request);
     kb_machine_submitted(S->mach->m, name, nbytes);
-    o->next = S->mach->ops;
-    if (S->mach->ops)
-        S->mach->ops->prev = o;
-    S->mach->ops = o;
-    S->mach->opL = L;
     return o;
 }
 
 static int fail_op(lua_State *L, lrequest *o, char *err)
 {
-    op_unlink(o);
-    luaL_unref(L, LUA_REGISTRYINDEX, o->ref);
-    op_free(o);
+    lpending_unlink(L, &o->pending);
+    free_request(o);
     return lbind_raise(L, err);
+}
+
+static uint64_t check_nbytes(lua_State *L, const char *call, lua_Integer min)
+{
+    return (uint64_t)lbind_need_int(L, 2, call, "nbytes", min, LUA_MAXINTEGER);
+}
+
+/* The physical address at field `key` of the table at 2, if there is one. */
+static bool opt_pa(lua_State *L, const char *call, const char *key, kb_pa *pa)
+{
+    lua_Integer v;
+    if (!lbind_field_int(L, 2, call, key, 0, LUA_MAXINTEGER, &v))
+        return false;
+    *pa = (kb_pa)v;
+    return true;
 }
 
 static int memory(lua_State *L, bool write)
@@ -222,21 +174,16 @@ static int memory(lua_State *L, bool write)
     const kb_msg_kind *kind = write ? &kb_msg_mem_write : &kb_msg_mem_read;
     const char *call = write ? "s:memory_write{}" : "s:memory_read{}";
     lsim *S = check_fabric(L, call);
-    uint64_t nbytes = check_nbytes(L, call);
-    lua_getfield(L, 2, "pa");
-    bool has_pa = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    lua_pushvalue(L, 2);
-    int tbl = lua_gettop(L);
-    kb_pa pa = has_pa ? (kb_pa)opt_int(L, call, "pa", 0, true)
-                      : pa_from_fields(L, S, tbl, call, false);
-    kb_data *data = lbytes_from_args(L, tbl, call, write, nbytes);
+    uint64_t nbytes = check_nbytes(L, call, 1);
+    kb_pa pa;
+    if (!opt_pa(L, call, "pa", &pa))
+        pa = pa_from_fields(L, S, 2, call, false);
+    kb_data *data = lbytes_from_args(L, 2, call, write, nbytes);
     char name[96];
     snprintf(name, sizeof name, "%s %llu B", kind->name, (unsigned long long)nbytes);
     lrequest *o = new_op(L, S, kind, nbytes, name);
     o->data_string = data && !write && lbytes_is_buffer(data);
     char *err = NULL;
-    S->mach->opL = L;
     bool ok = kb_host_memory(S->mach->fab, write, pa, nbytes, data, op_done, o,
                              o->want_hops ? &o->log : NULL, &o->path, &err);
     if (!ok)
@@ -251,25 +198,19 @@ static int l_pe_dma(lua_State *L)
 {
     const char *call = "s:pe_dma{}";
     lsim *S = check_fabric(L, call);
-    uint64_t nbytes = check_nbytes(L, call);
-    int sip = (int)opt_int(L, call, "sip", 0, false);
-    int cube = (int)opt_int(L, call, "cube", 0, false);
-    int pe = (int)opt_int(L, call, "pe", 0, false);
+    uint64_t nbytes = check_nbytes(L, call, 1);
+    lua_Integer sip = 0, cube = 0, pe = 0;
+    lbind_field_int(L, 2, call, "sip", 0, INT_MAX, &sip);
+    lbind_field_int(L, 2, call, "cube", 0, INT_MAX, &cube);
+    lbind_field_int(L, 2, call, "pe", 0, INT_MAX, &pe);
     bool write = opt_bool(L, "write", true);
-    lua_pushvalue(L, 2);
-    int tbl = lua_gettop(L);
     kb_pa pa;
-    lua_getfield(L, tbl, "dst_pa");
-    if (!lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        pa = (kb_pa)opt_int(L, call, "dst_pa", 0, true);
-    } else {
-        lua_pop(L, 1);
-        lua_getfield(L, tbl, "dst");
+    if (!opt_pa(L, call, "dst_pa", &pa)) {
+        lua_getfield(L, 2, "dst");
         bool sram = false;
         if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
-            lua_getfield(L, tbl, "dst_sram");
+            lua_getfield(L, 2, "dst_sram");
             sram = true;
         }
         if (!lua_istable(L, -1))
@@ -277,15 +218,13 @@ static int l_pe_dma(lua_State *L)
                                  "dst_sram={sip,cube,offset}", call);
         pa = pa_from_fields(L, S, lua_gettop(L), call, sram);
         lua_pop(L, 1);
-        lua_pushvalue(L, tbl);
-        lua_replace(L, 2);
     }
     char name[96];
-    snprintf(name, sizeof name, "PE DMA %s sip%d.cube%d.pe%d %llu B", write ? "write" : "read", sip,
-             cube, pe, (unsigned long long)nbytes);
+    snprintf(name, sizeof name, "PE DMA %s sip%d.cube%d.pe%d %llu B", write ? "write" : "read", (int)sip,
+             (int)cube, (int)pe, (unsigned long long)nbytes);
     lrequest *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
     char *err = NULL;
-    if (!kb_pe_dma(S->mach->fab, sip, cube, pe, write, pa, nbytes, op_done, o,
+    if (!kb_pe_dma(S->mach->fab, (int)sip, (int)cube, (int)pe, write, pa, nbytes, op_done, o,
                    o->want_hops ? &o->log : NULL, &o->path, &err))
         return fail_op(L, o, err);
     return 1;
@@ -295,11 +234,7 @@ static int l_transfer(lua_State *L)
 {
     const char *call = "s:transfer{}";
     lsim *S = check_fabric(L, call);
-    /* 0 bytes: a control message (one empty flit) */
-    lua_Integer n = opt_int(L, call, "nbytes", 0, true);
-    if (n < 0)
-        luaL_error(L, "%s: nbytes must be >= 0, got %I", call, n);
-    uint64_t nbytes = (uint64_t)n;
+    uint64_t nbytes = check_nbytes(L, call, 0); /* 0 bytes: a control message (one empty flit) */
     const kb_topo *t = kb_fabric_topo(S->mach->fab);
     int64_t ends[2];
     const char *keys[2] = {"src", "dst"};

@@ -76,8 +76,7 @@ static int l_in_flight(lua_State *L)
         lua_setfield(L, -2, "at");
         lua_pushinteger(L, x->path->n - 1);
         lua_setfield(L, -2, "hops");
-        lsim_push_time(L, x->t_start);
-        lua_setfield(L, -2, "start_ns");
+        lbind_set_time(L, "start_ns", x->t_start);
         lua_rawseti(L, -2, ++n);
     }
     return 1;
@@ -101,10 +100,8 @@ static int l_component(lua_State *L)
     lua_setfield(L, -2, "flits");
     lua_pushinteger(L, (lua_Integer)c->bytes);
     lua_setfield(L, -2, "bytes");
-    lsim_push_time(L, c->busy_ps);
-    lua_setfield(L, -2, "busy_ns");
-    lsim_push_time(L, c->busy_until);
-    lua_setfield(L, -2, "busy_until_ns");
+    lbind_set_time(L, "busy_ns", c->busy_ps);
+    lbind_set_time(L, "busy_until_ns", c->busy_until);
     if (c->ops->stats) { /* what the implementation adds: channels, queues ... */
         kb_val *extra = kb_val_obj();
         kb_obj_num(extra, "util", 0);
@@ -139,8 +136,7 @@ static int l_pe_state(lua_State *L)
         lua_createtable(L, 0, 2);
         lua_pushstring(L, p->active->what);
         lua_setfield(L, -2, "what");
-        lsim_push_time(L, p->active->t_issue);
-        lua_setfield(L, -2, "since_ns");
+        lbind_set_time(L, "since_ns", p->active->t_issue);
         lua_setfield(L, -2, "command");
     }
     lua_pushinteger(L, (lua_Integer)ps.composites);

@@ -40,14 +40,61 @@ static void attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     lcomponent_attach(L, S, sim_idx);
 }
 
+void lpending_link(lua_State *L, lsim *S, lpending *p, void (*close)(lpending *p))
+{
+    p->S = S;
+    p->close = close;
+    lua_pushvalue(L, -1);
+    p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    p->prev = NULL;
+    p->next = S->mach->pending;
+    if (p->next)
+        p->next->prev = p;
+    S->mach->pending = p;
+    S->mach->opL = L;
+}
+
+void lpending_unlink(lua_State *L, lpending *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        p->S->mach->pending = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    luaL_unref(L, LUA_REGISTRYINDEX, p->ref);
+}
+
+void lpending_succeed(lua_State *L, lpending *p)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    levent *e = lua_touserdata(L, -1);
+    lua_insert(L, -2);
+    lua_setiuservalue(L, -2, LEV_UV_VALUE);
+    lua_pop(L, 1);
+    kb_event_succeed(e->ev, KB_ITEM_NONE);
+    lpending_unlink(L, p);
+}
+
+lua_State *lpending_state(const lpending *p) { return p->S->L ? p->S->L : p->S->mach->opL; }
+
+/* Operations still in flight when the simulation closes. */
+static void close_pending(lua_State *L, lsim *S)
+{
+    while (S->mach->pending) {
+        lpending *p = S->mach->pending;
+        lpending_unlink(L, p);
+        p->close(p);
+    }
+}
+
 static void close_machine(lua_State *L, lsim *S)
 {
     if (!S->mach)
         return;
     lobserve_close(L, S);
-    ldevice_close(L, S);
+    close_pending(L, S);
     lmodels_close(L, S);
-    lfabric_close(L, S);
     kb_machine_free(S->mach->m);
     free(S->mach);
     S->mach = NULL;

@@ -48,7 +48,7 @@ static kb_time model_latency(kb_comp *c, const kb_lat_query *q, void *ctx)
     lua_createtable(T, 0, q->n + 2);
     lua_pushstring(T, q->op);
     lua_setfield(T, -2, "op");
-    lua_pushnumber(T, (double)q->builtin_ps / 1000.0);
+    lua_pushnumber(T, kb_ps_to_ns((double)q->builtin_ps));
     lua_setfield(T, -2, "builtin_ns");
     for (int i = 0; i < q->n; i++) {
         lua_pushnumber(T, q->vals[i]);
@@ -65,7 +65,7 @@ static kb_time model_latency(kb_comp *c, const kb_lat_query *q, void *ctx)
             kb_comp_fail(c, "latency model %s returned %s for %s: it must return a number of ns >= 0", m->module,
                          luaL_tolstring(T, -1, NULL), q->op);
         else
-            result = (kb_time)llround(ns * 1000.0);
+            result = (kb_time)llround(ns * (double)KB_PS_PER_NS);
     }
     lua_settop(T, base);
     return result;

@@ -25,7 +25,7 @@ static kb_val *stats_of(lsim *S, bool requests)
     kb_obj_int(v, "sim", S->serial);
     if (S->mach)
         kb_obj_str(v, "topology", kb_topo_name(kb_fabric_topo(S->mach->fab)));
-    kb_obj_num(v, "sim_ns", (double)st.now / 1000.0);
+    kb_obj_num(v, "sim_ns", kb_ps_to_ns((double)st.now));
     kb_obj_int(v, "events", (int64_t)st.events);
     kb_obj_num(v, "wall_s", st.wall_s);
     kb_obj_num(v, "events_per_s", st.events_per_s);
@@ -76,12 +76,9 @@ static int l_op_log(lua_State *L)
         lua_createtable(L, 0, 6);
         lbind_set_ns(L, "t_start_ns", r[i].t_start);
         lbind_set_ns(L, "t_end_ns", r[i].t_end);
-        lua_pushstring(L, r[i].component);
-        lua_setfield(L, -2, "component");
-        lua_pushstring(L, r[i].kind);
-        lua_setfield(L, -2, "op_kind");
-        lua_pushstring(L, r[i].name);
-        lua_setfield(L, -2, "op_name");
+        lbind_set_str(L, "component", r[i].component);
+        lbind_set_str(L, "op_kind", r[i].kind);
+        lbind_set_str(L, "op_name", r[i].name);
         lbind_push_val(L, r[i].params);
         lua_setfield(L, -2, "params");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
@@ -96,13 +93,13 @@ static int l_op_log(lua_State *L)
 
 void lobserve_close(lua_State *L, lsim *S)
 {
-    kb_session *h = S->session;
+    kb_session *session = S->session;
     if (!S->mach)
         return;
-    if (h && h->oplog_out)
-        kb_oplog_write_jsonl(kb_fabric_oplog(S->mach->fab), h->oplog_out, S->serial);
-    if (h) /* every request only if a file will hold them; the summary needs less */
-        kb_session_add_run(L, stats_of(S, h->keep_requests));
+    if (session && session->oplog_out)
+        kb_oplog_write_jsonl(kb_fabric_oplog(S->mach->fab), session->oplog_out, S->serial);
+    if (session) /* every request only if a file will hold them; the summary needs less */
+        kb_session_add_run(L, stats_of(S, session->keep_requests));
 }
 
 const luaL_Reg lobserve_methods[] = {{"stats", l_stats}, {"op_log", l_op_log}, {NULL, NULL}};

@@ -32,6 +32,7 @@
 #include "lua/lmachine.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,33 +89,18 @@ static int ctx_gc(lua_State *L)
     return 0;
 }
 
-static lua_Integer field_int(lua_State *L, int t, const char *k, bool required, lua_Integer dflt)
-{
-    lua_getfield(L, t, k);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        if (required)
-            luaL_error(L, "pe_c.context: missing field '%s'", k);
-        return dflt;
-    }
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok || v < 0)
-        luaL_error(L, "pe_c.context: field '%s' must be an integer >= 0", k);
-    lua_pop(L, 1);
-    return v;
-}
-
 static int l_context(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
     if (!S->mach)
         return luaL_error(L, "pe_c.context: this simulation has no topology");
     luaL_checktype(L, 2, LUA_TTABLE);
-    int sip = (int)field_int(L, 2, "sip", true, 0), cube = (int)field_int(L, 2, "cube", true, 0),
-        pe = (int)field_int(L, 2, "pe", true, 0);
-    uint64_t base = (uint64_t)field_int(L, 2, "scratch_base", true, 0),
-             size = (uint64_t)field_int(L, 2, "scratch_size", true, 0);
+    const char *call = "pe_c.context";
+    int sip = (int)lbind_need_int(L, 2, call, "sip", 0, INT_MAX);
+    int cube = (int)lbind_need_int(L, 2, call, "cube", 0, INT_MAX);
+    int pe = (int)lbind_need_int(L, 2, call, "pe", 0, INT_MAX);
+    uint64_t base = (uint64_t)lbind_need_int(L, 2, call, "scratch_base", 0, LUA_MAXINTEGER);
+    uint64_t size = (uint64_t)lbind_need_int(L, 2, call, "scratch_size", 0, LUA_MAXINTEGER);
     lua_getfield(L, 2, "data");
     bool data = lua_toboolean(L, -1);
     lua_getfield(L, 2, "pa_fallback");
@@ -180,16 +166,26 @@ static int after_command(lua_State *L, int status, lua_KContext k)
     return c->nret;
 }
 
-int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call)
+lproc *ltl_command_process(lua_State *L, ltl_ctx *c, const char *call)
 {
     lproc *p = lsim_current(L, c->S, call);
     if (!p)
-        return lsim_would_block(L, call, "it runs on the PE's engines");
+        lsim_would_block(L, call, "it runs on the PE's engines");
     lsim_prepare_block(L, p, call);
+    return p;
+}
+
+int ltl_submit_command(lua_State *L, ltl_ctx *c, lproc *p)
+{
     c->nret = lua_gettop(L) > 1; /* the result, if any, sits above the context */
     c->waiting = p;
     kb_kernel_submit(c->k);
     return lsim_block(L, p, after_command);
+}
+
+int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call)
+{
+    return ltl_submit_command(L, c, ltl_command_process(L, c, call));
 }
 
 /* A tl.ref table at idx: replaces it by its pointer and fills shape and
@@ -373,14 +369,10 @@ static int ctx_stats(lua_State *L)
     kb_kernel_stats st;
     kb_kernel_stats_of(c->k, &st);
     lua_createtable(L, 0, 4);
-    lsim_push_time(L, st.dma_ps);
-    lua_setfield(L, -2, "dma_ns");
-    lsim_push_time(L, st.compute_ps);
-    lua_setfield(L, -2, "compute_ns");
-    lua_pushinteger(L, (lua_Integer)st.calls);
-    lua_setfield(L, -2, "calls");
-    lua_pushinteger(L, (lua_Integer)st.scratch_bytes);
-    lua_setfield(L, -2, "scratch_bytes");
+    lbind_set_time(L, "dma_ns", st.dma_ps);
+    lbind_set_time(L, "compute_ns", st.compute_ps);
+    lbind_set_int(L, "calls", (lua_Integer)st.calls);
+    lbind_set_int(L, "scratch_bytes", (lua_Integer)st.scratch_bytes);
     return 1;
 }
 

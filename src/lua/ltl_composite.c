@@ -86,25 +86,23 @@ static int ctx_wait(lua_State *L)
 
 /* ---- issuing ---- */
 
-static int field(lua_State *L, int t, const char *k) { return lua_getfield(L, t, k); }
-
 /* Operand `name` (a or b) of the table at t into o: a tensor handle is
  * pinned, a reference {ptr =, shape =, dtype =} streamed. Leaves nothing on
  * the stack. */
 static void operand(lua_State *L, ltl_ctx *x, int t, const char *name, kb_composite_arg *o)
 {
-    field(L, t, name);
+    lua_getfield(L, t, name);
     int idx = lua_gettop(L);
     if (ltl_test_tensor(L, idx)) {
         o->pinned = true;
         o->v = ltl_check_tensor(L, idx, "tl.composite", 0, x)->v;
     } else if (lua_istable(L, idx)) {
-        field(L, idx, "ptr");
+        lua_getfield(L, idx, "ptr");
         o->va = ltl_check_ptr(L, lua_gettop(L), "tl.composite");
-        field(L, idx, "shape");
+        lua_getfield(L, idx, "shape");
         int64_t shape[KB_VIEW_MAXDIM];
         int nd = ltl_parse_shape(L, lua_gettop(L), "tl.composite", shape);
-        field(L, idx, "dtype");
+        lua_getfield(L, idx, "dtype");
         kb_tview_init(&o->v, 0, 0, ltl_parse_dtype(L, lua_gettop(L), "tl.composite", "f16"), nd, shape);
         o->pinned = false;
     } else {
@@ -117,7 +115,7 @@ static void operand(lua_State *L, ltl_ctx *x, int t, const char *name, kb_compos
  * (their strings must outlive the planning). */
 static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite_args *a)
 {
-    if (field(L, t, "epilogue") == LUA_TNIL)
+    if (lua_getfield(L, t, "epilogue") == LUA_TNIL)
         return;
     int e = lua_gettop(L);
     a->nepi = (int)lua_rawlen(L, e);
@@ -126,16 +124,16 @@ static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite_args *a)
         kb_epilogue_arg *ep = &a->epi[i];
         lua_rawgeti(L, e, i + 1);
         int op = lua_gettop(L);
-        field(L, op, "kind");
+        lua_getfield(L, op, "kind");
         ep->op = lua_tostring(L, -1);
-        field(L, op, "scope");
+        lua_getfield(L, op, "scope");
         ep->scope = lua_tostring(L, -1);
-        field(L, op, "view");
+        lua_getfield(L, op, "view");
         if (ltl_test_tensor(L, -1)) {
             ep->has_view = true;
             ep->v = ltl_check_tensor(L, lua_gettop(L), "tl.composite", 0, x)->v;
         }
-        field(L, op, "value");
+        lua_getfield(L, op, "value");
         ep->value = luaL_optnumber(L, -1, 1.0); /* tl.lua insists on a value where an op uses one */
         lua_pop(L, 2);
     }
@@ -147,25 +145,32 @@ static int ctx_composite(lua_State *L)
     ltl_ctx *x = ltl_check_ctx(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
+    /* Whatever can raise comes before the composite is submitted, so an
+     * error leaves nothing running: the PE_CPU's dispatch of the call (a
+     * command of no cycles) and the process that waits for it first. */
+    char *err = NULL;
+    if (!kb_pe_op_cycles(ltl_command(L, x, "tl.composite"), 0, &err))
+        return lbind_raise_where(L, err);
+    lproc *p = ltl_command_process(L, x, "tl.composite");
     kb_composite_args a;
     memset(&a, 0, sizeof a);
-    field(L, 2, "op"); /* names stay on the stack until the plan is made */
+    lua_getfield(L, 2, "op"); /* names stay on the stack until the plan is made */
     a.op = lua_tostring(L, -1);
-    field(L, 2, "math_op");
+    lua_getfield(L, 2, "math_op");
     a.math_op = lua_tostring(L, -1);
     operand(L, x, 2, "a", &a.in[0]);
     a.nin = 1;
-    if (field(L, 2, "b") != LUA_TNIL)
+    if (lua_getfield(L, 2, "b") != LUA_TNIL)
         operand(L, x, 2, "b", &a.in[a.nin++]);
     lua_pop(L, 1);
-    field(L, 2, "out_dtype");
+    lua_getfield(L, 2, "out_dtype");
     kb_dtype out;
     if (!lua_isnil(L, -1)) {
         out = ltl_parse_dtype(L, lua_gettop(L), "tl.composite", NULL);
         a.out_dtype = &out;
     }
     lua_pop(L, 1);
-    if (field(L, 2, "tile") != LUA_TNIL) {
+    if (lua_getfield(L, 2, "tile") != LUA_TNIL) {
         for (int i = 0; i < 3; i++) {
             lua_rawgeti(L, -1, i + 1);
             a.has_tile[i] = !lua_isnil(L, -1);
@@ -174,12 +179,11 @@ static int ctx_composite(lua_State *L)
         }
     }
     lua_pop(L, 1);
-    field(L, 2, "out_ptr");
+    lua_getfield(L, 2, "out_ptr");
     a.out_va = ltl_check_ptr(L, lua_gettop(L), "tl.composite");
     lua_pop(L, 1);
     epilogue(L, x, 2, &a);
     kb_composite *c = kb_xmalloc(sizeof *c);
-    char *err = NULL;
     if (!kb_composite_plan(&a, c, &err)) {
         free(c);
         return lbind_raise_where(L, err);
@@ -188,15 +192,14 @@ static int ctx_composite(lua_State *L)
         free(c);
         return lbind_raise(L, err);
     }
-    /* the handle (the submitter's reference), then the PE_CPU's dispatch of the call */
+    /* the handle (the submitter's reference), then the dispatch */
     lua_settop(L, 1);
     comp_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->c = c;
     luaL_setmetatable(L, LCOMP_MT);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    kb_pe_op_cycles(ltl_command(L, x, "tl.composite"), 0, &err);
-    return ltl_start_command(L, x, "tl.composite");
+    return ltl_submit_command(L, x, p);
 }
 
 /* ---- handle methods ---- */
@@ -212,20 +215,15 @@ static int comp_stats(lua_State *L)
 {
     kb_composite *c = check_comp(L, 1)->c;
     lua_createtable(L, 0, 6);
-    lua_pushinteger(L, (lua_Integer)c->ntiles);
-    lua_setfield(L, -2, "tiles");
-    lsim_push_time(L, c->t_submit);
-    lua_setfield(L, -2, "submit_ns");
-    lsim_push_time(L, c->t_first);
-    lua_setfield(L, -2, "first_ns");
-    if (c->finished) {
-        lsim_push_time(L, c->t_done);
-        lua_setfield(L, -2, "done_ns");
-    }
+    lbind_set_int(L, "tiles", (lua_Integer)c->ntiles);
+    lbind_set_time(L, "submit_ns", c->t_submit);
+    lbind_set_time(L, "first_ns", c->t_first);
+    if (c->finished)
+        lbind_set_time(L, "done_ns", c->t_done);
     lua_createtable(L, 0, KB_ST_COUNT);
     lua_createtable(L, 0, KB_ST_COUNT);
     for (int i = 0; i < KB_ST_COUNT; i++) {
-        lsim_push_time(L, c->stage_ps[i]);
+        lbind_push_time(L, c->stage_ps[i]);
         lua_setfield(L, -3, kb_stage_name((kb_stage_type)i));
         lua_pushinteger(L, (lua_Integer)c->stage_n[i]);
         lua_setfield(L, -2, kb_stage_name((kb_stage_type)i));

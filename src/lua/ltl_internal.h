@@ -41,6 +41,11 @@ kb_pe_op *ltl_command(lua_State *L, ltl_ctx *c, const char *call);
 /* Submits the command filled since ltl_command and yields until it
  * completes; returns c->nret results (the one above the context at 1). */
 int ltl_start_command(lua_State *L, ltl_ctx *c, const char *call);
+/* The same in two steps, for a call that must raise nothing once it has
+ * started something: the process that will block (raises if there is
+ * none or it cannot yield), then the submission. */
+lproc *ltl_command_process(lua_State *L, ltl_ctx *c, const char *call);
+int ltl_submit_command(lua_State *L, ltl_ctx *c, lproc *p);
 /* ctx:math with the context at 1, operands at first .. first+nargs-1 and
  * the axis at axis_idx (0: none). */
 int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop op, int first, int nargs, int axis_idx);

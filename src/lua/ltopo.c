@@ -24,6 +24,7 @@
 
 #include <fnmatch.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,16 +149,15 @@ static int l_load(lua_State *L)
     r->L = NULL;
     r->dir = NULL;
     lua_pop(L, 1);
-    if (!topo) {
+    if (!topo)
         return lbind_raise(L, err);
-    }
     ltopo *t = lua_newuserdatauv(L, sizeof *t, 0);
     t->topo = topo;
     luaL_setmetatable(L, LTOPO_MT);
-    kb_session *h = kb_session_of(L);
-    if (h && h->config_out) {
+    kb_session *session = kb_session_of(L);
+    if (session && session->config_out) {
         char *yaml = kb_topo_config_yaml(topo);
-        kb_session_dump_config(h, yaml);
+        kb_session_dump_config(session, yaml);
         free(yaml);
     }
     return 1;
@@ -227,15 +227,9 @@ static int t_node(lua_State *L)
 /* Coordinate field k of the table at 2: an integer >= 0, or -1 when absent. */
 static int place_field(lua_State *L, const char *k)
 {
-    lua_getfield(L, 2, k);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1))
-        luaL_error(L, "topology:node_at: field '%s' must be an integer, got %s", k, luaL_typename(L, -1));
-    lua_pop(L, 1);
-    if (ok && (v < 0 || v > INT32_MAX))
-        luaL_error(L, "topology:node_at: field '%s' must be >= 0, got %I", k, v);
-    return ok ? (int)v : -1;
+    lua_Integer v = -1;
+    lbind_field_int(L, 2, "topology:node_at", k, 0, INT_MAX, &v);
+    return (int)v;
 }
 
 /* t:node_at{kind=, sip=, cube=, pe=, io=} -> id | nil: the node of a kind
@@ -267,7 +261,7 @@ static void push_edge(lua_State *L, const kb_topo *t, const kb_edge *e)
     lbind_set_str(L, "kind", kb_edge_kind_name(e->kind));
     lbind_set_num(L, "bw_gbs", e->bw_gbs);
     lbind_set_num(L, "mm", e->mm);
-    lbind_set_num(L, "prop_ns", (double)kb_topo_edge_prop_ps(t, e) / 1000.0);
+    lbind_set_ns(L, "prop_ns", kb_topo_edge_prop_ps(t, e));
 }
 
 static int t_edges(lua_State *L)
@@ -342,7 +336,7 @@ static int t_path_latency(lua_State *L)
     const kb_path *p = check_path(L, t);
     lua_Integer n = luaL_optinteger(L, 5, 0);
     luaL_argcheck(L, n >= 0, 5, "nbytes must be >= 0");
-    lua_pushnumber(L, (double)kb_path_latency_ps(t, p, (uint64_t)n) / 1000.0);
+    lua_pushnumber(L, kb_ps_to_ns((double)kb_path_latency_ps(t, p, (uint64_t)n)));
     return 1;
 }
 

@@ -2,12 +2,13 @@
 #include "luasim/lbind.h"
 
 #include <lauxlib.h>
-#include <lauxlib.h>
 #include <stdlib.h>
+
+static const char *message(const char *msg) { return msg ? msg : "error without a message"; }
 
 int lbind_raise(lua_State *L, char *msg)
 {
-    lua_pushstring(L, msg ? msg : "error without a message");
+    lua_pushstring(L, message(msg));
     free(msg);
     return lua_error(L);
 }
@@ -15,11 +16,79 @@ int lbind_raise(lua_State *L, char *msg)
 int lbind_raise_where(lua_State *L, char *msg)
 {
     luaL_where(L, 1);
-    lua_pushstring(L, msg ? msg : "error without a message");
+    lua_pushstring(L, message(msg));
     free(msg);
     lua_concat(L, 2);
     return lua_error(L);
 }
+
+int lbind_raise_prefixed(lua_State *L, const char *prefix, char *msg)
+{
+    lua_pushfstring(L, "%s: %s", prefix, message(msg));
+    free(msg);
+    return lua_error(L);
+}
+
+int lbind_fail(lua_State *L, char *msg)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, message(msg));
+    free(msg);
+    return 2;
+}
+
+/* Raises "CALL: field 'KEY' must be [an integer ]RANGE, got VALUE" for the
+ * value on the top of the stack. */
+static void bad_int(lua_State *L, const char *call, const char *key, bool integer, lua_Integer min,
+                    lua_Integer max)
+{
+    const char *given = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1);
+    const char *what = integer ? "" : "an integer ";
+    if (max == LUA_MAXINTEGER)
+        luaL_error(L, "%s: field '%s' must be %s>= %I, got %s", call, key, what, min, given);
+    luaL_error(L, "%s: field '%s' must be %s>= %I and <= %I, got %s", call, key, what, min, max, given);
+}
+
+bool lbind_field_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
+                     lua_Integer max, lua_Integer *out)
+{
+    if (lua_getfield(L, idx, key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return false;
+    }
+    int ok = 0;
+    lua_Integer v = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+    if (!ok || v < min || v > max)
+        bad_int(L, call, key, ok, min, max);
+    lua_pop(L, 1);
+    *out = v;
+    return true;
+}
+
+lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
+                           lua_Integer max)
+{
+    lua_Integer v = 0;
+    if (!lbind_field_int(L, idx, call, key, min, max, &v))
+        luaL_error(L, "%s: missing field '%s'", call, key);
+    return v;
+}
+
+void lbind_push_time(lua_State *L, kb_time ps)
+{
+    if (ps % KB_PS_PER_NS == 0)
+        lua_pushinteger(L, (lua_Integer)(ps / KB_PS_PER_NS));
+    else
+        lua_pushnumber(L, (lua_Number)kb_ps_to_ns((double)ps));
+}
+
+void lbind_set_time(lua_State *L, const char *k, kb_time ps)
+{
+    lbind_push_time(L, ps);
+    lua_setfield(L, -2, k);
+}
+
+void lbind_set_ns(lua_State *L, const char *k, kb_time ps) { lbind_set_num(L, k, kb_ps_to_ns((double)ps)); }
 
 void lbind_set_int(lua_State *L, const char *k, lua_Integer v)
 {
@@ -38,8 +107,6 @@ void lbind_set_str(lua_State *L, const char *k, const char *v)
     lua_pushstring(L, v);
     lua_setfield(L, -2, k);
 }
-
-void lbind_set_ns(lua_State *L, const char *k, int64_t ps) { lbind_set_num(L, k, (lua_Number)ps / 1000.0); }
 
 void lbind_push_val(lua_State *L, const kb_val *v)
 {

@@ -1,8 +1,10 @@
 /* What every binding module shares: raising a C layer's error message,
- * and value trees (src/trace/val.h) as Lua tables. */
+ * reading integer fields of argument tables, simulated times in ns, and
+ * value trees (src/trace/val.h) as Lua tables. */
 #ifndef KB_LUASIM_LBIND_H
 #define KB_LUASIM_LBIND_H
 
+#include "core/types.h"
 #include "trace/val.h"
 
 #include <lua.h>
@@ -13,13 +15,35 @@ int lbind_raise(lua_State *L, char *msg);
 /* The same with the calling Lua code's position in front ("file:12: msg"),
  * as luaL_error does: for bindings whose messages always had it. */
 int lbind_raise_where(lua_State *L, char *msg);
+/* The same with "prefix: " in front. */
+int lbind_raise_prefixed(lua_State *L, const char *prefix, char *msg);
+/* For functions that answer a failure with `nil, message` rather than an
+ * error: pushes both (msg freed here); `return lbind_fail(L, err);`. */
+int lbind_fail(lua_State *L, char *msg);
 
-/* t[k] = v for the table on the top of the stack. */
+/* Integer field `key` of the table at idx: stores it in *out and returns
+ * true; returns false, *out untouched, when the field is nil (so *out may
+ * hold a default). A value that is not an integer (a string, a float with
+ * a fraction) or lies outside min..max raises an error naming the call,
+ * the key, the range and the value given, e.g. "s:mmu_map{}: field 'sip'
+ * must be >= 0 and <= 2147483647, got 4294967296". */
+bool lbind_field_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
+                     lua_Integer max, lua_Integer *out);
+/* The same for a field that must be there ("CALL: missing field 'KEY'"). */
+lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
+                           lua_Integer max);
+
+/* Simulated times (ps) as Lua numbers of ns. Two forms, each kept where it
+ * was first used since results print them differently: a time is an
+ * integer when it falls on a whole ns (else a float); an "ns" figure is
+ * always a float (as a division of ps by 1000 in Lua). */
+void lbind_push_time(lua_State *L, kb_time ps);
+/* t[k] = ... for the table on the top of the stack. */
+void lbind_set_time(lua_State *L, const char *k, kb_time ps);
+void lbind_set_ns(lua_State *L, const char *k, kb_time ps);
 void lbind_set_int(lua_State *L, const char *k, lua_Integer v);
 void lbind_set_num(lua_State *L, const char *k, lua_Number v);
 void lbind_set_str(lua_State *L, const char *k, const char *v);
-/* t[k] = ps in ns, always a float (as a division of ps by 1000 in Lua). */
-void lbind_set_ns(lua_State *L, const char *k, int64_t ps);
 /* Pushes v as Lua values: objects become tables with string keys, arrays
  * sequences, null nil. */
 void lbind_push_val(lua_State *L, const kb_val *v);

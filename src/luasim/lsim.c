@@ -4,6 +4,7 @@
 #include "luasim/lsim.h"
 
 #include "core/util.h"
+#include "luasim/lbind.h"
 #include "luasim/session.h"
 
 #include <math.h>
@@ -44,14 +45,6 @@ kb_time lsim_check_duration(lua_State *L, int idx, const char *what)
     if (ps >= 9.2e18)
         luaL_error(L, "%s: time %f ns is beyond the simulated range", what, (double)ns);
     return (kb_time)llround(ps); /* resolution: 1 ps */
-}
-
-void lsim_push_time(lua_State *L, kb_time ps)
-{
-    if (ps % KB_PS_PER_NS == 0)
-        lua_pushinteger(L, (lua_Integer)(ps / KB_PS_PER_NS));
-    else
-        lua_pushnumber(L, (lua_Number)ps / (lua_Number)KB_PS_PER_NS);
 }
 
 void lsim_set_error(lua_State *L, lsim *S, int err_idx)
@@ -174,7 +167,7 @@ static int l_tostring(lua_State *L)
 
 static int l_now(lua_State *L)
 {
-    lsim_push_time(L, kb_sim_now(lsim_check(L, 1)->sim));
+    lbind_push_time(L, kb_sim_now(lsim_check(L, 1)->sim));
     return 1;
 }
 
@@ -247,11 +240,8 @@ static int l_run(lua_State *L)
         return raise_interrupted(L, S);
     if (st == KB_RUN_EMPTY && until == KB_TIME_MAX) {
         char *report = kb_sim_quiescence_report(S->sim);
-        if (report) {
-            lua_pushfstring(L, "deadlock: %s", report);
-            free(report);
-            return lua_error(L);
-        }
+        if (report)
+            return lbind_raise_prefixed(L, "deadlock", report);
     }
     static const char *const reasons[] = {"empty", "until", "stopped", "failed", "interrupted"};
     lua_pushstring(L, reasons[st]);

@@ -1,4 +1,4 @@
-/* Internal to the `sim` Lua module (src/lua/lsim*.c): the userdata layouts
+/* Internal to the `sim` Lua module (src/luasim/lsim*.c): the userdata layouts
  * and the helpers its files share.
  *
  * Ownership. A `sim` userdata owns its kb_sim. Events, processes, stores
@@ -82,7 +82,6 @@ lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not clos
 lsim *lsim_check_any(lua_State *L, int idx);  /* closed or not */
 void lsim_check_open(lua_State *L, const lsim *S);
 kb_time lsim_check_duration(lua_State *L, int idx, const char *what); /* ns -> ps */
-void lsim_push_time(lua_State *L, kb_time ps);                        /* ps -> ns */
 void lsim_set_error(lua_State *L, lsim *S, int err_idx); /* first process error wins */
 void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
 

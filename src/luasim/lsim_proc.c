@@ -8,6 +8,7 @@
 #include "luasim/lsim.h"
 
 #include "core/util.h"
+#include "luasim/lbind.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,7 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
     lua_setfield(L, err, "message");
     lua_pushstring(L, p->name);
     lua_setfield(L, err, "process");
-    lsim_push_time(L, kb_sim_now(S->sim));
+    lbind_push_time(L, kb_sim_now(S->sim));
     lua_setfield(L, err, "time_ns");
     lua_pushvalue(L, tb);
     lua_setfield(L, err, "traceback");

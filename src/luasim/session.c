@@ -20,47 +20,47 @@ void kb_session_attach(lua_State *L, kb_session *session)
 kb_session *kb_session_of(lua_State *L)
 {
     lua_rawgetp(L, LUA_REGISTRYINDEX, &SESSION_KEY);
-    kb_session *h = lua_touserdata(L, -1);
+    kb_session *session = lua_touserdata(L, -1);
     lua_pop(L, 1);
-    return h;
+    return session;
 }
 
 int kb_session_next_serial(lua_State *L)
 {
-    kb_session *h = kb_session_of(L);
-    return h ? ++h->sims_created : 0;
+    kb_session *session = kb_session_of(L);
+    return session ? ++session->sims_created : 0;
 }
 
 void kb_session_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes)
 {
-    kb_session *h = kb_session_of(L);
-    if (!h || !h->print_stats)
+    kb_session *session = kb_session_of(L);
+    if (!session || !session->print_stats)
         return;
     char now[KB_TIME_STRLEN];
-    fprintf(h->stats_out ? h->stats_out : stderr,
+    fprintf(session->stats_out ? session->stats_out : stderr,
             "[stats] sim #%d: events=%" PRIu64 " sim_time=%s wall_s=%.6f events_per_s=%.0f "
             "resumes=%" PRIu64 "\n",
             serial, st->events, kb_time_format(st->now, now), st->wall_s, st->events_per_s, resumes);
 }
 
-void kb_session_dump_config(kb_session *h, const char *yaml)
+void kb_session_dump_config(kb_session *session, const char *yaml)
 {
-    for (size_t i = 0; i < h->nconfigs; i++)
-        if (strcmp(h->configs_written[i], yaml) == 0)
+    for (size_t i = 0; i < session->nconfigs; i++)
+        if (strcmp(session->configs_written[i], yaml) == 0)
             return;
-    h->configs_written = kb_xrealloc(h->configs_written, (h->nconfigs + 1) * sizeof(char *));
-    h->configs_written[h->nconfigs++] = kb_xstrdup(yaml);
-    fprintf(h->config_out, "%s%s", h->nconfigs > 1 ? "---\n" : "", yaml);
+    session->configs_written = kb_xrealloc(session->configs_written, (session->nconfigs + 1) * sizeof(char *));
+    session->configs_written[session->nconfigs++] = kb_xstrdup(yaml);
+    fprintf(session->config_out, "%s%s", session->nconfigs > 1 ? "---\n" : "", yaml);
 }
 
 void kb_session_add_run(lua_State *L, struct kb_val *stats)
 {
-    kb_session *h = kb_session_of(L);
-    if (!h) {
+    kb_session *session = kb_session_of(L);
+    if (!session) {
         kb_val_free(stats);
         return;
     }
-    if (!h->runs)
-        h->runs = kb_val_arr();
-    kb_arr_push(h->runs, stats);
+    if (!session->runs)
+        session->runs = kb_val_arr();
+    kb_arr_push(session->runs, stats);
 }

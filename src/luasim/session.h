@@ -45,7 +45,7 @@ kb_session *kb_session_of(lua_State *L); /* NULL when the state has none */
 void kb_session_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uint64_t resumes);
 /* Appends a resolved configuration to --dump-config, unless the same
  * document was written already. */
-void kb_session_dump_config(kb_session *h, const char *yaml);
+void kb_session_dump_config(kb_session *session, const char *yaml);
 /* Takes the statistics of a closed simulation (kept in session->runs). */
 void kb_session_add_run(lua_State *L, struct kb_val *stats);
 

@@ -14,7 +14,6 @@ typedef struct request {
 } request;
 
 struct kb_machine {
-    kb_sim *sim;
     kb_fabric *fab;
     kb_tracer *tracer;
     request *requests;
@@ -27,7 +26,6 @@ kb_machine *kb_machine_new(kb_sim *sim, const kb_topo *t, const kb_machine_opts 
     if (!fab)
         return NULL;
     kb_machine *m = kb_xcalloc(1, sizeof *m);
-    m->sim = sim;
     m->fab = fab;
     kb_oplog_keep(kb_fabric_oplog(fab), o->keep_oplog);
     if (o->trace) {
@@ -57,7 +55,7 @@ void kb_machine_submitted(kb_machine *m, const char *what, uint64_t nbytes)
     kb_targ args[1] = {{"bytes", NULL, (int64_t)nbytes}};
     char name[128];
     snprintf(name, sizeof name, "submit %s", what);
-    kb_trace_instant(m->tracer, kb_fabric_host_track(m->fab), name, kb_sim_now(m->sim), args, 1);
+    kb_trace_instant(m->tracer, kb_fabric_host_track(m->fab), name, kb_sim_now(kb_fabric_sim(m->fab)), args, 1);
 }
 
 void kb_machine_completed(kb_machine *m, const char *kind, uint64_t nbytes, kb_time start, kb_time end)
@@ -107,17 +105,17 @@ static kb_val *latency_summary(const kb_machine *m)
         sum += (double)lat[i];
     }
     qsort(lat, m->nrequests, sizeof *lat, cmp_time);
-    kb_obj_num(v, "min_ns", (double)lat[0] / 1000.0);
-    kb_obj_num(v, "median_ns", (double)lat[m->nrequests / 2] / 1000.0);
-    kb_obj_num(v, "mean_ns", sum / (double)m->nrequests / 1000.0);
-    kb_obj_num(v, "max_ns", (double)lat[m->nrequests - 1] / 1000.0);
+    kb_obj_num(v, "min_ns", kb_ps_to_ns((double)lat[0]));
+    kb_obj_num(v, "median_ns", kb_ps_to_ns((double)lat[m->nrequests / 2]));
+    kb_obj_num(v, "mean_ns", kb_ps_to_ns(sum / (double)m->nrequests));
+    kb_obj_num(v, "max_ns", kb_ps_to_ns((double)lat[m->nrequests - 1]));
     free(lat);
     return v;
 }
 
 void kb_machine_stats(kb_machine *m, kb_val *v, bool requests)
 {
-    kb_obj_take_all(v, kb_fabric_stats(m->fab, kb_sim_now(m->sim)));
+    kb_obj_take_all(v, kb_fabric_stats(m->fab, kb_sim_now(kb_fabric_sim(m->fab))));
     kb_obj_put(v, "request_latency", latency_summary(m));
     kb_val *req = requests ? kb_obj_put(v, "requests", kb_val_arr()) : NULL;
     for (size_t i = 0; req && i < m->nrequests; i++) {
@@ -125,9 +123,9 @@ void kb_machine_stats(kb_machine *m, kb_val *v, bool requests)
         kb_val *e = kb_arr_push(req, kb_val_obj());
         kb_obj_str(e, "kind", r->kind);
         kb_obj_int(e, "nbytes", (int64_t)r->nbytes);
-        kb_obj_num(e, "start_ns", (double)r->start / 1000.0);
-        kb_obj_num(e, "end_ns", (double)r->end / 1000.0);
-        kb_obj_num(e, "latency_ns", (double)(r->end - r->start) / 1000.0);
+        kb_obj_num(e, "start_ns", kb_ps_to_ns((double)r->start));
+        kb_obj_num(e, "end_ns", kb_ps_to_ns((double)r->end));
+        kb_obj_num(e, "latency_ns", kb_ps_to_ns((double)(r->end - r->start)));
     }
     kb_obj_put(v, "op_counts", kb_machine_op_counts(m));
 }

@@ -3,7 +3,7 @@
  * (behind the statistics' request latencies) and what the command line
  * asked to observe of it (a tracer on the shared trace file, op-log
  * records). The binding layer's simulation object holds one
- * (src/lua/lsim.h); C programs and tests can make their own. */
+ * (src/lua/lmachine.h); C programs and tests can make their own. */
 #ifndef KB_MACHINE_MACHINE_H
 #define KB_MACHINE_MACHINE_H
 
@@ -35,7 +35,7 @@ void kb_machine_submitted(kb_machine *m, const char *what, uint64_t nbytes);
 void kb_machine_completed(kb_machine *m, const char *kind, uint64_t nbytes, kb_time start, kb_time end);
 
 /* Adds the machine's statistics at the simulation's current time to the
- * object v: "topology", the fabric's components and links, request
+ * object v: the fabric's components and links, request
  * latencies ("request_latency"; every request under "requests" when asked)
  * and op counts ("op_counts"). */
 void kb_machine_stats(kb_machine *m, kb_val *v, bool requests);

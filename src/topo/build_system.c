@@ -94,6 +94,58 @@ static void build_cube(kb_builder *b, const kb_cube_cfg *c, int s, int ci, cube_
     free(pre);
 }
 
+/* IO chiplet i of SIP s: its PCIe endpoint (linked to the switch swn),
+ * NoC, IO_CPU and cube ports with their connections (port[k] for port k,
+ * linked to its cube by the caller). */
+static void build_io(kb_builder *b, const kb_io_cfg *o, int s, int i, uint32_t swn, const kb_link_cfg *pcie,
+                     double ucie_routing_mm, uint32_t *port)
+{
+    uint32_t ep = kb_add_node(b, kb_asprintf("sip%d.%s.pcie_ep", s, o->id), o->pcie_ep, s, -1, -1, i);
+    uint32_t noc = kb_add_node(b, kb_asprintf("sip%d.%s.io_noc", s, o->id), o->io_noc, s, -1, -1, i);
+    uint32_t cpu = kb_add_node(b, kb_asprintf("sip%d.%s.io_cpu", s, o->id), o->io_cpu, s, -1, -1, i);
+    kb_add_link(b, ep, noc, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->ep_noc.bw, o->ep_noc.mm, -1);
+    kb_add_link(b, noc, cpu, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->noc_cpu.bw, o->noc_cpu.mm, -1);
+    for (int k = 0; k < o->nports; k++) {
+        const char *phy = o->ports[k].phy;
+        port[k] = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s", s, o->id, phy), o->io_ucie, s, -1, -1, i);
+        for (int q = 0; q < o->nconn; q++) {
+            uint32_t conn = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s.conn%d", s, o->id, phy, q),
+                                        o->io_ucie_conn, s, -1, -1, i);
+            kb_add_link(b, noc, conn, KB_EK_NOC_TO_UCIE_CONN, KB_EK_UCIE_CONN_TO_NOC, o->conn.bw, o->conn.mm, -1);
+            kb_add_link(b, conn, port[k], KB_EK_UCIE_INTERNAL, KB_EK_UCIE_INTERNAL, o->conn.bw, o->conn.mm,
+                        o->conn.mm + ucie_routing_mm);
+        }
+    }
+    kb_add_link(b, swn, ep, KB_EK_PCIE, KB_EK_PCIE, pcie->bw, pcie->mm, -1);
+}
+
+/* The UCIe seams between neighbouring cubes of a SIP: E<->W and S<->N
+ * (cube = row * w + col). */
+static void link_cube_mesh(kb_builder *b, const kb_topo_params *p, const cube_nodes *cubes, const kb_link_cfg *seam)
+{
+    for (int y = 0; y < p->cube_h; y++)
+        for (int x = 0; x < p->cube_w; x++) {
+            int ci = y * p->cube_w + x;
+            if (x + 1 < p->cube_w)
+                kb_add_link(b, cubes[ci].port[KB_SIDE_E], cubes[ci + 1].port[KB_SIDE_W], KB_EK_UCIE_MESH,
+                            KB_EK_UCIE_MESH, seam->bw, seam->mm, -1);
+            if (y + 1 < p->cube_h)
+                kb_add_link(b, cubes[ci].port[KB_SIDE_S], cubes[ci + p->cube_w].port[KB_SIDE_N], KB_EK_UCIE_MESH,
+                            KB_EK_UCIE_MESH, seam->bw, seam->mm, -1);
+        }
+}
+
+/* Port k of an IO chiplet (node port[k]) to the side of the cube it faces. */
+static void link_io_ports(kb_builder *b, const kb_topo_params *p, const kb_io_cfg *o, const uint32_t *port,
+                          const cube_nodes *cubes)
+{
+    for (int k = 0; k < o->nports; k++) {
+        const kb_port_cfg *pc = &o->ports[k];
+        int ci = pc->cube_y * p->cube_w + pc->cube_x;
+        kb_add_link(b, port[k], cubes[ci].port[pc->side], KB_EK_IO_TO_CUBE, KB_EK_CUBE_TO_IO, pc->bw, pc->mm, -1);
+    }
+}
+
 void kb_build_system(kb_builder *b, kb_ynode *root)
 {
     kb_topo_params *p = &b->t->p;
@@ -155,48 +207,14 @@ void kb_build_system(kb_builder *b, kb_ynode *root)
         uint32_t swn = kb_add_node(b, kb_xstrdup("fabric.switch0"), sw, -1, -1, -1, -1);
         cube_nodes *cubes = kb_xcalloc((size_t)p->cubes_per_sip, sizeof *cubes);
         for (int s = 0; s < p->sips; s++) {
-            uint32_t pcie_ep[MAX_IO], io_port[MAX_IO][MAX_PORTS];
-            for (int i = 0; i < nio; i++) {
-                const kb_io_cfg *o = &io[i];
-                pcie_ep[i] = kb_add_node(b, kb_asprintf("sip%d.%s.pcie_ep", s, o->id), o->pcie_ep, s, -1, -1, i);
-                uint32_t noc = kb_add_node(b, kb_asprintf("sip%d.%s.io_noc", s, o->id), o->io_noc, s, -1, -1, i);
-                uint32_t cpu = kb_add_node(b, kb_asprintf("sip%d.%s.io_cpu", s, o->id), o->io_cpu, s, -1, -1, i);
-                kb_add_link(b, pcie_ep[i], noc, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->ep_noc.bw, o->ep_noc.mm, -1);
-                kb_add_link(b, noc, cpu, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->noc_cpu.bw, o->noc_cpu.mm, -1);
-                for (int k = 0; k < o->nports; k++) {
-                    uint32_t port = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s", s, o->id, o->ports[k].phy),
-                                                o->io_ucie, s, -1, -1, i);
-                    io_port[i][k] = port;
-                    for (int q = 0; q < o->nconn; q++) {
-                        uint32_t conn = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s.conn%d", s, o->id, o->ports[k].phy, q),
-                                                    o->io_ucie_conn, s, -1, -1, i);
-                        kb_add_link(b, noc, conn, KB_EK_NOC_TO_UCIE_CONN, KB_EK_UCIE_CONN_TO_NOC, o->conn.bw, o->conn.mm, -1);
-                        kb_add_link(b, conn, port, KB_EK_UCIE_INTERNAL, KB_EK_UCIE_INTERNAL, o->conn.bw, o->conn.mm,
-                                    o->conn.mm + c->ucie_routing_mm);
-                    }
-                }
-                kb_add_link(b, swn, pcie_ep[i], KB_EK_PCIE, KB_EK_PCIE, pcie.bw, pcie.mm, -1);
-            }
+            uint32_t io_port[MAX_IO][MAX_PORTS];
+            for (int i = 0; i < nio; i++)
+                build_io(b, &io[i], s, i, swn, &pcie, c->ucie_routing_mm, io_port[i]);
             for (int ci = 0; ci < p->cubes_per_sip; ci++)
                 build_cube(b, c, s, ci, &cubes[ci]);
-            /* Inter-cube UCIe seams: E<->W and S<->N (cube = row * w + col). */
-            for (int y = 0; y < p->cube_h; y++)
-                for (int x = 0; x < p->cube_w; x++) {
-                    int ci = y * p->cube_w + x;
-                    if (x + 1 < p->cube_w)
-                        kb_add_link(b, cubes[ci].port[KB_SIDE_E], cubes[ci + 1].port[KB_SIDE_W],
-                                    KB_EK_UCIE_MESH, KB_EK_UCIE_MESH, seam.bw, seam.mm, -1);
-                    if (y + 1 < p->cube_h)
-                        kb_add_link(b, cubes[ci].port[KB_SIDE_S], cubes[ci + p->cube_w].port[KB_SIDE_N],
-                                    KB_EK_UCIE_MESH, KB_EK_UCIE_MESH, seam.bw, seam.mm, -1);
-                }
+            link_cube_mesh(b, p, cubes, &seam);
             for (int i = 0; i < nio; i++)
-                for (int k = 0; k < io[i].nports; k++) {
-                    const kb_port_cfg *pc = &io[i].ports[k];
-                    int ci = pc->cube_y * p->cube_w + pc->cube_x;
-                    kb_add_link(b, io_port[i][k], cubes[ci].port[pc->side], KB_EK_IO_TO_CUBE,
-                                KB_EK_CUBE_TO_IO, pc->bw, pc->mm, -1);
-                }
+                link_io_ports(b, p, &io[i], io_port[i], cubes);
         }
         free(cubes);
     }

@@ -14,6 +14,22 @@
 
 static bool failed(const kb_builder *b) { return b->err != NULL; }
 
+/* v outside lo..hi (lo itself excluded when lo_open). */
+static bool out_of_range(double v, double lo, bool lo_open, double hi)
+{
+    return (lo_open ? !(v > lo) : v < lo) || v > hi;
+}
+
+/* The message for a number at n outside its range (unit: NULL or e.g. "ns"). */
+static char *range_error(const kb_ynode *n, double v, double lo, bool lo_open, double hi, const char *unit)
+{
+    const char *sep = unit ? " " : "";
+    unit = unit ? unit : "";
+    if (hi < INFINITY)
+        return kb_yerr(n, "%g is out of range (%s %g .. %g%s%s)", v, lo_open ? ">" : ">=", lo, hi, sep, unit);
+    return kb_yerr(n, "%g is out of range (must be %s %g%s%s)", v, lo_open ? ">" : ">=", lo, sep, unit);
+}
+
 double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
                     bool lo_open, double hi)
 {
@@ -22,7 +38,7 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
     kb_ynode *n = kb_ymap_get(map, key);
     if (!n) {
         /* a default outside the range is a "not set" marker, not a value */
-        if (!((lo_open ? !(dflt > lo) : dflt < lo) || dflt > hi)) {
+        if (!out_of_range(dflt, lo, lo_open, hi)) {
             char text[40];
             kb_cfg_num_text(dflt, text, sizeof text);
             kb_cfg_note(b, map, key, NULL, text);
@@ -33,11 +49,8 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
     if (!kb_yas_number(n, &v, &b->err))
         return dflt;
     kb_cfg_note(b, map, key, n, NULL);
-    if ((lo_open ? !(v > lo) : v < lo) || v > hi) {
-        if (hi < INFINITY)
-            b->err = kb_yerr(n, "%g is out of range (%s %g .. %g)", v, lo_open ? ">" : ">=", lo, hi);
-        else
-            b->err = kb_yerr(n, "%g is out of range (must be %s %g)", v, lo_open ? ">" : ">=", lo);
+    if (out_of_range(v, lo, lo_open, hi)) {
+        b->err = range_error(n, v, lo, lo_open, hi, NULL);
         return dflt;
     }
     return v;
@@ -79,30 +92,28 @@ const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const ch
     return s;
 }
 
-kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key)
+/* The node at map.key if it is of the kind `as` checks; NULL when absent
+ * or on error. */
+static kb_ynode *read_node(kb_builder *b, kb_ynode *map, const char *key, bool (*as)(const kb_ynode *, char **))
 {
     if (failed(b))
         return NULL;
     kb_ynode *n = kb_ymap_get(map, key);
-    if (n && !kb_yas_map(n, &b->err))
-        return NULL;
-    if (!n) {
-        n = kb_ynode_absent(map, key);
-        b->absent = kb_xrealloc(b->absent, (b->nabsent + 1) * sizeof *b->absent);
-        b->absent[b->nabsent++] = n;
-    }
+    return n && as(n, &b->err) ? n : NULL;
+}
+
+kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key)
+{
+    kb_ynode *n = read_node(b, map, key, kb_yas_map);
+    if (n || failed(b))
+        return n;
+    n = kb_ynode_absent(map, key);
+    b->absent = kb_xrealloc(b->absent, (b->nabsent + 1) * sizeof *b->absent);
+    b->absent[b->nabsent++] = n;
     return n;
 }
 
-kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key)
-{
-    if (failed(b))
-        return NULL;
-    kb_ynode *n = kb_ymap_get(map, key);
-    if (n && !kb_yas_seq(n, &b->err))
-        return NULL;
-    return n;
-}
+kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key) { return read_node(b, map, key, kb_yas_seq); }
 
 static bool is_pow2(double v) { return v >= 1 && v == floor(v) && ((uint64_t)v & ((uint64_t)v - 1)) == 0; }
 
@@ -124,13 +135,8 @@ static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *
     } else if (!kb_yas_number(n, &v, &b->err)) {
         return;
     }
-    if ((a->min_open ? !(v > a->min) : v < a->min) || v > a->max) {
-        b->err = a->max < INFINITY
-                     ? kb_yerr(n, "%g is out of range (%s %g .. %g%s%s)", v, a->min_open ? ">" : ">=",
-                               a->min, a->max, a->unit ? " " : "", a->unit ? a->unit : "")
-                     : kb_yerr(n, "%g is out of range (must be %s %g%s%s)", v,
-                               a->min_open ? ">" : ">=", a->min, a->unit ? " " : "",
-                               a->unit ? a->unit : "");
+    if (out_of_range(v, a->min, a->min_open, a->max)) {
+        b->err = range_error(n, v, a->min, a->min_open, a->max, a->unit);
         return;
     }
     if (a->pow2 && !is_pow2(v)) {

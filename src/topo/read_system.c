@@ -33,16 +33,35 @@ const kb_pe_link kb_pe_links[] = {
 _Static_assert(sizeof kb_pe_parts / sizeof kb_pe_parts[0] == NPE_PARTS, "NPE_PARTS");
 _Static_assert(sizeof kb_pe_links / sizeof kb_pe_links[0] == NPE_LINKS, "NPE_LINKS");
 
-/* Reads <prefix>_bw_gbs (> 0) and <prefix>_mm (>= 0). */
-kb_link_cfg kb_rd_link(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm)
+/* Reads <prefix>_bw_gbs (> 0, or >= 0 when zero_bw: no serialisation) and
+ * <prefix>_mm (>= 0). */
+static kb_link_cfg read_link(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm, bool zero_bw)
 {
     char key[96];
     snprintf(key, sizeof key, "%s_bw_gbs", prefix);
     kb_link_cfg l;
-    l.bw = kb_rd_number(b, map, key, bw, 0, true, INFINITY);
+    l.bw = kb_rd_number(b, map, key, bw, 0, !zero_bw, INFINITY);
     snprintf(key, sizeof key, "%s_mm", prefix);
     l.mm = kb_rd_number(b, map, key, mm, 0, false, INFINITY);
     return l;
+}
+
+kb_link_cfg kb_rd_link(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm)
+{
+    return read_link(b, map, prefix, bw, mm, false);
+}
+
+/* A component a section may configure: its key, the node kind it serves,
+ * its default implementation, and where the spec read goes. */
+typedef struct comp_slot {
+    const char *key, *kind, *impl;
+    kb_comp_spec **spec;
+} comp_slot;
+
+static void read_components(kb_builder *b, kb_ynode *comps, const comp_slot *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        *slots[i].spec = kb_rd_component(b, comps, slots[i].key, slots[i].kind, slots[i].impl);
 }
 
 static int side_of(const char *s)
@@ -157,13 +176,15 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     p->hbm_slice_bytes = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)(1ull << 30)) /
                          (uint64_t)slices;
 
-    kb_ynode *comps = kb_rd_map(b, cube, "components");
-    c->router = kb_rd_component(b, comps, "router", "noc_router", "builtin.forwarding");
-    c->ucie = kb_rd_component(b, comps, "ucie", "ucie", "builtin.ucie");
-    c->ucie_conn = kb_rd_component(b, comps, "ucie_conn", "ucie_conn", "builtin.forwarding");
-    c->m_cpu = kb_rd_component(b, comps, "m_cpu", "m_cpu", "builtin.m_cpu");
-    c->sram = kb_rd_component(b, comps, "sram", "sram", "builtin.sram");
-    c->hbm_ctrl = kb_rd_component(b, comps, "hbm_ctrl", "hbm_ctrl", "builtin.hbm_ctrl");
+    const comp_slot comps[] = {
+        {"router", "noc_router", "builtin.forwarding", &c->router},
+        {"ucie", "ucie", "builtin.ucie", &c->ucie},
+        {"ucie_conn", "ucie_conn", "builtin.forwarding", &c->ucie_conn},
+        {"m_cpu", "m_cpu", "builtin.m_cpu", &c->m_cpu},
+        {"sram", "sram", "builtin.sram", &c->sram},
+        {"hbm_ctrl", "hbm_ctrl", "builtin.hbm_ctrl", &c->hbm_ctrl},
+    };
+    read_components(b, kb_rd_map(b, cube, "components"), comps, sizeof comps / sizeof comps[0]);
 
     kb_ynode *links = kb_rd_map(b, cube, "links");
     c->mesh.bw = kb_rd_number(b, links, "router_link_bw_gbs", 256.0, 0, true, INFINITY);
@@ -187,13 +208,8 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
         c->pe[i] = kb_rd_component(b, pcomps, kb_pe_parts[i], kb_pe_parts[i], impl);
     }
     kb_ynode *plinks = kb_rd_map(b, tpl, "links");
-    for (size_t i = 0; i < NPE_LINKS; i++) {
-        char key[96];
-        snprintf(key, sizeof key, "%s_mm", kb_pe_links[i].key);
-        c->pe_internal[i].mm = kb_rd_number(b, plinks, key, 0.0, 0, false, INFINITY);
-        snprintf(key, sizeof key, "%s_bw_gbs", kb_pe_links[i].key);
-        c->pe_internal[i].bw = kb_rd_number(b, plinks, key, kb_pe_links[i].bw, 0, false, INFINITY);
-    }
+    for (size_t i = 0; i < NPE_LINKS; i++)
+        c->pe_internal[i] = read_link(b, plinks, kb_pe_links[i].key, kb_pe_links[i].bw, 0.0, true);
 }
 
 void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_topo_params *p)
@@ -203,12 +219,14 @@ void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_top
     char dflt[16];
     snprintf(dflt, sizeof dflt, "io%d", index);
     io->id = kb_xstrdup(kb_rd_string(b, n, "id", dflt));
-    kb_ynode *comps = kb_rd_map(b, n, "components");
-    io->pcie_ep = kb_rd_component(b, comps, "pcie_ep", "pcie_ep", "builtin.pcie_ep");
-    io->io_noc = kb_rd_component(b, comps, "io_noc", "io_noc", "builtin.forwarding");
-    io->io_cpu = kb_rd_component(b, comps, "io_cpu", "io_cpu", "builtin.io_cpu");
-    io->io_ucie = kb_rd_component(b, comps, "io_ucie", "ucie", "builtin.ucie");
-    io->io_ucie_conn = kb_rd_component(b, comps, "io_ucie_conn", "ucie_conn", "builtin.forwarding");
+    const comp_slot comps[] = {
+        {"pcie_ep", "pcie_ep", "builtin.pcie_ep", &io->pcie_ep},
+        {"io_noc", "io_noc", "builtin.forwarding", &io->io_noc},
+        {"io_cpu", "io_cpu", "builtin.io_cpu", &io->io_cpu},
+        {"io_ucie", "ucie", "builtin.ucie", &io->io_ucie},
+        {"io_ucie_conn", "ucie_conn", "builtin.forwarding", &io->io_ucie_conn},
+    };
+    read_components(b, kb_rd_map(b, n, "components"), comps, sizeof comps / sizeof comps[0]);
     io->nconn = kb_rd_int(b, kb_rd_map(b, n, "ucie"), "n_connections", 4, 1, KB_LAYOUT_MAX_CONN);
     kb_ynode *links = kb_rd_map(b, n, "links");
     io->ep_noc = kb_rd_link(b, links, "pcie_ep_to_noc", 256.0, 0.0);

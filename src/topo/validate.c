@@ -6,6 +6,7 @@
 #include "topo/build_internal.h"
 
 #include "core/util.h"
+#include "topo/layout.h"
 #include "topo/route.h"
 
 #include <stdio.h>
@@ -42,15 +43,45 @@ static void reach(const kb_topo *t, bfs *s, kb_view v, uint32_t src, int sip, in
     }
 }
 
-static bool check(kb_builder *b, bfs *s, uint32_t from, const char *to_id, kb_view v)
+/* Whether the last reach() from `from` marked `to`; if not, the error. */
+static bool reached(kb_builder *b, const bfs *s, uint32_t from, uint32_t to, kb_view v)
 {
     const kb_topo *t = b->t;
-    int64_t to = kb_topo_find(t, to_id);
-    if (to >= 0 && s->mark[to] == s->gen)
+    if (s->mark[to] == s->gen)
         return true;
-    b->err = to < 0 ? kb_asprintf("%s: topology is incomplete: node %s is missing", t->path, to_id)
-                    : kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)",
-                                  t->path, t->nodes[from].id, to_id, kb_view_name(v));
+    b->err = kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)", t->path, t->nodes[from].id,
+                         t->nodes[to].id, kb_view_name(v));
+    return false;
+}
+
+/* The same for the node of `kind` at a place; the place must hold one. */
+static bool reached_at(kb_builder *b, const bfs *s, uint32_t from, const char *kind, int sip, int cube, int pe,
+                       kb_view v)
+{
+    const kb_topo *t = b->t;
+    int64_t to = kb_topo_node_at(t, kind, sip, cube, pe, -1);
+    if (to >= 0)
+        return reached(b, s, from, (uint32_t)to, v);
+    char where[64] = "system level"; /* the switch's place */
+    if (pe >= 0)
+        snprintf(where, sizeof where, "sip%d.cube%d pe %d", sip, cube, pe);
+    else if (sip >= 0)
+        snprintf(where, sizeof where, "sip%d.cube%d", sip, cube);
+    b->err = to == KB_NODE_AMBIGUOUS
+                 ? kb_asprintf("%s: topology is ambiguous: several %s nodes at %s", t->path, kind, where)
+                 : kb_asprintf("%s: topology is incomplete: no %s node at %s", t->path, kind, where);
+    return false;
+}
+
+/* A cube's UCIe ports share its place (one per side): they are found by id. */
+static bool reached_ucie(kb_builder *b, const bfs *s, uint32_t from, int sip, int cube, int side)
+{
+    char id[64];
+    snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", sip, cube, kb_side_names[side]);
+    int64_t to = kb_topo_find(b->t, id);
+    if (to >= 0)
+        return reached(b, s, from, (uint32_t)to, KB_VIEW_DATA);
+    b->err = kb_asprintf("%s: topology is incomplete: node %s is missing", b->t->path, id);
     return false;
 }
 
@@ -60,55 +91,43 @@ void kb_validate_connectivity(kb_builder *b)
     const kb_topo_params *p = &t->p;
     bfs s = {.mark = kb_xcalloc(t->nnodes, sizeof(uint32_t)),
              .queue = kb_xmalloc(t->nnodes * sizeof(uint32_t))};
-    char id[160];
+    /* Each PE's DMA engine reaches its cube's memories, UCIe ports and M_CPU. */
     for (size_t i = 0; i < t->nnodes && !b->err; i++) {
         const kb_node *n = &t->nodes[i];
-        const char *dot = strrchr(n->id, '.');
-        if (n->pe < 0 || !dot || strcmp(dot, ".pe_dma") != 0)
+        if (strcmp(n->spec->kind, "pe_dma") != 0)
             continue;
         uint32_t src = (uint32_t)i;
         reach(t, &s, KB_VIEW_LOCAL, src, n->sip, n->cube);
-        snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe%d", n->sip, n->cube, n->pe);
-        if (!check(b, &s, src, id, KB_VIEW_LOCAL))
-            break;
-        snprintf(id, sizeof id, "sip%d.cube%d.sram", n->sip, n->cube);
-        if (!check(b, &s, src, id, KB_VIEW_LOCAL))
+        if (!reached_at(b, &s, src, "hbm_ctrl", n->sip, n->cube, n->pe, KB_VIEW_LOCAL) ||
+            !reached_at(b, &s, src, "sram", n->sip, n->cube, -1, KB_VIEW_LOCAL))
             break;
         reach(t, &s, KB_VIEW_DATA, src, n->sip, n->cube);
-        for (int side = 0; side < 4 && !b->err; side++) {
-            static const char *const sides[] = {"N", "E", "S", "W"};
-            snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", n->sip, n->cube, sides[side]);
-            check(b, &s, src, id, KB_VIEW_DATA);
-        }
+        for (int side = 0; side < KB_SIDES && !b->err; side++)
+            reached_ucie(b, &s, src, n->sip, n->cube, side);
         reach(t, &s, KB_VIEW_ALL, src, n->sip, n->cube);
-        snprintf(id, sizeof id, "sip%d.cube%d.m_cpu", n->sip, n->cube);
         if (!b->err)
-            check(b, &s, src, id, KB_VIEW_ALL);
+            reached_at(b, &s, src, "m_cpu", n->sip, n->cube, -1, KB_VIEW_ALL);
     }
     /* IO chiplets <-> cubes, within each SIP; IO chiplets <-> switch. */
     for (size_t i = 0; i < t->nnodes && !b->err; i++) {
         const kb_node *n = &t->nodes[i];
-        const char *dot = strrchr(n->id, '.');
-        if (n->io < 0 || !dot || strcmp(dot, ".pcie_ep") != 0)
+        if (n->io < 0 || strcmp(n->spec->kind, "pcie_ep") != 0)
             continue;
         uint32_t ep = (uint32_t)i;
         reach(t, &s, KB_VIEW_MEMORY, ep, n->sip, -1);
         for (int c = 0; c < p->cubes_per_sip && !b->err; c++)
-            for (int pe = 0; pe < p->pes_per_cube && !b->err; pe++) {
-                snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe%d", n->sip, c, pe);
-                check(b, &s, ep, id, KB_VIEW_MEMORY);
-            }
+            for (int pe = 0; pe < p->pes_per_cube && !b->err; pe++)
+                reached_at(b, &s, ep, "hbm_ctrl", n->sip, c, pe, KB_VIEW_MEMORY);
         for (int c = 0; c < p->cubes_per_sip && !b->err; c++) {
-            snprintf(id, sizeof id, "sip%d.cube%d.hbm_ctrl.pe0", n->sip, c);
-            int64_t h = kb_topo_find(t, id);
+            int64_t h = kb_topo_node_at(t, "hbm_ctrl", n->sip, c, 0, -1);
             if (h < 0)
                 continue;
             reach(t, &s, KB_VIEW_MEMORY, (uint32_t)h, n->sip, -1);
-            check(b, &s, (uint32_t)h, n->id, KB_VIEW_MEMORY);
+            reached(b, &s, (uint32_t)h, ep, KB_VIEW_MEMORY);
         }
         reach(t, &s, KB_VIEW_ALL, ep, -1, -1);
         if (!b->err)
-            check(b, &s, ep, "fabric.switch0", KB_VIEW_ALL);
+            reached_at(b, &s, ep, "switch", -1, -1, -1, KB_VIEW_ALL);
     }
     free(s.mark);
     free(s.queue);

@@ -67,9 +67,35 @@ function TestDevice:test_bad_operations_are_errors_that_say_why()
                             s.mmu_map, s, { targets = targets(1), entries = { { va = 0, size = 1 } } })
   lu.assertErrorMsgContains("field 'sip' must be >= 0",
                             s.mmu_map, s, { targets = { { sip = -1, cube = 0, pe = 0 } }, entries = e })
+  -- 2^32 would wrap round to SIP 0 as a C int; 0.5 is no PE number
+  lu.assertErrorMsgContains("s:mmu_map{}: field 'sip' must be >= 0 and <= 2147483647, got 4294967296",
+                            s.mmu_map, s, { targets = { { sip = 4294967296, cube = 0, pe = 0 } }, entries = e })
+  lu.assertErrorMsgContains("s:mmu_map{}: field 'pe' must be an integer >= 0 and <= 2147483647, got 0.5",
+                            s.mmu_map, s, { targets = { { sip = 0, cube = 0, pe = 0.5 } }, entries = e })
+  lu.assertErrorMsgContains("s:mmu_map{}: field 'size' must be an integer >= 0, got 4096.5",
+                            s.mmu_map, s, { targets = targets(1), entries = { { va = 0, pa = 0, size = 4096.5 } } })
+  lu.assertErrorMsgContains("s:launch{} grid: field 'pes' must be >= 1 and <= 2147483647, got 0",
+                            s.launch, s, { name = "k", targets = targets(1), grid = { pes = 0, cubes = 1 },
+                                           body = function() end })
   local plain = sim.new()
   lu.assertErrorMsgContains("this simulation has no topology", plain.mmu_map, plain, { targets = targets(1), entries = e })
   s:run() -- nothing was sent
+  lu.assertEquals(s:now(), 0)
+end
+
+-- A composite that cannot be waited for (here: issued outside a process)
+-- is refused before anything starts: no composite is left running.
+function TestDevice:test_a_refused_composite_leaves_nothing_running()
+  local s = sim.new { topology = kb.topology.load("small_1cube_1pe") }
+  local ctx = pe_c.context(s, { sip = 0, cube = 0, pe = 0, scratch_base = 0, scratch_size = 1 << 20,
+                                pa_fallback = true })
+  local pa = kb.addr.pe_hbm(0, 0, 0, 0, s:topology():params().hbm_slice_bytes)
+  local ref = { ptr = pa, shape = { 64, 64 }, dtype = "f16" }
+  local ok, err = pcall(ctx.composite, ctx, { op = "gemm", a = ref, b = ref, out_ptr = pa })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "tl.composite would block")
+  lu.assertEquals(s:pe_state(0, 0, 0).composites, 0)
+  lu.assertEquals(s:run(), "empty")
   lu.assertEquals(s:now(), 0)
 end
 
@@ -196,5 +222,20 @@ function TestDevice:test_closing_with_a_map_in_flight()
   local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
   s:mmu_map { targets = targets(8), entries = { { va = 0, pa = 0, size = 4096 } } }
   s:run(0.05)
+  s:close()
+end
+
+-- Fabric requests and control messages in flight are listed together: one
+-- that completes between the others leaves the rest listed, and closing
+-- frees both kinds (ASan checks).
+function TestDevice:test_closing_with_requests_and_maps_in_flight()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  local big = s:memory_write { sip = 0, cube = 0, pe = 0, nbytes = 1 << 20 }
+  local map = s:mmu_map { targets = targets(8), entries = { { va = 0, pa = 0, size = 4096 } } }
+  local small = s:memory_write { sip = 0, cube = 0, pe = 1, nbytes = 64 }
+  while not small:triggered() do s:step() end
+  lu.assertTrue(small:triggered())
+  lu.assertFalse(big:triggered())
+  lu.assertFalse(map:triggered())
   s:close()
 end

@@ -107,6 +107,26 @@ function TestFabric:test_nodes_are_found_by_place()
   lu.assertStrContains(err, "field 'sip' must be >= 0")
 end
 
+-- An integer field too large for a coordinate does not wrap round to a
+-- small one, and a fraction is not an integer.
+function TestFabric:test_coordinates_out_of_range_or_fractional_are_refused()
+  local t = kb.topology.load("small_2x2")
+  local ok, err = pcall(t.node_at, t, { kind = "pe_dma", sip = 2 ^ 32 // 1, cube = 0, pe = 0 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "topology:node_at: field 'sip' must be >= 0 and <= 2147483647, got 4294967296")
+  local s = sim.new { topology = t }
+  ok, err = pcall(s.pe_dma, s, { sip = 0, cube = 0, pe = 4294967296, dst_pa = 0, nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "s:pe_dma{}: field 'pe' must be >= 0 and <= 2147483647, got 4294967296")
+  ok, err = pcall(s.memory_write, s, { sip = 0, cube = 1.5, pe = 0, nbytes = 64 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "s:memory_write{}: field 'cube' must be an integer >= 0 and <= 2147483647, got 1.5")
+  ok, err = pcall(s.memory_write, s, { pa = 0, nbytes = "64" })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "field 'nbytes' must be an integer >= 1, got string")
+  lu.assertEquals(#s:in_flight(), 0) -- nothing was sent
+end
+
 function TestFabric:test_bad_targets_are_errors_that_say_why()
   local t = kb.topology.load("small_1cube_8pe")
   local s = sim.new{ topology = t }
@@ -118,7 +138,7 @@ function TestFabric:test_bad_targets_are_errors_that_say_why()
   lu.assertStrContains(tostring(err), "pe9")
   ok, err = pcall(s.memory_read, s, { sip = 0, cube = 0, pe = 0, nbytes = 0 })
   lu.assertFalse(ok)
-  lu.assertStrContains(tostring(err), "nbytes must be > 0")
+  lu.assertStrContains(tostring(err), "s:memory_read{}: field 'nbytes' must be >= 1, got 0")
   ok, err = pcall(s.memory_write, s, { pa = kb.addr.pe_tcm(0, 0, 1, 0), nbytes = 64 })
   lu.assertFalse(ok)
   lu.assertStrContains(tostring(err), "not modelled")
