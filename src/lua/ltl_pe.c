@@ -46,12 +46,7 @@ static uint64_t check_u64(lua_State *L, int idx)
 /* The n values pushed, or nil and the message of a failed call (err, freed). */
 static int result(lua_State *L, int n, char *err)
 {
-    if (!err)
-        return n;
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    free(err);
-    return 2;
+    return err ? lbind_fail(L, err) : n;
 }
 
 /* The PA and the translating PE's cost of a translation (its PE_MMU's
@@ -67,7 +62,7 @@ static int l_mmu_translate(lua_State *L)
         return lbind_raise(L, err);
     kb_mmu_va_to_pa(p, va, fallback, call, NULL, &pa, &err);
     lua_pushinteger(L, (lua_Integer)pa);
-    lsim_push_time(L, p->tlb_ps);
+    lbind_push_time(L, p->tlb_ps);
     return result(L, 2, err);
 }
 
