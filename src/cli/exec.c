@@ -72,9 +72,9 @@ int kb_exec_report(lua_State *L, int status)
         if (!msg)
             msg = "(error object is not a string)";
         fprintf(stderr, "kernbench: %s\n", msg);
-        kb_session *h = kb_session_of(L);
-        if (h && h->trace)
-            kb_trace_error(h->trace, msg); /* the trace says how the run ended */
+        kb_session *s = kb_session_of(L);
+        if (s && s->trace)
+            kb_trace_error(s->trace, msg); /* the trace says how the run ended */
         fflush(stderr);
         lua_pop(L, 1);
     }

@@ -14,20 +14,20 @@ static FILE *open_out(const char *opt, const char *path, char *err, size_t errn)
     return f;
 }
 
-bool kb_outputs_open(kb_session *h, const kb_outputs *o, char *err, size_t errn)
+bool kb_outputs_open(kb_session *s, const kb_outputs *o, char *err, size_t errn)
 {
     if (o->trace_path) {
         char *e = NULL;
-        h->trace = kb_trace_open(o->trace_path, &o->trace, &e);
-        if (!h->trace) {
+        s->trace = kb_trace_open(o->trace_path, &o->trace, &e);
+        if (!s->trace) {
             snprintf(err, errn, "%s", e);
             free(e);
             return false;
         }
     }
-    if (o->op_log && !(h->oplog_out = open_out("--op-log", o->op_log, err, errn)))
+    if (o->op_log && !(s->oplog_out = open_out("--op-log", o->op_log, err, errn)))
         return false;
-    if (o->dump_config && !(h->config_out = open_out("--dump-config", o->dump_config, err, errn)))
+    if (o->dump_config && !(s->config_out = open_out("--dump-config", o->dump_config, err, errn)))
         return false;
     return true;
 }
@@ -56,12 +56,12 @@ static bool close_out(FILE *f, const char *opt, const char *path)
     return ok;
 }
 
-bool kb_outputs_finish(kb_session *h, const kb_outputs *o, bool summary)
+bool kb_outputs_finish(kb_session *s, const kb_outputs *o, bool summary)
 {
     bool ok = true;
     /* Simulations close in garbage-collection order: list them by number. */
-    if (h->runs && h->runs->u.c.n > 1)
-        qsort(h->runs->u.c.items, h->runs->u.c.n, sizeof *h->runs->u.c.items, by_sim);
+    if (s->runs && s->runs->u.c.n > 1)
+        qsort(s->runs->u.c.items, s->runs->u.c.n, sizeof *s->runs->u.c.items, by_sim);
     if (o->stats_json) {
         char err[512];
         FILE *f = open_out("--stats-json", o->stats_json, err, sizeof err);
@@ -70,34 +70,34 @@ bool kb_outputs_finish(kb_session *h, const kb_outputs *o, bool summary)
             ok = false;
         } else {
             fputs("{\"simulations\":", f);
-            if (h->runs)
-                kb_val_write_json(h->runs, f);
+            if (s->runs)
+                kb_val_write_json(s->runs, f);
             else
                 fputs("[]", f);
             fputs("}\n", f);
             ok = close_out(f, "--stats-json", o->stats_json) && ok;
         }
     }
-    if (summary && !o->quiet && h->runs)
-        kb_print_summary(stderr, h->runs);
-    if (h->trace) {
+    if (summary && !o->quiet && s->runs)
+        kb_print_summary(stderr, s->runs);
+    if (s->trace) {
         char *e = NULL;
-        if (!kb_trace_close(h->trace, &e)) {
+        if (!kb_trace_close(s->trace, &e)) {
             fprintf(stderr, "kernbench: %s\n", e);
             free(e);
             ok = false;
         }
-        h->trace = NULL;
+        s->trace = NULL;
     }
-    ok = close_out(h->oplog_out, "--op-log", o->op_log) && ok;
-    ok = close_out(h->config_out, "--dump-config", o->dump_config) && ok;
-    h->oplog_out = h->config_out = NULL;
-    for (size_t i = 0; i < h->nconfigs; i++)
-        free(h->configs_written[i]);
-    free(h->configs_written);
-    h->configs_written = NULL;
-    h->nconfigs = 0;
-    kb_val_free(h->runs);
-    h->runs = NULL;
+    ok = close_out(s->oplog_out, "--op-log", o->op_log) && ok;
+    ok = close_out(s->config_out, "--dump-config", o->dump_config) && ok;
+    s->oplog_out = s->config_out = NULL;
+    for (size_t i = 0; i < s->nconfigs; i++)
+        free(s->configs_written[i]);
+    free(s->configs_written);
+    s->configs_written = NULL;
+    s->nconfigs = 0;
+    kb_val_free(s->runs);
+    s->runs = NULL;
     return ok;
 }

@@ -20,11 +20,11 @@ typedef struct kb_outputs {
 } kb_outputs;
 
 /* Opens the files on the session. False with a message in err. */
-bool kb_outputs_open(kb_session *h, const kb_outputs *o, char *err, size_t errn);
+bool kb_outputs_open(kb_session *s, const kb_outputs *o, char *err, size_t errn);
 /* After every simulation is closed: writes the statistics file, prints the
  * summary (when `summary` and not quiet) on stderr, closes the files.
  * False if a file could not be written (reported on stderr). */
-bool kb_outputs_finish(kb_session *h, const kb_outputs *o, bool summary);
+bool kb_outputs_finish(kb_session *s, const kb_outputs *o, bool summary);
 
 /* The human summary of the runs (src/cli/summary.c). */
 void kb_print_summary(FILE *out, const kb_val *runs);
