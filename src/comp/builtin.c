@@ -1,6 +1,7 @@
 /* The builtin.* implementations: names, attributes with their defaults and
- * ranges, and behaviour; the builtin message kinds by name. Defaults are the spec's values for the default
- * topology (topology-fabric-latency.md §4.15); docs/topology.md lists them. */
+ * ranges, and behaviour; the builtin message kinds by name. Defaults are
+ * the spec's values for the default topology (topology-fabric-latency.md
+ * §4.15); docs/topology.md lists them. */
 #include "comp/comp.h"
 #include "comp/device/control.h"
 #include "comp/pe/pe.h"

@@ -4,11 +4,11 @@
  * registered by kb_comp_register_builtins. Behaviours live one per file:
  * transit.c (routers, UCIe, switch), store_forward.c (PCIe endpoint),
  * hbm_ctrl.c, sram.c; the command processors IO_CPU and M_CPU in device/
- * (device/control.h); the PE's parts in the PE wing, pe/ (pe/pe.h declares their
- * behaviours and the PE DMA's entry point); what
- * a target does once it has served a request (op log, data, answer) is in
- * target.c. Components whose behaviour is a script in a higher layer
- * (Lua) are in scripted.c (scripted.h). */
+ * (device/control.h); the PE's parts in the PE wing, pe/ (pe/pe.h
+ * declares their behaviours and the PE DMA's entry point); what a target
+ * does once it has served a request (op log, data, answer) is in target.c.
+ * Components whose behaviour is a script in a higher layer (Lua) are in
+ * scripted.c (scripted.h). */
 #ifndef KB_COMP_COMP_H
 #define KB_COMP_COMP_H
 

@@ -1,6 +1,7 @@
 /* Scripted components (src/comp/scripted.c) driven from C alone, with no
- * Lua: the test is the script. It takes arrivals from a component's
- * inbox, forwards, finishes and sends, and checks the held count and its
+ * Lua: the test is the script. Over ~500 lines as one suite: its cases
+ * read as the specification of src/comp/scripted.h. It takes arrivals
+ * from a component's inbox, forwards, finishes and sends, and checks the held count and its
  * effect on the receiving process.
  *
  * Topology: a builtin transit node `a` and three scripted nodes, `s`

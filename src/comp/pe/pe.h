@@ -38,7 +38,9 @@
  * and credits), its state reached from kb_pe, tl.send / tl.recv becoming
  * kinds of kb_pe_op.
  *
- * Times are picoseconds. Formulas and stages: docs/pe-model.md. */
+ * Times are picoseconds. Formulas and stages: docs/pe-model.md. Past ~500
+ * lines as the wing's one public header: every declaration the rest of
+ * kernbench uses from the PE, with its contract. */
 #ifndef KB_COMP_PE_PE_H
 #define KB_COMP_PE_PE_H
 
