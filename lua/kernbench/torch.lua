@@ -62,9 +62,9 @@ function M.new(opts)
   -- {sip, cube, pe}): one MmuMap / MmuUnmap message from the host, which
   -- IO_CPU and M_CPU carry to each PE_MMU (src/comp/device). Returns an
   -- event that succeeds when the completion is back at the host.
-  local function mmu_message(kind, entries, targets)
+  local function mmu_message(kind, entries, targets, label)
     requests = requests + 1
-    local msg = { targets = targets, entries = entries }
+    local msg = { targets = targets, entries = entries, label = label }
     if kind == "map" then return s:mmu_map(msg) end
     return s:mmu_unmap(msg)
   end
@@ -172,6 +172,8 @@ function M.new(opts)
         targets[#targets + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe }
       end
     end
+    -- PE_MMU names it when a kernel's access leaves one of its mappings
+    local label = ("tensor '%s' [%s] %s"):format(dt.name, table.concat(shape, ", "), dtype)
     local maps = {}
     if dp.cube == "replicate" then
       for _, tg in ipairs(targets) do
@@ -181,14 +183,14 @@ function M.new(opts)
             entries[#entries + 1] = { va = va + sh.offset_bytes, pa = sh.pa, size = sh.nbytes }
           end
         end
-        maps[#maps + 1] = mmu_message("map", entries, { tg })
+        maps[#maps + 1] = mmu_message("map", entries, { tg }, label)
       end
     else
       local entries = {}
       for _, sh in ipairs(shards) do
         entries[#entries + 1] = { va = va + sh.offset_bytes, pa = sh.pa, size = sh.nbytes }
       end
-      maps[#maps + 1] = mmu_message("map", entries, targets)
+      maps[#maps + 1] = mmu_message("map", entries, targets, label)
     end
     dt.mapped = handle(s:all_of(maps), "map " .. dt.name)
     dt.pending = { dt.mapped } -- what a kernel launch using it waits for

@@ -1,7 +1,8 @@
 /* Device control from Lua: the host's messages that IO_CPU and M_CPU carry
  * to PEs (src/comp/device/control.h).
  *
- *   s:mmu_map{targets = {{sip=, cube=, pe=}, ...}, entries = {{va=, pa=, size=}, ...}}   -> event
+ *   s:mmu_map{targets = {{sip=, cube=, pe=}, ...}, entries = {{va=, pa=, size=}, ...},
+ *             label = "tensor 'w' [4, 4] f32"}                                         -> event
  *   s:mmu_unmap{targets = {...}, entries = {{va=, size=}, ...}}                          -> event
  *   s:launch{name =, targets = {...}, grid = {pes =, cubes =}, data =, pa_fallback =,
  *            body = function(ctx, sip, cube, pe) ... end}                                -> event
@@ -174,8 +175,16 @@ static int mmu(lua_State *L, bool map)
     size_t nt, ne;
     kb_ctrl_target *tg = read_targets(L, call, &nt);
     kb_mmu_entry *e = read_entries(L, call, map, &ne);
+    const char *label = NULL;
+    if (map && lua_getfield(L, 2, "label") != LUA_TNIL) {
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "%s: field 'label' must be a string (what the entries hold, named in errors), "
+                                 "got %s", call, luaL_typename(L, -1));
+        label = lua_tostring(L, -1);
+    }
     kb_ctrl_op *op = kb_ctrl_new(map ? &kb_msg_mmu_map : &kb_msg_mmu_unmap, tg, nt);
     kb_ctrl_set_entries(op, e, ne);
+    kb_ctrl_set_label(op, label);
     lua_settop(L, 1);
     return submit(L, S, op, map ? "mmu map" : "mmu unmap");
 }

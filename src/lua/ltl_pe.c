@@ -60,7 +60,7 @@ static int l_mmu_translate(lua_State *L)
     char *err = NULL;
     if (!kb_mmu_table(p, &err))
         return lbind_raise(L, err);
-    kb_mmu_va_to_pa(p, va, fallback, call, NULL, &pa, &err);
+    kb_mmu_va_to_pa(p, va, 0, fallback, call, NULL, &pa, &err);
     lua_pushinteger(L, (lua_Integer)pa);
     lbind_push_time(L, p->tlb_ps);
     return result(L, 2, err);

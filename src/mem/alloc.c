@@ -106,6 +106,20 @@ uint64_t kb_alloc_live_size(const kb_alloc *a, uint64_t addr)
     return i < a->nlive && a->live[i].start == addr ? a->live[i].size : 0;
 }
 
+/* The last live allocation starting at or before addr, if it holds addr. */
+bool kb_alloc_find(const kb_alloc *a, uint64_t addr, kb_span *out)
+{
+    size_t i = lower_bound(a->live, a->nlive, addr);
+    if (i < a->nlive && a->live[i].start == addr) {
+        *out = a->live[i];
+        return true;
+    }
+    if (i == 0 || addr - a->live[i - 1].start >= a->live[i - 1].size)
+        return false;
+    *out = a->live[i - 1];
+    return true;
+}
+
 bool kb_alloc_is_pristine(const kb_alloc *a)
 {
     return a->nlive == 0 && a->used == 0 &&
@@ -165,10 +179,10 @@ bool kb_alloc_free(kb_alloc *a, uint64_t addr, char **err)
 {
     size_t i = lower_bound(a->live, a->nlive, addr);
     if (i == a->nlive || a->live[i].start != addr) {
-        bool inside = i > 0 && addr - a->live[i - 1].start < a->live[i - 1].size;
-        if (inside)
+        kb_span in;
+        if (kb_alloc_find(a, addr, &in))
             *err = kb_asprintf("free of 0x%" PRIx64 ": inside the allocation at 0x%" PRIx64 " (free its start)",
-                               addr, a->live[i - 1].start);
+                               addr, in.start);
         else if (addr < a->base || addr - a->base >= a->size)
             *err = kb_asprintf("free of 0x%" PRIx64 ": outside the allocator's range [0x%" PRIx64
                                ", 0x%" PRIx64 ")", addr, a->base, a->base + a->size);

@@ -76,6 +76,9 @@ uint64_t kb_alloc_largest_free(const kb_alloc *a); /* O(free blocks) */
 size_t kb_alloc_live_count(const kb_alloc *a);
 /* The charged size of the live allocation starting at addr; 0 if none. */
 uint64_t kb_alloc_live_size(const kb_alloc *a, uint64_t addr);
+/* The live allocation that contains addr (its start and charged size), a
+ * range query by bisection: true with *out, false if addr lies in none. */
+bool kb_alloc_find(const kb_alloc *a, uint64_t addr, kb_span *out);
 /* No live allocations, and one free block equal to the initial range. */
 bool kb_alloc_is_pristine(const kb_alloc *a);
 

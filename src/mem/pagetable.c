@@ -3,120 +3,69 @@
 
 #include "core/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void kb_pt_init(kb_pagetable *pt, uint64_t page_size)
+struct kb_pt_label {
+    size_t refs;
+    char text[];
+};
+
+kb_pt_label *kb_pt_label_new(const char *text)
 {
-    memset(pt, 0, sizeof *pt);
-    pt->page_size = page_size;
+    size_t n = strlen(text) + 1;
+    kb_pt_label *l = kb_xmalloc(sizeof *l + n);
+    l->refs = 1;
+    memcpy(l->text, text, n);
+    return l;
 }
 
-void kb_pt_free(kb_pagetable *pt)
+void kb_pt_label_ref(kb_pt_label *l) { l->refs++; }
+
+void kb_pt_label_unref(kb_pt_label *l)
 {
-    for (size_t i = 0; i < pt->cap; i++)
-        free(pt->pages[i].r);
-    free(pt->pages);
-    memset(pt, 0, sizeof *pt);
+    if (l && --l->refs == 0)
+        free(l);
 }
 
-static size_t slot_of(uint64_t vpn, size_t cap)
-{
-    return (size_t)((vpn * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
-}
+const char *kb_pt_label_text(const kb_pt_label *l) { return l ? l->text : NULL; }
 
-static kb_pt_page *find(const kb_pagetable *pt, uint64_t vpn)
+static void drop(void *tag) { kb_pt_label_unref(tag); }
+
+void kb_pt_init(kb_pagetable *pt) { kb_extmap_init(&pt->map); }
+
+void kb_pt_free(kb_pagetable *pt) { kb_extmap_fini(&pt->map, drop); }
+
+void kb_pt_map(kb_pagetable *pt, uint64_t va, uint64_t pa, uint64_t size, kb_pt_label *label)
 {
-    if (!pt->cap)
-        return NULL;
-    for (size_t i = slot_of(vpn, pt->cap);; i = (i + 1) & (pt->cap - 1)) {
-        kb_pt_page *p = &pt->pages[i];
-        if (!p->used)
-            return NULL;
-        if (p->vpn == vpn)
-            return p;
+    if (size == 0)
+        return;
+    if (size > UINT64_MAX - pa) {
+        fprintf(stderr, "kernbench: kb_pt_map: physical range [0x%llx, +%llu) passes 2^64\n",
+                (unsigned long long)pa, (unsigned long long)size);
+        abort();
     }
-}
-
-static kb_pt_page *insert(kb_pagetable *pt, uint64_t vpn)
-{
-    if (2 * (pt->n + 1) > pt->cap) { /* grow: keep the load under one half */
-        size_t cap = pt->cap ? 2 * pt->cap : 16;
-        kb_pt_page *old = pt->pages;
-        size_t oldcap = pt->cap;
-        pt->pages = kb_xcalloc(cap, sizeof *pt->pages);
-        pt->cap = cap;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].used) {
-                size_t j = slot_of(old[i].vpn, cap);
-                while (pt->pages[j].used)
-                    j = (j + 1) & (cap - 1);
-                pt->pages[j] = old[i];
-            }
-        free(old);
-    }
-    size_t j = slot_of(vpn, pt->cap);
-    while (pt->pages[j].used)
-        j = (j + 1) & (pt->cap - 1);
-    kb_pt_page *p = &pt->pages[j];
-    p->used = true;
-    p->vpn = vpn;
-    pt->n++;
-    return p;
-}
-
-void kb_pt_map(kb_pagetable *pt, uint64_t va, uint64_t pa, uint64_t size)
-{
-    uint64_t ps = pt->page_size, pos = va, stop = va + size;
-    while (pos < stop) {
-        uint64_t vpn = pos / ps, page_end = (vpn + 1) * ps, e = stop < page_end ? stop : page_end;
-        kb_pt_page *p = find(pt, vpn);
-        if (!p)
-            p = insert(pt, vpn);
-        if (p->n == p->cap) {
-            p->cap = p->cap ? 2 * p->cap : 4;
-            p->r = kb_xrealloc(p->r, p->cap * sizeof *p->r);
-        }
-        p->r[p->n++] = (kb_pt_region){pos - vpn * ps, e - vpn * ps, pa + (pos - va)};
-        pos = e;
-    }
+    if (label)
+        kb_pt_label_ref(label);
+    kb_extmap_insert(&pt->map, va, size, pa, label);
 }
 
 void kb_pt_unmap(kb_pagetable *pt, uint64_t va, uint64_t size)
 {
-    uint64_t ps = pt->page_size, pos = va, stop = va + size;
-    while (pos < stop) {
-        uint64_t vpn = pos / ps, base = vpn * ps;
-        kb_pt_page *p = find(pt, vpn);
-        if (p) {
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < p->n; i++) /* keep the regions not fully inside, in order */
-                if (!(base + p->r[i].start >= va && base + p->r[i].end <= stop))
-                    p->r[k++] = p->r[i];
-            p->n = k;
-        }
-        pos = base + ps;
-    }
+    if (size)
+        kb_extmap_remove_inside(&pt->map, va, size, drop);
 }
+
+const kb_extent *kb_pt_lookup(const kb_pagetable *pt, uint64_t va) { return kb_extmap_find(&pt->map, va); }
 
 bool kb_pt_translate(const kb_pagetable *pt, uint64_t va, uint64_t *pa)
 {
-    uint64_t vpn = va / pt->page_size, off = va - vpn * pt->page_size;
-    const kb_pt_page *p = find(pt, vpn);
-    if (!p)
+    const kb_extent *e = kb_extmap_find(&pt->map, va);
+    if (!e)
         return false;
-    for (uint32_t i = p->n; i-- > 0;)
-        if (off >= p->r[i].start && off < p->r[i].end) {
-            *pa = p->r[i].pa + (off - p->r[i].start);
-            return true;
-        }
-    return false;
+    *pa = e->value + (va - e->start);
+    return true;
 }
 
-size_t kb_pt_regions(const kb_pagetable *pt)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < pt->cap; i++)
-        n += pt->pages[i].n;
-    return n;
-}
+size_t kb_pt_regions(const kb_pagetable *pt) { return kb_extmap_count(&pt->map); }

@@ -498,6 +498,32 @@ static void test_range_arguments_are_checked(void **state)
     free(err);
 }
 
+/* ---- which allocation holds an address ---- */
+
+static void test_find_names_the_allocation_holding_an_address(void **state)
+{
+    (void)state;
+    kb_alloc a;
+    kb_alloc_init(&a, 0x1000, 4096, 16);
+    uint64_t x = must_alloc(&a, 64, 1), y = must_alloc(&a, 100, 1); /* y charged 112 (16-byte granules) */
+    must_alloc(&a, 16, 1);
+    kb_span s;
+    assert_true(kb_alloc_find(&a, x, &s));
+    assert_int_equal(s.start, x);
+    assert_int_equal(s.size, 64);
+    assert_true(kb_alloc_find(&a, x + 63, &s));
+    assert_int_equal(s.start, x);
+    assert_true(kb_alloc_find(&a, x + 64, &s)); /* the next one starts there */
+    assert_int_equal(s.start, y);
+    assert_true(kb_alloc_find(&a, y + 111, &s));
+    assert_int_equal(s.size, 112);
+    must_free(&a, y);
+    assert_false(kb_alloc_find(&a, y, &s));      /* freed */
+    assert_false(kb_alloc_find(&a, 0x0fff, &s)); /* below the range */
+    assert_false(kb_alloc_find(&a, 0x1000 + 4096, &s));
+    kb_alloc_fini(&a);
+}
+
 /* ---- randomized run against a reference model ---- */
 
 static uint64_t rng_next(uint64_t *s) /* splitmix64 */
@@ -584,6 +610,31 @@ static void check_against(const kb_alloc *a, const ref_model *m)
     assert_int_equal(kb_alloc_largest_free(a), largest);
 }
 
+/* kb_alloc_find against a scan of the model, at the edges of every live
+ * block and at one address from the seed. */
+static void check_find(const kb_alloc *a, const ref_model *m, uint64_t probe)
+{
+    uint64_t at[3 * 512 + 1];
+    int n = 0;
+    for (int i = 0; i < m->n; i++) {
+        at[n++] = m->live[i].start;
+        at[n++] = m->live[i].start + m->live[i].size - 1;
+        at[n++] = m->live[i].start + m->live[i].size;
+    }
+    at[n++] = m->base + probe % (m->size + 1);
+    for (int k = 0; k < n; k++) {
+        int want = -1;
+        for (int i = 0; i < m->n; i++)
+            if (at[k] >= m->live[i].start && at[k] - m->live[i].start < m->live[i].size)
+                want = i;
+        kb_span s;
+        bool found = kb_alloc_find(a, at[k], &s);
+        assert_int_equal(found, want >= 0);
+        if (found)
+            assert_int_equal(s.start, m->live[want].start);
+    }
+}
+
 static void stress(uint64_t seed, uint64_t base, uint64_t size, uint64_t granule, int steps)
 {
     kb_alloc a;
@@ -626,6 +677,8 @@ static void stress(uint64_t seed, uint64_t base, uint64_t size, uint64_t granule
             ref_remove(&m, i);
         }
         check_against(&a, &m);
+        if (step % 64 == 0)
+            check_find(&a, &m, r >> 3);
     }
     assert_true(fails > 0 && bad_frees > 0); /* both paths were exercised */
     while (m.n > 0) {
@@ -665,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_va_allocations_are_page_aligned_whole_pages),
         cmocka_unit_test(test_hbm_slice_gives_pe_local_offsets),
         cmocka_unit_test(test_range_arguments_are_checked),
+        cmocka_unit_test(test_find_names_the_allocation_holding_an_address),
         cmocka_unit_test(test_random_alloc_free_matches_the_reference_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

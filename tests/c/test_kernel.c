@@ -46,7 +46,7 @@ static void open_driver_with(driver *d, const char *const *overrides, size_t n)
     assert_true(kb_pa_pe_hbm(0, 0, 0, 0, kb_topo_params_of(d->fx.topo)->hbm_slice_bytes, &pa, msg, sizeof msg));
     kb_pagetable *pt = kb_mmu_table(d->pe, &err);
     assert_non_null(pt);
-    kb_pt_map(pt, VA, pa, 1 << 20);
+    kb_pt_map(pt, VA, pa, 1 << 20, NULL);
 }
 
 static void open_driver(driver *d) { open_driver_with(d, NULL, 0); }
@@ -132,9 +132,9 @@ static void test_pa_fallback_uses_an_unmapped_address_as_physical(void **state)
     uint32_t node;
     uint64_t off;
     char *err = NULL;
-    assert_true(kb_mmu_resolve(d.pe, pa, true, "x", NULL, &node, &off, &err));
+    assert_true(kb_mmu_resolve(d.pe, pa, 4, true, "x", NULL, &node, &off, &err));
     assert_int_equal(off, 4096);
-    assert_false(kb_mmu_resolve(d.pe, pa, false, "x", NULL, &node, &off, &err)); /* no kernel: no context */
+    assert_false(kb_mmu_resolve(d.pe, pa, 4, false, "x", NULL, &node, &off, &err)); /* no kernel: no context */
     char want[160];
     snprintf(want, sizeof want,
              "x: virtual address 0x%llx is not mapped on sip0.cube0.pe0: not inside any tensor placed for this PE",

@@ -30,6 +30,7 @@ struct kb_ctrl_op {
     size_t nsips, sips_pending;
     kb_mmu_entry *entries;
     size_t nentries;
+    char *label;
     int grid_pes, grid_cubes;
     kb_launch launch;
     kb_pe_answer *answers;
@@ -57,6 +58,7 @@ static void op_unref(kb_ctrl_op *op)
     free(op->cube_pending);
     free(op->sips);
     free(op->entries);
+    free(op->label);
     free(op->answers);
     if (op->launch.release)
         op->launch.release(op->launch.ctx);
@@ -147,6 +149,12 @@ void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n)
     op->nentries = n;
 }
 
+void kb_ctrl_set_label(kb_ctrl_op *op, const char *label)
+{
+    free(op->label);
+    op->label = kb_xstrdup(label);
+}
+
 void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, const kb_launch *l)
 {
     op->grid_pes = grid_pes;
@@ -184,6 +192,8 @@ const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n)
     *n = op->nentries;
     return op->entries;
 }
+
+const char *kb_ctrl_label(const kb_ctrl_op *op) { return op->label; }
 
 static sip_group *sip_of(const kb_ctrl_op *op, int sip)
 {

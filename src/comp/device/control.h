@@ -69,6 +69,9 @@ typedef void (*kb_ctrl_done_fn)(kb_ctrl_op *op, void *arg);
 kb_ctrl_op *kb_ctrl_new(const kb_msg_kind *kind, const kb_ctrl_target *targets, size_t n);
 /* MmuMap / MmuUnmap: the entries every target PE applies (copied). */
 void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n);
+/* MmuMap: what the entries hold ("tensor 'w' [4, 4] f32"), named by PE_MMU
+ * when an access leaves an entry (copied; NULL: nothing). */
+void kb_ctrl_set_label(kb_ctrl_op *op, const char *label);
 /* KernelLaunch: the grid whose rectangle the start barrier covers (PEs
  * 0..pes-1 of cubes 0..cubes-1 of each target SIP), and what the PEs run
  * (copied; the operation owns l->ctx from now: release() when it ends). */
@@ -93,6 +96,7 @@ const kb_msg_kind *kb_ctrl_kind(const kb_ctrl_op *op);
 const kb_ctrl_target *kb_ctrl_target_at(const kb_ctrl_op *op, size_t i);
 size_t kb_ctrl_ntargets(const kb_ctrl_op *op);
 const kb_mmu_entry *kb_ctrl_entries(const kb_ctrl_op *op, size_t *n);
+const char *kb_ctrl_label(const kb_ctrl_op *op); /* NULL if none */
 const kb_launch *kb_ctrl_launch(const kb_ctrl_op *op);
 /* A launch's start barrier, stamped by the target's SIP's IO_CPU. */
 kb_time kb_ctrl_start_ps(const kb_ctrl_op *op, int sip);

@@ -105,8 +105,8 @@ static void run(kb_pe_op *op)
             break;
         case S_MMU: {
             char *err = NULL;
-            if (!kb_mmu_resolve(p, op->va, op->pa_fallback, op->what, op->kernel, &op->target, &op->target_off,
-                                &err))
+            if (!kb_mmu_resolve(p, op->va, kb_tview_nbytes(&op->tcm), op->pa_fallback, op->what, op->kernel,
+                                &op->target, &op->target_off, &err))
                 return fail(op, err);
             if (p->tlb_ps) {
                 kb_pe_span(p, p->mmu, "translate", now, now + p->tlb_ps, NULL, 0);

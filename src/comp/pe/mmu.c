@@ -22,7 +22,7 @@
 static void mmu_init(kb_comp *c)
 {
     kb_pagetable *pt = kb_xmalloc(sizeof *pt);
-    kb_pt_init(pt, (uint64_t)kb_spec_attr(c->n->spec, "page_size"));
+    kb_pt_init(pt);
     c->state = pt;
 }
 
@@ -37,14 +37,18 @@ static void mmu_fini(kb_comp *c)
 static void apply(kb_txn *t)
 {
     kb_comp *c = kb_txn_comp(t);
+    const kb_ctrl_op *op = kb_ctrl_of(t, NULL);
     size_t n;
-    const kb_mmu_entry *e = kb_ctrl_entries(kb_ctrl_of(t, NULL), &n);
+    const kb_mmu_entry *e = kb_ctrl_entries(op, &n);
+    const char *text = kb_ctrl_label(op);
+    kb_pt_label *label = t->kind == &kb_msg_mmu_map && text ? kb_pt_label_new(text) : NULL;
     for (size_t i = 0; i < n; i++) {
         if (t->kind == &kb_msg_mmu_map)
-            kb_pt_map(c->state, e[i].va, e[i].pa, e[i].size);
+            kb_pt_map(c->state, e[i].va, e[i].pa, e[i].size, label);
         else
             kb_pt_unmap(c->state, e[i].va, e[i].size);
     }
+    kb_pt_label_unref(label); /* the mappings hold their own references */
     kb_txn_complete(t);
 }
 
@@ -78,23 +82,93 @@ static char *fault(kb_pe *p, uint64_t va, const char *call, const char *kernel)
     return msg;
 }
 
-bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint64_t *pa,
-                     char **err)
+/* The message of an access [va, va + n) that leaves mapping e, the one its
+ * start lies in: the call, the PE, kernel and time, what e holds, its
+ * extent and where it lives, and the bytes outside it. */
+static char *extent_error(kb_pe *p, const kb_extent *e, uint64_t va, uint64_t n, const char *call,
+                          const char *kernel)
 {
-    kb_pagetable *pt = kb_mmu_table(p, NULL);
-    if (pt && kb_pt_translate(pt, va, pa))
-        return true;
-    *pa = va;
-    if (!pa_fallback)
-        *err = fault(p, va, call, kernel);
-    return pa_fallback;
+    char *where = kb_pe_where(p, kernel);
+    const char *label = kb_pt_label_text(e->tag);
+    uint64_t end = e->start + e->size;
+    uint64_t stop = n > UINT64_MAX - va ? UINT64_MAX : va + n; /* past 2^64: shown as its last address */
+    kb_target tg;
+    char *why = NULL, holder[128];
+    if (kb_resolve_data_target(kb_fabric_topo(p->fab), (kb_pa)e->value, &tg, call, &why))
+        snprintf(holder, sizeof holder, "%s", kb_topo_node(kb_fabric_topo(p->fab), tg.node)->id);
+    else
+        kb_pa_format((kb_pa)e->value, holder, sizeof holder);
+    free(why);
+    char *msg = kb_asprintf("%s: bytes [0x%llx, 0x%llx) (%llu bytes) leave their allocation on %s: %s is mapped "
+                            "at [0x%llx, 0x%llx) (%llu bytes, held by %s); bytes [0x%llx, 0x%llx) lie past its end",
+                            call, (unsigned long long)va, (unsigned long long)stop, (unsigned long long)n, where,
+                            label ? label : "the mapping (no tensor named)", (unsigned long long)e->start,
+                            (unsigned long long)end, (unsigned long long)e->size, holder, (unsigned long long)end,
+                            (unsigned long long)stop);
+    free(where);
+    return msg;
 }
 
-bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint32_t *node,
-                    uint64_t *offset, char **err)
+/* The mapping at va, checked to hold all of [va, va + nbytes): true with
+ * *e (NULL when nothing maps va and pa_fallback lets va through as a
+ * physical address, unchecked). */
+static bool lookup(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, const char *call, const char *kernel,
+                   const kb_extent **e, char **err)
+{
+    kb_pagetable *pt = kb_mmu_table(p, NULL);
+    *e = pt ? kb_pt_lookup(pt, va) : NULL;
+    if (!*e) {
+        if (!pa_fallback)
+            *err = fault(p, va, call, kernel);
+        return pa_fallback;
+    }
+    if (nbytes > (*e)->start + (*e)->size - va) {
+        *err = extent_error(p, *e, va, nbytes, call, kernel);
+        return false;
+    }
+    return true;
+}
+
+bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, const char *call,
+                     const char *kernel, uint64_t *pa, char **err)
+{
+    const kb_extent *e;
+    if (!lookup(p, va, nbytes, pa_fallback, call, kernel, &e, err))
+        return false;
+    *pa = e ? e->value + (va - e->start) : va;
+    return true;
+}
+
+bool kb_mmu_check_rows(kb_pe *p, uint64_t va, uint64_t rows, uint64_t row_bytes, bool pa_fallback,
+                       const char *call, const char *kernel, char **err)
+{
+    if (rows == 0 || row_bytes == 0)
+        return true;
+    if (rows > (UINT64_MAX - va) / row_bytes) {
+        char *where = kb_pe_where(p, kernel);
+        *err = kb_asprintf("%s: %llu rows of %llu bytes from virtual address 0x%llx run past the end of the "
+                           "address space on %s",
+                           call, (unsigned long long)rows, (unsigned long long)row_bytes, (unsigned long long)va,
+                           where);
+        free(where);
+        return false;
+    }
+    /* One lookup per mapping the rows cross: the rows that end inside a
+     * mapping are checked together. */
+    for (uint64_t r = 0; r < rows;) {
+        const kb_extent *e;
+        if (!lookup(p, va + r * row_bytes, row_bytes, pa_fallback, call, kernel, &e, err))
+            return false;
+        r = e ? (e->start + e->size - va) / row_bytes : r + 1;
+    }
+    return true;
+}
+
+bool kb_mmu_resolve(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, const char *call,
+                    const char *kernel, uint32_t *node, uint64_t *offset, char **err)
 {
     uint64_t pa;
-    if (!kb_mmu_va_to_pa(p, va, pa_fallback, call, kernel, &pa, err))
+    if (!kb_mmu_va_to_pa(p, va, nbytes, pa_fallback, call, kernel, &pa, err))
         return false;
     if (pa >= p->xl_lo && pa < p->xl_hi) { /* the HBM slice of the last address */
         *node = p->xl_node;

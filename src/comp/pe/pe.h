@@ -219,18 +219,31 @@ bool kb_pe_tcm_pristine(const kb_pe *p);
  * it, when they arrive (mmu.c). */
 kb_pagetable *kb_mmu_table(kb_pe *p, char **err);
 /* The physical address of va: its mapping, or (pa_fallback) va itself when
- * nothing maps it. False when unmapped without the fallback, with *err the
- * fault: naming `call`, va in hex, the PE and, if `kernel` is not NULL,
- * that kernel and the simulated time. No time passes (the stages that
- * translate charge the PE's tlb_ps, tlb_overhead_ns). */
-bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint64_t *pa,
-                     char **err);
-/* Where va lives: translated (kb_mmu_va_to_pa), then the physical
- * address's memory node (HBM controller or cube SRAM) and node offset.
- * False with *err (naming the same) when va faults or its physical address
- * is not memory. */
-bool kb_mmu_resolve(kb_pe *p, uint64_t va, bool pa_fallback, const char *call, const char *kernel, uint32_t *node,
-                    uint64_t *offset, char **err);
+ * nothing maps it. The access [va, va + nbytes) must lie inside the
+ * mapping va starts in (nbytes 0: va alone): a map entry is one tensor's
+ * allocation on one memory (a shard, or the whole tensor), so bytes past
+ * it belong to something else. False when unmapped without the fallback,
+ * with *err the fault: naming `call`, va in hex, the PE and, if `kernel`
+ * is not NULL, that kernel and the simulated time; or when the access
+ * leaves its mapping, with *err naming the same, the mapping's label (the
+ * tensor), its extent and holder, and the bytes outside it. An address
+ * nothing maps that pa_fallback lets through is not checked (the raw mode,
+ * docs/tl.md). No time passes (the stages that translate charge the PE's
+ * tlb_ps, tlb_overhead_ns). */
+bool kb_mmu_va_to_pa(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, const char *call,
+                     const char *kernel, uint64_t *pa, char **err);
+/* Where va lives: translated and checked (kb_mmu_va_to_pa), then the
+ * physical address's memory node (HBM controller or cube SRAM) and node
+ * offset. False with *err (naming the same) when va faults, the access
+ * leaves its mapping, or its physical address is not memory. */
+bool kb_mmu_resolve(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, const char *call,
+                    const char *kernel, uint32_t *node, uint64_t *offset, char **err);
+/* The rows of a row-major matrix, `rows` of row_bytes from va one after
+ * another, each checked as an access of its own (kb_mmu_va_to_pa): a
+ * matrix may span mappings (a tensor's shards) but no row may leave the
+ * one it starts in. One lookup per mapping crossed. */
+bool kb_mmu_check_rows(kb_pe *p, uint64_t va, uint64_t rows, uint64_t row_bytes, bool pa_fallback,
+                       const char *call, const char *kernel, char **err);
 
 /* ---- simple commands (command.c) ----
  *   load:   dispatch -> mmu -> DMA read  -> TCM write

@@ -212,19 +212,24 @@ static void log_stage(kb_pipe *pp, kb_lane *L, kb_token *t, const kb_stage *st, 
 }
 
 /* The memory side of a streamed tile: where its first element lives (a
- * tile is moved as one transfer of its bytes from there). */
+ * tile is moved as one transfer of its bytes from there); its first row is
+ * the access checked (the whole matrix was at submission). */
 static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, kb_target *tg, char **err)
 {
     kb_composite *c = t->c;
     const kb_plan_spec *s = &c->plan;
-    uint64_t va;
+    uint64_t va, row;
+    int64_t r0, c0, rows, cols;
     if (st->type == KB_ST_DMA_WRITE) {
         va = kb_tile_va(s, &t->t, KB_TILE_OUT, c->out_va, s->N, s->out_size);
+        row = (uint64_t)t->t.cols * s->out_size;
     } else {
         const kb_composite_operand *o = &c->in[st->arg];
         va = kb_tile_va(s, &t->t, st->arg, o->va, o->cols, kb_dtype_size(o->dtype));
+        kb_plan_operand(s, &t->t, st->arg, &r0, &c0, &rows, &cols);
+        row = (uint64_t)cols * kb_dtype_size(o->dtype);
     }
-    return kb_mmu_resolve(pp->pe, va, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), &tg->node,
+    return kb_mmu_resolve(pp->pe, va, row, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), &tg->node,
                           &tg->offset, err);
 }
 

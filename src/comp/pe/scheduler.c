@@ -147,14 +147,15 @@ void kb_pipe_free(kb_pe *p)
     p->pipe = NULL;
 }
 
-/* The base address of a streamed operand or the output must translate (a
- * fault now rather than at the first tile's DMA). */
-static bool base_translates(kb_pe *p, const kb_composite *c, uint64_t va, char **err)
+/* A streamed operand or the output, a row-major [rows, cols] matrix of
+ * elem-byte elements at va, must translate and each of its rows stay in
+ * the mapping it starts in: an error now, in timing-only runs too, rather
+ * than at a tile's DMA (which translates only the tile's first row). */
+static bool matrix_maps(kb_pe *p, const kb_composite *c, uint64_t va, int64_t rows, int64_t cols, uint64_t elem,
+                        char **err)
 {
-    uint32_t node;
-    uint64_t off;
-    return kb_mmu_resolve(p, va, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel),
-                          &node, &off, err);
+    return kb_mmu_check_rows(p, va, (uint64_t)rows, (uint64_t)cols * elem, c->pa_fallback, "tl.composite",
+                             kb_kernel_name(c->kernel), err);
 }
 
 /* Tile sizes left 0: PE_SCHEDULER's tile_m, tile_k, tile_n (32, 64, 32
@@ -176,9 +177,10 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
 {
     default_tiles(p, &c->plan);
     for (int i = 0; i < 2; i++)
-        if (c->plan.has[i] && !c->in[i].pinned && !base_translates(p, c, c->in[i].va, err))
+        if (c->plan.has[i] && !c->in[i].pinned &&
+            !matrix_maps(p, c, c->in[i].va, c->in[i].rows, c->in[i].cols, kb_dtype_size(c->in[i].dtype), err))
             return false;
-    if (!base_translates(p, c, c->out_va, err))
+    if (!matrix_maps(p, c, c->out_va, c->plan.M, c->plan.N, c->plan.out_size, err))
         return false;
     kb_pipe *pp = pipe_of(p);
     c->ntiles = kb_plan_tiles(&c->plan);
