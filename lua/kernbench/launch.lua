@@ -119,7 +119,9 @@ function M.attach(torch, rt)
       shards[#shards + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe, pa = sh.pa, nbytes = sh.nbytes,
                               offset_bytes = sh.offset_bytes }
     end
-    if t.freed then error(("torch.launch: argument %d (%s) was freed"):format(i, t.name), 4) end
+    if t.freed then
+      error(("torch.launch: argument %d (device tensor '%s') was freed: a kernel cannot use it"):format(i, t.name), 5)
+    end
     return { arg_kind = "tensor", tensor_pa_map = { shards = shards }, va_base = t.va_base, name = t.name }
   end
 

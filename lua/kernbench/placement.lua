@@ -59,6 +59,42 @@ end
 
 function M.is_policy(x) return getmetatable(x) == policy_mt end
 
+-- The largest tensor: 2^46 bytes, as in C (KB_VIEW_MAX_BYTES, src/mem/view.h),
+-- so that every product of sizes below is exact (Lua integers wrap
+-- silently, floats lose precision above 2^53).
+local MAX_BYTES = 1 << 46
+local MAXD = 8
+
+--- Checks a device tensor's shape for `call` (errors at `level` above the
+-- caller): a table of at most 8 sizes, each an integer >= 1 (a float with
+-- an integral value counts), whose bytes (with itemsize-byte elements of
+-- dtype) are at most 2^46. Returns a copy, as integers.
+function M.check_shape(shape, itemsize, dtype, call, level)
+  level = (level or 1) + 1
+  if type(shape) ~= "table" then
+    error(("%s: the shape must be a table of sizes like {64, 128}, got %s"):format(call, type(shape)), level)
+  end
+  if #shape > MAXD then error(("%s: the shape has %d sizes (at most %d)"):format(call, #shape, MAXD), level) end
+  local out, bytes = {}, itemsize
+  for i = 1, #shape do
+    local d = shape[i]
+    local v = math.type(d) and math.tointeger(d)
+    if not v or v < 1 then
+      error(("%s: size %d of the shape must be an integer >= 1 (a device tensor holds at least one element), "
+             .. "got %s"):format(call, i - 1, type(d) == "number" and tostring(d) or type(d)), level)
+    end
+    if v > MAX_BYTES // bytes then
+      local s = {}
+      for j = 1, #shape do s[j] = tostring(shape[j]) end
+      error(("%s: shape [%s] of %s is too large (more than 2^46 bytes)"):format(call, table.concat(s, ", "), dtype),
+            level)
+    end
+    bytes = bytes * v
+    out[i] = v
+  end
+  return out
+end
+
 --- The 2-D view of a shape: {rows, cols}.
 function M.shape_2d(shape)
   if #shape == 0 then return 1, 1 end

@@ -73,7 +73,9 @@ function M.composite_args(spec, level)
   end
   if spec.tile_shape ~= nil then
     local t = spec.tile_shape
-    if type(t) ~= "table" then bad(level, "tile_shape must be {tm, tk, tn} (gemm) or {tm, tn} (math)") end
+    if type(t) ~= "table" or #t ~= (spec.op == "gemm" and 3 or 2) then
+      bad(level, "tile_shape must be {tm, tk, tn} (gemm) or {tm, tn} (math)")
+    end
     out.tile = spec.op == "gemm" and { t[1], t[2], t[3] } or { t[1], nil, t[2] }
   end
   if spec.epilogue ~= nil then
@@ -148,6 +150,9 @@ function M.new(ctx, info)
 
   --- dot(a, b[, {out_dtype=}]): [M, K] x [K, N] on PE_GEMM.
   function tl.dot(a, b, opts)
+    if opts ~= nil and type(opts) ~= "table" then
+      error(("tl.dot: options must be a table {out_dtype = ...}, got %s"):format(type(opts)), 2)
+    end
     return ctx:dot(operand("tl.dot", 1, a), operand("tl.dot", 2, b), opts and opts.out_dtype)
   end
 
@@ -181,8 +186,12 @@ function M.new(ctx, info)
 
   --- cycles(n): the PE_CPU is busy for n cycles (scalar work).
   function tl.cycles(n)
-    if math.type(n) ~= "integer" then error("tl.cycles: the count must be an integer", 2) end
-    ctx:cycles(n)
+    local c = math.type(n) and math.tointeger(n) -- 2^62 counts, "3" and 2.5 do not
+    if not c then
+      error(("tl.cycles: the count must be an integer number of cycles, got %s"):format(
+        type(n) == "number" and tostring(n) or type(n)), 2)
+    end
+    ctx:cycles(c)
   end
 
   --- composite{op = "gemm" | "math", a =, b =, out_ptr =, math_op =,
@@ -197,6 +206,10 @@ function M.new(ctx, info)
   -- this kernel is. Other tl calls complete before they return.
   function tl.wait(h)
     if h ~= nil and pe_c.is_tensor(h) then return h end -- a tensor is complete already
+    if h ~= nil and not pe_c.is_composite(h) then
+      error(("tl.wait: expected a composite handle (from tl.composite), a tensor handle or nothing, got %s"):format(
+        type(h)), 2)
+    end
     ctx:wait(h)
     return h
   end

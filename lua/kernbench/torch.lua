@@ -132,11 +132,26 @@ function M.new(opts)
   end
 
   --- Places a device tensor: shards, allocations, a VA range and its mapping.
-  local function create(shape, o)
+  -- `call` names the torch function in errors.
+  --- What a value is, for messages: "nil", "a host tensor", "a number" ...
+  local function describe(v)
+    if v == nil then return "nil" end
+    if tc.is_tensor(v) then return "a host tensor" end
+    if getmetatable(v) == Device then return ("device tensor '%s'"):format(v.name) end
+    return "a " .. type(v)
+  end
+
+  local function create(shape, o, call)
     o = o or {}
+    if type(o) ~= "table" then error(("%s: options must be a table {dtype =, dp =, name =}, got %s"):format(
+      call, type(o)), 3) end
     local itemsize, dtype = tc.itemsize(o.dtype or "f32")
+    shape = placement.check_shape(shape, itemsize, dtype, call, 3)
     local dp = o.dp or placement.DPPolicy {}
-    if not placement.is_policy(dp) then error("torch: dp must be a DPPolicy{...}", 3) end
+    if not placement.is_policy(dp) then error(("%s: dp must be a DPPolicy{...}, got %s"):format(call, type(dp)), 3) end
+    if o.name ~= nil and type(o.name) ~= "string" then
+      error(("%s: name must be a string, got %s"):format(call, type(o.name)), 3)
+    end
     local sip = current_device or 0
     if sip >= P.sips then
       error(("torch: current device is SIP %d, the topology has %d"):format(sip, P.sips), 3)
@@ -210,7 +225,13 @@ function M.new(opts)
       table.concat(self.shape, ", "), self.dtype, tostring(self.dp), #self.shards, self.va_base or 0)
   end
 
+  --- Checks that a Device method was called on a device tensor that is
+  -- not freed (d:cpu(), not d.cpu() or a host tensor).
   local function check_live(dt, what)
+    if getmetatable(dt) ~= Device then
+      error(("torch: DeviceTensor:%s() called on %s: call it as d:%s(...) on a device tensor"):format(what,
+        describe(dt), what), 3)
+    end
     if dt.freed then error(("torch: %s of %s after it was freed"):format(what, dt.name), 3) end
   end
 
@@ -218,6 +239,10 @@ function M.new(opts)
   -- a handle (an event) that succeeds when every write has landed.
   function Device:copy_(src)
     check_live(self, "copy_")
+    if not tc.is_tensor(src) then
+      error(("torch: copy_ into %s from %s: the source must be a host tensor%s"):format(self.name, describe(src),
+        getmetatable(src) == Device and " (read a device tensor back with :cpu() first)" or ""), 2)
+    end
     if src.dtype ~= self.dtype then
       error(("torch: copy_ into %s (%s) from a %s tensor: convert with :to(\"%s\") first"):format(
         self.name, self.dtype, src.dtype, self.dtype), 2)
@@ -259,7 +284,13 @@ function M.new(opts)
 
   --- Unmaps and frees the tensor's memory (VA and every shard).
   function Device:free()
-    if self.freed then return end
+    if getmetatable(self) ~= Device then
+      error(("torch: DeviceTensor:free() called on %s: call it as d:free() on a device tensor"):format(
+        describe(self)), 2)
+    end
+    if self.freed then
+      error(("torch: free of %s: it was freed already (a device tensor is freed once)"):format(self.name), 2)
+    end
     self.freed = true
     local entries = {}
     for _, sh in ipairs(self.shards) do
@@ -286,26 +317,32 @@ function M.new(opts)
   -- Host tensor constructors and math come from the C module; those that
   -- create tensors accept {dp = DPPolicy} to place the result on the device.
   local generator = tc.new_generator(0)
-  function torch.manual_seed(n) generator = tc.new_generator(n) end
+  function torch.manual_seed(n)
+    if math.type(n) ~= "integer" then
+      error(("torch.manual_seed: the seed must be an integer, got %s"):format(
+        type(n) == "number" and tostring(n) or describe(n)), 2)
+    end
+    generator = tc.new_generator(n)
+  end
 
-  local function maybe_device(host, o, init)
-    if not (o and o.dp) then return host end
-    local dt = create(host.shape, o)
+  local function maybe_device(host, o, init, call)
+    if not (type(o) == "table" and o.dp) then return host end
+    local dt = create(host.shape, o, call)
     if init then dt:copy_(host) end
     return dt
   end
 
   function torch.empty(shape, o)
-    if o and o.dp then return create(shape, o) end
+    if type(o) == "table" and o.dp then return create(shape, o, "torch.empty") end
     return tc.empty(shape, o)
   end
-  function torch.zeros(shape, o) return maybe_device(tc.zeros(shape, o), o, true) end
-  function torch.ones(shape, o) return maybe_device(tc.ones(shape, o), o, true) end
-  function torch.full(shape, v, o) return maybe_device(tc.full(shape, v, o), o, true) end
-  function torch.tensor(data, o) return maybe_device(tc.tensor(data, o), o, true) end
+  function torch.zeros(shape, o) return maybe_device(tc.zeros(shape, o), o, true, "torch.zeros") end
+  function torch.ones(shape, o) return maybe_device(tc.ones(shape, o), o, true, "torch.ones") end
+  function torch.full(shape, v, o) return maybe_device(tc.full(shape, v, o), o, true, "torch.full") end
+  function torch.tensor(data, o) return maybe_device(tc.tensor(data, o), o, true, "torch.tensor") end
   function torch.arange(...) return tc.arange(...) end
-  function torch.rand(shape, o) return maybe_device(tc.rand(shape, o, generator), o, true) end
-  function torch.randn(shape, o) return maybe_device(tc.randn(shape, o, generator), o, true) end
+  function torch.rand(shape, o) return maybe_device(tc.rand(shape, o, generator), o, true, "torch.rand") end
+  function torch.randn(shape, o) return maybe_device(tc.randn(shape, o, generator), o, true, "torch.randn") end
   for _, name in ipairs { "allclose", "isclose", "equal", "matmul", "add", "sub", "mul", "div", "neg", "exp",
                           "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "softmax", "sum", "max", "min",
                           "mean", "transpose", "narrow", "cat", "reshape", "clone", "zeros_like", "ones_like",
@@ -315,8 +352,18 @@ function M.new(opts)
 
   --- Places host tensor `t` on the device with policy dp (a timed deploy).
   function torch.to_device(t, dp, o)
+    if not tc.is_tensor(t) then
+      error(("torch.to_device: argument 1 must be a host tensor, got %s%s"):format(describe(t),
+        getmetatable(t) == Device and " (it is on the device already)" or ""), 2)
+    end
+    if dp ~= nil and not placement.is_policy(dp) then
+      error(("torch.to_device: argument 2 must be a DPPolicy{...} (or nil: replicated), got %s"):format(describe(dp)), 2)
+    end
+    if o ~= nil and type(o) ~= "table" then
+      error(("torch.to_device: options must be a table {name =}, got %s"):format(type(o)), 2)
+    end
     o = o or {}
-    local dt = create(t.shape, { dtype = t.dtype, dp = dp, name = o and o.name })
+    local dt = create(t.shape, { dtype = t.dtype, dp = dp, name = o.name }, "torch.to_device")
     dt:copy_(t)
     return dt
   end
@@ -338,6 +385,12 @@ function M.new(opts)
   -- returns its value.
   function torch.wait(h)
     if getmetatable(h) == Handle then return torch.wait(h.finished) end
+    local mt = type(h) == "userdata" and getmetatable(h)
+    local kind = type(mt) == "table" and mt.__name
+    if kind ~= "kernbench.event" and kind ~= "kernbench.process" then
+      error(("torch.wait: expected a handle (from copy_, launch_async, d.mapped), an event or a process, got %s"):format(
+        describe(h)), 2)
+    end
     if not h:processed() then
       s:spawn(function()
         h:wait()
@@ -370,13 +423,32 @@ function M.new(opts)
 
   --- Allocates nbytes of PE (sip, cube, pe)'s TCM (16-byte aligned); returns
   -- the physical address and the TCM offset. Errors name the PE and sizes.
+  -- Integer arguments of the PE functions, named in errors.
+  -- The first three are a PE's sip, cube, pe: checked against the topology.
+  local function check_ints(call, names, ...)
+    for i, name in ipairs(names) do
+      local v = select(i, ...)
+      if math.type(v) ~= "integer" or v < 0 then
+        error(("%s: %s must be an integer >= 0, got %s"):format(call, name,
+          type(v) == "number" and tostring(v) or describe(v)), 3)
+      end
+    end
+    local sip, cube, pe = ...
+    if sip >= P.sips or cube >= P.cubes_per_sip or pe >= P.pes_per_cube then
+      error(("%s: no PE sip%d.cube%d.pe%d: the topology has %d SIP(s) of %d cube(s) of %d PE(s)"):format(call, sip,
+        cube, pe, P.sips, P.cubes_per_sip, P.pes_per_cube), 3)
+    end
+  end
+
   function torch.alloc_tcm(sip, cube, pe, nbytes)
+    check_ints("torch.alloc_tcm", { "sip", "cube", "pe", "nbytes" }, sip, cube, pe, nbytes)
     local off, err = pe_c.tcm_alloc(s, sip, cube, pe, nbytes)
     if not off then error("torch.alloc_tcm: " .. err, 2) end
     return kb.addr.pe_tcm(sip, cube, pe, off), off
   end
 
   function torch.free_tcm(sip, cube, pe, off)
+    check_ints("torch.free_tcm", { "sip", "cube", "pe", "offset" }, sip, cube, pe, off)
     local ok, err = pe_c.tcm_free(s, sip, cube, pe, off)
     if not ok then error("torch.free_tcm: " .. err, 2) end
   end
@@ -408,6 +480,7 @@ function M.new(opts)
   --- Translates a VA on PE (sip, cube, pe) through its page table: the PA
   -- and the translation's cost in ns (that PE's PE_MMU tlb_overhead_ns).
   function torch.translate(sip, cube, pe, va)
+    check_ints("torch.translate", { "sip", "cube", "pe", "va" }, sip, cube, pe, va)
     local pa, cost = pe_c.mmu_translate(s, sip, cube, pe, va, opts.pa_fallback, "torch.translate")
     if not pa then error(cost, 2) end
     return pa, cost
@@ -423,6 +496,13 @@ function M.new(opts)
   -- timing-only runs (values are not computed; nothing to compare). A
   -- mismatch raises an error naming the tensor and the worst element.
   function torch.verify(name, got, expected, o)
+    if not tc.is_tensor(got) or not tc.is_tensor(expected) then
+      error(("torch.verify(%s): got and expected must be host tensors (d:cpu() reads a device tensor back), "
+             .. "got %s and %s"):format(tostring(name), describe(got), describe(expected)), 2)
+    end
+    if o ~= nil and type(o) ~= "table" then
+      error(("torch.verify(%s): options must be a table {tol =}, got %s"):format(tostring(name), type(o)), 2)
+    end
     if not data then return nil end
     local dt = got.dtype
     local tol = (o and o.tol) or TOL[dt] or 0

@@ -3,6 +3,7 @@
 #define KB_CORE_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,14 @@ char *kb_time_format(int64_t ps, char *buf);
 
 /* Monotonic wall clock in seconds, for statistics only (never for model time). */
 double kb_wall_seconds(void);
+
+/* Overflow-checked integer arithmetic, for sizes that come from users
+ * (shapes, strides, byte counts): true with *out the exact result, false
+ * (*out unspecified) when it does not fit the type. */
+static inline bool kb_mul_u64(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool kb_add_u64(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool kb_mul_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool kb_add_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool kb_sub_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_sub_overflow(a, b, out); }
 
 #endif

@@ -82,9 +82,10 @@ static int inst_poll(lua_State *L)
 static int inst_receive(lua_State *L)
 {
     kb_scripted *s = check_inst(L, 1);
-    kb_time timeout = lua_isnoneornil(L, 2) ? -1 : lsim_check_duration(L, 2, "self:receive(timeout_ns)");
+    lsim *S = *(lsim **)lua_touserdata(L, lua_upvalueindex(1));
+    kb_time timeout = lua_isnoneornil(L, 2) ? -1 : lsim_check_delay(L, S, 2, "self:receive(timeout_ns)");
     lua_settop(L, 1);
-    lproc *p = lsim_current(L, *(lsim **)lua_touserdata(L, lua_upvalueindex(1)), "self:receive()");
+    lproc *p = lsim_current(L, S, "self:receive()");
     if (!p)
         return luaL_error(L, "self:receive(): only the component's own process may receive");
     kb_scripted_set_proc(s, &p->proc);

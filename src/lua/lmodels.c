@@ -61,9 +61,10 @@ static kb_time model_latency(kb_comp *c, const kb_lat_query *q, void *ctx)
     } else {
         int ok;
         double ns = lua_tonumberx(T, -1, &ok);
-        if (!ok || !(ns >= 0) || ns == HUGE_VAL)
-            kb_comp_fail(c, "latency model %s returned %s for %s: it must return a number of ns >= 0", m->module,
-                         luaL_tolstring(T, -1, NULL), q->op);
+        if (!ok || !(ns >= 0) || !(ns * (double)KB_PS_PER_NS < 9223372036854775808.0))
+            kb_comp_fail(c, "latency model %s returned %s for %s: it must return a number of ns in "
+                            "0 .. 9223372036854775.807 (int64 picoseconds)",
+                         m->module, luaL_tolstring(T, -1, NULL), q->op);
         else
             result = (kb_time)llround(ns * (double)KB_PS_PER_NS);
     }

@@ -18,7 +18,19 @@
 /* ==== the userdata ==== */
 
 kb_tensor *ltensor_test(lua_State *L, int idx) { return luaL_testudata(L, idx, TENSOR_MT); }
-kb_tensor *ltensor_check(lua_State *L, int idx) { return luaL_checkudata(L, idx, TENSOR_MT); }
+kb_tensor *ltensor_check(lua_State *L, int idx)
+{
+    kb_tensor *t = luaL_testudata(L, idx, TENSOR_MT);
+    if (t)
+        return t;
+    int mt = luaL_getmetafield(L, idx, "__name"); /* the runtime's device tensors are tables named so */
+    if (mt == LUA_TSTRING && strcmp(lua_tostring(L, -1), "DeviceTensor") == 0)
+        luaL_argerror(L, idx, "a host tensor expected, got a device tensor (read it back with d:cpu() first)");
+    if (mt != LUA_TNIL)
+        lua_pop(L, 1);
+    luaL_typeerror(L, idx, "kernbench.tensor");
+    return NULL;
+}
 
 kb_tensor *ltensor_push(lua_State *L, const kb_tensor *desc, bool zero)
 {

@@ -33,6 +33,7 @@
 
 #include <lauxlib.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,16 @@ uint64_t ltl_check_ptr(lua_State *L, int idx, const char *call)
         luaL_error(L, "%s: the pointer must be an integer address (a tensor argument plus a byte offset), "
                       "got %s", call, lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
     return (uint64_t)va;
+}
+
+lua_Integer ltl_check_int(lua_State *L, int idx, const char *call, const char *what)
+{
+    int ok = 0;
+    lua_Integer v = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &ok) : 0;
+    if (!ok)
+        luaL_error(L, "%s: %s must be an integer, got %s", call, what,
+                   lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx));
+    return v;
 }
 
 /* ---- blocking commands ---- */
@@ -298,8 +309,11 @@ int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop mop, int first, int nargs,
     }
     int64_t axis;
     bool has_axis = axis_idx > 0 && !lua_isnoneornil(L, axis_idx);
-    if (has_axis)
-        axis = luaL_checkinteger(L, axis_idx);
+    if (has_axis) {
+        char call[48];
+        snprintf(call, sizeof call, "tl.%s", name);
+        axis = ltl_check_int(L, axis_idx, call, "the axis");
+    }
     kb_pe_op *op = ltl_command(L, c, name);
     char *err = NULL;
     if (!kb_pe_op_math(op, mop, nargs, in, has_axis ? &axis : NULL, &err))
@@ -328,7 +342,9 @@ static int ctx_full(lua_State *L)
     int64_t shape[KB_VIEW_MAXDIM];
     int nd = ltl_parse_shape(L, 2, "tl.full", shape);
     kb_dtype dt = ltl_parse_dtype(L, 3, "tl.full", "f16");
-    double v = lua_isboolean(L, 4) ? lua_toboolean(L, 4) : luaL_checknumber(L, 4);
+    if (!lua_isboolean(L, 4) && lua_type(L, 4) != LUA_TNUMBER)
+        return luaL_error(L, "tl.full: the value must be a number or a boolean, got %s", luaL_typename(L, 4));
+    double v = lua_isboolean(L, 4) ? lua_toboolean(L, 4) : lua_tonumber(L, 4);
     lua_settop(L, 1);
     ltl_tensor *t = ltl_push_result(L, 1, c, "tl.full", dt, nd, shape);
     kb_kernel_fill(c->k, &t->v, v, 0);
@@ -338,11 +354,13 @@ static int ctx_full(lua_State *L)
 static int ctx_arange(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
-    lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+    lua_Integer a = ltl_check_int(L, 2, "tl.arange", "start"), b = ltl_check_int(L, 3, "tl.arange", "stop");
     if (b <= a)
         return luaL_error(L, "tl.arange: end (%I) must be greater than start (%I)", b, a);
     kb_dtype dt = ltl_parse_dtype(L, 4, "tl.arange", "i32");
-    int64_t n = (int64_t)(b - a);
+    int64_t n;
+    if (!kb_sub_i64(b, a, &n))
+        return luaL_error(L, "tl.arange: %I .. %I has more than 2^63 values", a, b);
     lua_settop(L, 1);
     ltl_tensor *t = ltl_push_result(L, 1, c, "tl.arange", dt, 1, &n);
     kb_kernel_fill(c->k, &t->v, (double)a, 1);
@@ -415,7 +433,14 @@ static int l_is_tensor(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg funcs[] = {{"context", l_context}, {"is_tensor", l_is_tensor}, {NULL, NULL}};
+static int l_is_composite(lua_State *L)
+{
+    lua_pushboolean(L, ltl_test_composite(L, 1));
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {
+    {"context", l_context}, {"is_tensor", l_is_tensor}, {"is_composite", l_is_composite}, {NULL, NULL}};
 
 int luaopen_kb_pe(lua_State *L)
 {

@@ -33,6 +33,8 @@ typedef struct comp_ud {
 
 static comp_ud *check_comp(lua_State *L, int idx) { return luaL_checkudata(L, idx, LCOMP_MT); }
 
+bool ltl_test_composite(lua_State *L, int idx) { return luaL_testudata(L, idx, LCOMP_MT) != NULL; }
+
 static int comp_gc(lua_State *L)
 {
     comp_ud *u = check_comp(L, 1);
@@ -103,7 +105,11 @@ static void operand(lua_State *L, ltl_ctx *x, int t, const char *name, kb_compos
         int64_t shape[KB_VIEW_MAXDIM];
         int nd = ltl_parse_shape(L, lua_gettop(L), "tl.composite", shape);
         lua_getfield(L, idx, "dtype");
-        kb_tview_init(&o->v, 0, 0, ltl_parse_dtype(L, lua_gettop(L), "tl.composite", "f16"), nd, shape);
+        /* its shape and dtype only (kb_composite_plan checks the sizes) */
+        memset(&o->v, 0, sizeof o->v);
+        o->v.dtype = ltl_parse_dtype(L, lua_gettop(L), "tl.composite", "f16");
+        o->v.ndim = nd;
+        memcpy(o->v.shape, shape, (size_t)nd * sizeof *shape);
         o->pinned = false;
     } else {
         luaL_error(L, "tl.composite: %s must be a tensor handle (tl.load) or a tl.ref", name);
@@ -171,10 +177,11 @@ static int ctx_composite(lua_State *L)
     }
     lua_pop(L, 1);
     if (lua_getfield(L, 2, "tile") != LUA_TNIL) {
+        static const char *const names[3] = {"tile size tm", "tile size tk", "tile size tn"};
         for (int i = 0; i < 3; i++) {
             lua_rawgeti(L, -1, i + 1);
             a.has_tile[i] = !lua_isnil(L, -1);
-            a.tile[i] = a.has_tile[i] ? luaL_checkinteger(L, -1) : 0;
+            a.tile[i] = a.has_tile[i] ? ltl_check_int(L, lua_gettop(L), "tl.composite", names[i]) : 0;
             lua_pop(L, 1);
         }
     }

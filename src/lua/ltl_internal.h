@@ -34,6 +34,9 @@ void ltl_push_context(lua_State *L, int sim_idx, lsim *S, kb_kernel *k);
 ltl_ctx *ltl_check_ctx(lua_State *L, int idx); /* open, or raises */
 int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape);
 kb_dtype ltl_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt);
+/* The integer at idx (a float with an integral value counts), or an error
+ * "CALL: WHAT must be an integer, got ..." (NaN, inf, 2.5, a string ...). */
+lua_Integer ltl_check_int(lua_State *L, int idx, const char *call, const char *what);
 /* The pointer argument at idx: an integer virtual address (raises). */
 uint64_t ltl_check_ptr(lua_State *L, int idx, const char *call);
 /* The instance's command for `call`, zeroed (raises if one is in flight). */
@@ -68,6 +71,7 @@ void ltl_place_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, k
 
 /* ltl_composite.c: the composite handle type; ctx methods composite, wait. */
 void ltl_open_composite(lua_State *L);
+bool ltl_test_composite(lua_State *L, int idx); /* a composite handle at idx */
 extern const luaL_Reg ltl_composite_methods[];
 
 /* ltl_pe.c: pe_c.mmu_translate, mmu_regions, tcm_alloc, tcm_free, tcm_pristine. */

@@ -26,25 +26,39 @@ lsim *lsim_check(lua_State *L, int idx)
     return S;
 }
 
+/* The simulated range, for messages: int64 picoseconds as ns. */
+#define RANGE "0 .. 9223372036854775.807 ns (int64 picoseconds)"
+
 kb_time lsim_check_duration(lua_State *L, int idx, const char *what)
 {
     if (lua_isinteger(L, idx)) {
         lua_Integer ns = lua_tointeger(L, idx);
         if (ns < 0)
-            luaL_error(L, "%s: time must be >= 0 ns (got %I)", what, ns);
+            luaL_error(L, "%s: time must be >= 0 ns (got %I); times are " RANGE, what, ns);
         if (ns > KB_TIME_MAX / KB_PS_PER_NS)
-            luaL_error(L, "%s: time %I ns is beyond the simulated range", what, ns);
+            luaL_error(L, "%s: time %I ns is beyond the simulated range, " RANGE, what, ns);
         return (kb_time)ns * KB_PS_PER_NS;
     }
     if (lua_type(L, idx) != LUA_TNUMBER)
         luaL_error(L, "%s: time in ns must be a number (got %s)", what, luaL_typename(L, idx));
     lua_Number ns = lua_tonumber(L, idx);
-    if (!(ns >= 0))
-        luaL_error(L, "%s: time must be >= 0 ns (got %f)", what, (double)ns);
+    if (!(ns >= 0)) /* NaN too */
+        luaL_error(L, "%s: time must be >= 0 ns (got %s); times are " RANGE, what, luaL_tolstring(L, idx, NULL));
     double ps = (double)ns * (double)KB_PS_PER_NS;
-    if (ps >= 9.2e18)
-        luaL_error(L, "%s: time %f ns is beyond the simulated range", what, (double)ns);
+    if (!(ps < 9223372036854775808.0)) /* 2^63: every double below rounds into int64 */
+        luaL_error(L, "%s: time %s ns is beyond the simulated range, " RANGE, what, luaL_tolstring(L, idx, NULL));
     return (kb_time)llround(ps); /* resolution: 1 ps */
+}
+
+kb_time lsim_check_delay(lua_State *L, const lsim *S, int idx, const char *what)
+{
+    kb_time d = lsim_check_duration(L, idx, what), now = kb_sim_now(S->sim);
+    if (d > KB_TIME_MAX - now) {
+        char t[KB_TIME_STRLEN];
+        luaL_error(L, "%s: %s ns from now (t=%s) ends beyond the simulated range, " RANGE, what,
+                   luaL_tolstring(L, idx, NULL), kb_time_format(now, t));
+    }
+    return d;
 }
 
 void lsim_set_error(lua_State *L, lsim *S, int err_idx)

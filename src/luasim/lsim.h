@@ -81,7 +81,14 @@ typedef struct lproc {
 lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not closed */
 lsim *lsim_check_any(lua_State *L, int idx);  /* closed or not */
 void lsim_check_open(lua_State *L, const lsim *S);
-kb_time lsim_check_duration(lua_State *L, int idx, const char *what); /* ns -> ps */
+/* A time in ns at idx as ps, checked: an integer or a float of ns in
+ * 0 .. 9223372036854775.807 (int64 picoseconds; floats rounded to the ps).
+ * NaN, infinities, negative and larger values, and non-numbers raise an
+ * error naming `what` and the range. */
+kb_time lsim_check_duration(lua_State *L, int idx, const char *what);
+/* The same for a delay from now: now + delay must be a simulated time
+ * too (the error names the time reached). */
+kb_time lsim_check_delay(lua_State *L, const lsim *S, int idx, const char *what);
 void lsim_set_error(lua_State *L, lsim *S, int err_idx); /* first process error wins */
 void lsim_new_meta(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
 

@@ -271,7 +271,7 @@ int lsim_event_new(lua_State *L)
 int lsim_timeout(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    kb_time d = lsim_check_duration(L, 2, "s:timeout(ns)");
+    kb_time d = lsim_check_delay(L, S, 2, "s:timeout(ns)");
     lua_settop(L, 3);
     lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
     lua_pushvalue(L, 3);

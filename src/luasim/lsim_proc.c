@@ -298,7 +298,7 @@ static void sleep_done(kb_sim *sim, void *arg)
 int lsim_sleep(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    kb_time d = lsim_check_duration(L, 2, "s:sleep(ns)");
+    kb_time d = lsim_check_delay(L, S, 2, "s:sleep(ns)");
     lproc *p = lsim_current(L, S, "s:sleep()");
     if (!p)
         return luaL_error(L, "s:sleep() may only be called inside a process (a function started "

@@ -1,8 +1,24 @@
 /* Tensor views over the memory store (view.h). */
 #include "mem/view.h"
 
+#include "core/util.h"
+
 #include <stdio.h>
 #include <string.h>
+
+bool kb_shape_nbytes(int ndim, const int64_t *shape, uint64_t elem_size, uint64_t *nbytes)
+{
+    uint64_t all = elem_size, nonzero = elem_size;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0)
+            return false;
+        all *= (uint64_t)shape[d]; /* <= nonzero, which is checked */
+        if (shape[d] > 0 && (!kb_mul_u64(nonzero, (uint64_t)shape[d], &nonzero) || nonzero > KB_VIEW_MAX_BYTES))
+            return false;
+    }
+    *nbytes = all;
+    return true;
+}
 
 void kb_tview_init(kb_tview *v, uint64_t domain, uint64_t offset, kb_dtype dtype, int ndim,
                    const int64_t *shape)

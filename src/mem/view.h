@@ -16,6 +16,16 @@
 #include <stdint.h>
 
 #define KB_VIEW_MAXDIM 8
+/* The largest tensor a shape may describe: 2^46 bytes (64 TiB, as host
+ * tensors, src/tensor/tensor.h), so that element counts, strides and byte
+ * offsets of a checked shape never overflow. */
+#define KB_VIEW_MAX_BYTES (UINT64_C(1) << 46)
+
+/* The bytes of a [shape] tensor of elem_size-byte elements, checked: false
+ * if a size is negative or the bytes pass KB_VIEW_MAX_BYTES. The sizes
+ * other than 0 are counted as well, so that an empty tensor's strides fit
+ * too. Every shape from a user passes here before a view is made of it. */
+bool kb_shape_nbytes(int ndim, const int64_t *shape, uint64_t elem_size, uint64_t *nbytes);
 
 typedef struct kb_tview {
     uint64_t domain;  /* memory store domain (the node holding the memory) */

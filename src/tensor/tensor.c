@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Shapes beyond 64 TiB are refused before anyone asks an allocator. */
-#define MAX_BYTES (INT64_C(1) << 46)
+/* Shapes beyond 64 TiB are refused before anyone asks an allocator (the
+ * limit of every shape, src/mem/view.h). */
+#define MAX_BYTES ((int64_t)KB_VIEW_MAX_BYTES)
 
 bool kb_tensor_fail(char **err, const char *fmt, ...)
 {
@@ -47,15 +48,15 @@ bool kb_tensor_init(kb_tensor *t, kb_dtype dtype, int ndim, const int64_t *shape
     char s[KB_TENSOR_SHAPE_STRLEN];
     if (ndim < 0 || ndim > MAXD)
         return kb_tensor_fail(err, "tensor: %d dimensions (at most %d)", ndim, MAXD);
-    int64_t n = 1, es = (int64_t)kb_dtype_size(dtype);
-    for (int d = 0; d < ndim; d++) {
+    for (int d = 0; d < ndim; d++)
         if (shape[d] < 0)
             return kb_tensor_fail(err, "tensor: negative size in shape %s", kb_tensor_shape_str(ndim, shape, s));
-        if (shape[d] > 0 && n > MAX_BYTES / es / shape[d])
-            return kb_tensor_fail(err, "tensor: shape %s of %s is too large (more than %" PRId64 " bytes)",
-                                  kb_tensor_shape_str(ndim, shape, s), kb_dtype_name(dtype), MAX_BYTES);
-        n *= shape[d];
-    }
+    /* the sizes other than 0 count too: an empty tensor's strides must fit */
+    uint64_t nbytes;
+    if (!kb_shape_nbytes(ndim, shape, kb_dtype_size(dtype), &nbytes))
+        return kb_tensor_fail(err, "tensor: shape %s of %s is too large (more than %" PRId64 " bytes)",
+                              kb_tensor_shape_str(ndim, shape, s), kb_dtype_name(dtype), MAX_BYTES);
+    int64_t n = (int64_t)(nbytes / kb_dtype_size(dtype));
     memset(t, 0, sizeof *t);
     t->dtype = dtype;
     t->ndim = ndim;
@@ -138,20 +139,25 @@ bool kb_tensor_reshape(const kb_tensor *t, int nd, int64_t *shape, char **err)
 {
     char s1[KB_TENSOR_SHAPE_STRLEN], s2[KB_TENSOR_SHAPE_STRLEN];
     int infer = -1;
-    int64_t known = 1;
+    uint64_t known = 1;
+    bool fits = true; /* the product of the sizes given, checked */
     for (int d = 0; d < nd; d++) {
         if (shape[d] == -1) {
             if (infer >= 0)
                 return kb_tensor_fail(err, "reshape: only one size may be -1, got %s",
                                       kb_tensor_shape_str(nd, shape, s1));
             infer = d;
+        } else if (shape[d] < 0) {
+            return kb_tensor_fail(err, "reshape: negative size in shape %s (only -1, once, is inferred)",
+                                  kb_tensor_shape_str(nd, shape, s1));
         } else {
-            known *= shape[d];
+            fits = fits && kb_mul_u64(known, (uint64_t)shape[d], &known);
         }
     }
-    if (infer >= 0 && known != 0 && t->numel % known == 0)
-        shape[infer] = t->numel / known;
-    if ((infer >= 0 && shape[infer] == -1) || kb_tensor_prod(shape, 0, nd) != t->numel)
+    uint64_t numel = (uint64_t)t->numel;
+    if (fits && infer >= 0 && known != 0 && numel % known == 0)
+        shape[infer] = (int64_t)(numel / known);
+    if (!fits || (infer >= 0 && shape[infer] == -1) || (infer >= 0 ? known * (uint64_t)shape[infer] : known) != numel)
         return kb_tensor_fail(err, "reshape: shape %s is invalid for a tensor of %" PRId64 " elements (shape %s)",
                               kb_tensor_shape_str(nd, shape, s1), t->numel,
                               kb_tensor_shape_str(t->ndim, t->shape, s2));

@@ -140,8 +140,15 @@ uint64_t kb_kernel_scratch_size(const kb_kernel *k) { return k->scratch_size; }
 bool kb_kernel_alloc(kb_kernel *k, const char *call, kb_dtype dt, int ndim, const int64_t *shape, kb_tview *v,
                      uint64_t *stamp, char **err)
 {
+    uint64_t n;
+    if (!kb_shape_nbytes(ndim, shape, kb_dtype_size(dt), &n)) {
+        char s[8 * 24 + 8];
+        *err = kb_asprintf("%s: a result of shape %s %s is larger than any memory (more than 2^46 bytes) on %s",
+                           call, kb_shape_str(ndim, shape, s, sizeof s), kb_dtype_name(dt), k->where);
+        return false;
+    }
     kb_tview_init(v, k->tcm, 0, dt, ndim, shape);
-    uint64_t n = (kb_tview_nbytes(v) + 15) & ~(uint64_t)15;
+    n = (n + 15) & ~(uint64_t)15;
     if (n == 0)
         n = 16;
     if (n > k->scratch_size) {
@@ -219,6 +226,7 @@ kb_pe_op *kb_kernel_command(kb_kernel *k, const char *call, char **err)
     free(k->op.error);
     memset(&k->op, 0, sizeof k->op);
     k->op.what = call;
+    k->op.pe = k->pe; /* the rules that depend on the PE read it (kb_pe_op_cycles) */
     return &k->op;
 }
 

@@ -6,6 +6,8 @@
  * error to report. */
 #include "comp/pe/pe.h"
 
+#include "comp/pe/engines.h"
+#include "core/sim.h"
 #include "core/util.h"
 
 #include <stdarg.h>
@@ -53,6 +55,19 @@ bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err)
 {
     if (n < 0)
         return fail(err, "tl.cycles: the count must be >= 0 (got %lld)", (long long)n);
+    const kb_pe *p = op->pe;
+    if (p && p->cpu_clock_ghz > 0) {
+        /* the busy time, in ps, must end within int64 picoseconds */
+        kb_time from = kb_pe_dispatched_at(p, kb_sim_now(kb_fabric_sim(p->fab)));
+        double room = (double)(KB_TIME_MAX - from), ps = (double)n * 1000.0 / p->cpu_clock_ghz;
+        if (!(ps < room)) {
+            char t[KB_TIME_STRLEN];
+            return fail(err, "tl.cycles: %lld cycles at %g GHz last %.6g ns, beyond the simulated range (int64 "
+                             "picoseconds, up to t=9223372036854775.807 ns): from t=%s, about %.6g cycles at most",
+                        (long long)n, p->cpu_clock_ghz, ps / 1000.0, kb_time_format(from, t),
+                        room * p->cpu_clock_ghz / 1000.0);
+        }
+    }
     op->kind = KB_PE_CYCLES;
     op->cycles = n;
     return true;
@@ -186,6 +201,10 @@ static bool operand(const kb_composite_arg *a, const char *name, kb_composite_op
 {
     if (a->v.ndim != 2)
         return fail(err, "tl.composite: %s must be 2-D", name);
+    uint64_t n;
+    if (!kb_shape_nbytes(2, a->v.shape, kb_dtype_size(a->v.dtype), &n))
+        return fail(err, "tl.composite: %s of shape [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
+                    name, (long long)a->v.shape[0], (long long)a->v.shape[1], kb_dtype_name(a->v.dtype));
     *o = (kb_composite_operand){.pinned = a->pinned, .rows = a->v.shape[0], .cols = a->v.shape[1], .dtype = a->v.dtype};
     if (a->pinned)
         o->v = a->v;
@@ -298,6 +317,11 @@ bool kb_composite_plan(const kb_composite_args *a, kb_composite *c, char **err)
     s->acc_size = 4; /* f32 accumulation, the only one modelled */
     c->out_dtype = a->out_dtype ? *a->out_dtype : c->in[0].dtype;
     s->out_size = (uint32_t)kb_dtype_size(c->out_dtype);
+    int64_t out_shape[2] = {s->M, s->N};
+    uint64_t out_bytes;
+    if (!kb_shape_nbytes(2, out_shape, s->out_size, &out_bytes))
+        return fail(err, "tl.composite: the output [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
+                    (long long)s->M, (long long)s->N, kb_dtype_name(c->out_dtype));
     int64_t *tile[3] = {&s->tm, &s->tk, &s->tn};
     for (int i = 0; i < 3; i++) {
         if (a->has_tile[i] && a->tile[i] < 1)

@@ -163,6 +163,11 @@ void kb_plan_operand(const kb_plan_spec *s, const kb_tile *t, int i, int64_t *r0
  * i = KB_TILE_OUT, the output tile's, from (m * tm, n * tn). */
 #define KB_TILE_OUT (-1)
 uint64_t kb_tile_va(const kb_plan_spec *s, const kb_tile *t, int i, uint64_t base, int64_t ld, uint64_t elem);
+/* An upper bound of what one stage of any tile of the plan moves (bytes)
+ * or computes (elements): a full tile's, every epilogue operand fetched.
+ * Exact in 64 bits for operands and outputs within KB_VIEW_MAX_BYTES; a
+ * plan whose bound passes UINT32_MAX cannot be tiled (kb_stage.bytes). */
+uint64_t kb_plan_max_stage(const kb_plan_spec *s);
 /* Register-file bytes the tile needs at once (operands, epilogue operands
  * and, from its first k, the accumulator). */
 uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t);
@@ -406,7 +411,10 @@ void kb_pipe_state_of(kb_pe *pe, kb_pipe_state *out);
 void kb_pe_op_load(kb_pe_op *op, uint64_t va, kb_dtype dt, int ndim, const int64_t *shape);
 /* v must be contiguous (a store moves contiguous bytes). */
 bool kb_pe_op_store(kb_pe_op *op, uint64_t va, const kb_tview *v, char **err);
-/* n >= 0 cycles; 0 is the dispatch alone (tl.composite's cost). */
+/* n >= 0 cycles; 0 is the dispatch alone (tl.composite's cost). With
+ * op->pe set (kb_kernel_command sets it), n cycles at that PE_CPU's clock
+ * must also end within the simulated range (int64 picoseconds) when
+ * dispatched now. */
 bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err);
 /* a x b: 2-D, one dtype, a's columns b's rows; [M, N] of *out_dtype (NULL:
  * the operands'). */

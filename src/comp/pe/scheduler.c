@@ -182,15 +182,30 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
             return false;
     if (!matrix_maps(p, c, c->out_va, c->plan.M, c->plan.N, c->plan.out_size, err))
         return false;
+    /* Tile sizes larger than a dimension are clipped to it; what is left
+     * must tile: a stage's bytes fit 32 bits and the tiles can be counted. */
+    int64_t mt, nt, kt;
+    uint64_t ntiles;
+    kb_plan_grid(&c->plan, &mt, &nt, &kt);
+    if (kb_plan_max_stage(&c->plan) > UINT32_MAX ||
+        !kb_mul_u64((uint64_t)mt, (uint64_t)nt, &ntiles) || !kb_mul_u64(ntiles, (uint64_t)kt, &ntiles)) {
+        char *why = kb_asprintf("a %lldx%lldx%lld tile of a %lldx%lldx%lld %s cannot be planned: %s (tile_shape)",
+                                (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
+                                (long long)c->plan.M, (long long)c->plan.K, (long long)c->plan.N,
+                                c->plan.gemm ? "gemm" : "math",
+                                kb_plan_max_stage(&c->plan) > UINT32_MAX
+                                    ? "one of its stages would move more than 4 GiB; use smaller tiles"
+                                    : "more than 2^64 tiles; use larger tiles");
+        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
+        return false;
+    }
     kb_pipe *pp = pipe_of(p);
-    c->ntiles = kb_plan_tiles(&c->plan);
+    c->ntiles = ntiles;
     /* every tile must fit the register file on its own, or the pipeline
      * could never fetch it: check the largest (the first, a full tile with
      * the accumulator) and the last (with the output-tile epilogues) */
     kb_tile t;
     uint64_t worst = 0;
-    int64_t mt, nt, kt;
-    kb_plan_grid(&c->plan, &mt, &nt, &kt);
     for (int i = 0; i < 2; i++) {
         kb_plan_tile(&c->plan, i == 0 ? 0 : (uint64_t)kt - 1, &t);
         uint64_t need = kb_plan_rf_bytes(&c->plan, &t);

@@ -21,7 +21,7 @@ const char *kb_stage_name(kb_stage_type t) { return t < KB_ST_COUNT ? names[t] :
 
 static int64_t tiles_of(int64_t n, int64_t t)
 {
-    int64_t c = (n + t - 1) / t;
+    int64_t c = n / t + (n % t != 0); /* ceil, without n + t overflowing */
     return c < 1 ? 1 : c;
 }
 
@@ -109,6 +109,23 @@ void kb_plan_tile(const kb_plan_spec *s, uint64_t id, kb_tile *t)
     }
     add(t, KB_ST_STORE, 0, out);
     add(t, KB_ST_DMA_WRITE, 0, out);
+}
+
+static uint64_t min_u64(int64_t a, int64_t b) { return (uint64_t)(a < b ? a : b); }
+
+uint64_t kb_plan_max_stage(const kb_plan_spec *s)
+{
+    uint64_t rows = min_u64(s->tm, s->M), cols = min_u64(s->tn, s->N);
+    uint64_t depth = s->gemm ? min_u64(s->tk, s->K) : cols;
+    uint64_t in0 = rows * depth * s->in_size[0];
+    uint64_t in1 = s->gemm ? depth * cols * s->in_size[1] : rows * cols * s->in_size[1];
+    uint64_t out = rows * cols * (s->out_size > s->acc_size ? s->out_size : s->acc_size);
+    uint64_t fetch = in0 + in1;
+    for (int i = 0; i < s->nepi; i++)
+        fetch += rows * cols * s->epi_size[i]; /* at most a whole tile each */
+    uint64_t m = in0 > in1 ? in0 : in1;
+    m = out > m ? out : m;
+    return fetch > m ? fetch : m;
 }
 
 uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t)
