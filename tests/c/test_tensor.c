@@ -32,6 +32,26 @@ static void test_init_sizes_a_header_and_refuses_bad_shapes(void **state)
              "tensor: shape [1073741824, 1048576] of f32 is too large (more than 70368744177664 bytes)");
     TF_FAILS(kb_tensor_init(&t, KB_F32, 9, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1}, &err), err,
              "tensor: 9 dimensions (at most 8)");
+    /* empty, but its strides (2^124 elements) would overflow */
+    TF_FAILS(kb_tensor_init(&t, KB_F32, 3, (int64_t[]){0, INT64_C(1) << 62, INT64_C(1) << 62}, &err), err,
+             "tensor: shape [0, 4611686018427387904, 4611686018427387904] of f32 is too large");
+    assert_true(kb_tensor_init(&t, KB_F32, 3, (int64_t[]){0, 1 << 20, 1 << 20}, &err));
+    assert_int_equal(t.numel, 0);
+}
+
+/* Sizes whose product overflows int64 never match a tensor by wrapping
+ * (2^32 * 2^32 * 2^2 wraps to 0 in 64 bits), and only -1 is inferred. */
+static void test_reshape_products_are_checked(void **state)
+{
+    (void)state;
+    kb_tensor t;
+    char *err;
+    assert_true(kb_tensor_init(&t, KB_F32, 1, (int64_t[]){0}, &err));
+    TF_FAILS(kb_tensor_reshape(&t, 3, (int64_t[]){INT64_C(1) << 32, INT64_C(1) << 32, 4}, &err), err,
+             "reshape: shape [4294967296, 4294967296, 4] is invalid for a tensor of 0 elements (shape [0])");
+    assert_true(kb_tensor_init(&t, KB_F32, 2, (int64_t[]){2, 2}, &err));
+    TF_FAILS(kb_tensor_reshape(&t, 2, (int64_t[]){-2, -2}, &err), err,
+             "reshape: negative size in shape [-2, -2] (only -1, once, is inferred)");
 }
 
 static void test_offsets_views_and_reshape(void **state)
@@ -255,6 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_sizes_a_header_and_refuses_bad_shapes),
         cmocka_unit_test(test_offsets_views_and_reshape),
+        cmocka_unit_test(test_reshape_products_are_checked),
         cmocka_unit_test(test_elementwise_broadcasts_and_promotes),
         cmocka_unit_test(test_comparisons),
         cmocka_unit_test(test_reductions_and_softmax),

@@ -155,10 +155,33 @@ static void test_edge_tiles_and_determinism(void **state)
     assert_string_equal(kb_stage_name(KB_ST_DMA_WRITE), "DMA_WRITE");
 }
 
+/* Tile sizes up to INT64_MAX are clipped to the matrix without overflow;
+ * the largest stage of a plan is bounded exactly in 64 bits. */
+static void test_huge_tile_sizes_clip_and_the_largest_stage_is_exact(void **state)
+{
+    (void)state;
+    kb_plan_spec s = gemm(100, 200, 300);
+    s.tm = s.tk = s.tn = INT64_MAX;
+    assert_int_equal(kb_plan_tiles(&s), 1);
+    kb_tile t;
+    kb_plan_tile(&s, 0, &t);
+    assert_int_equal(t.rows, 100);
+    assert_int_equal(t.depth, 200);
+    assert_int_equal(t.cols, 300);
+    /* fetch: A 100x200 + B 200x300 f16 */
+    assert_int_equal(kb_plan_max_stage(&s), (100 * 200 + 200 * 300) * 2);
+    /* 2^17 x 2^17 f32 in one tile: 64 GiB, more than a stage can carry */
+    kb_plan_spec m = {.gemm = false, .M = 1 << 17, .N = 1 << 17, .tm = 1 << 17, .tn = 1 << 17,
+                      .has = {true, false}, .in_size = {4, 0}, .out_size = 4};
+    assert_true(kb_plan_max_stage(&m) > UINT32_MAX);
+    assert_int_equal(kb_plan_max_stage(&m), UINT64_C(1) << 36); /* 2^34 elements of 4 bytes */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tile_counts),
+        cmocka_unit_test(test_huge_tile_sizes_clip_and_the_largest_stage_is_exact),
         cmocka_unit_test(test_plain_gemm_keeps_the_accumulator_across_k),
         cmocka_unit_test(test_pinning_drops_the_operands_dma_read),
         cmocka_unit_test(test_epilogues_by_scope_in_order),

@@ -176,12 +176,6 @@ static void default_tiles(kb_pe *p, kb_plan_spec *s)
 bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
 {
     default_tiles(p, &c->plan);
-    for (int i = 0; i < 2; i++)
-        if (c->plan.has[i] && !c->in[i].pinned &&
-            !matrix_maps(p, c, c->in[i].va, c->in[i].rows, c->in[i].cols, kb_dtype_size(c->in[i].dtype), err))
-            return false;
-    if (!matrix_maps(p, c, c->out_va, c->plan.M, c->plan.N, c->plan.out_size, err))
-        return false;
     /* Tile sizes larger than a dimension are clipped to it; what is left
      * must tile: a stage's bytes fit 32 bits and the tiles can be counted. */
     int64_t mt, nt, kt;
@@ -219,6 +213,13 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
         *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
         return false;
     }
+    /* the plan is sound: now the memory it reads and writes */
+    for (int i = 0; i < 2; i++)
+        if (c->plan.has[i] && !c->in[i].pinned &&
+            !matrix_maps(p, c, c->in[i].va, c->in[i].rows, c->in[i].cols, kb_dtype_size(c->in[i].dtype), err))
+            return false;
+    if (!matrix_maps(p, c, c->out_va, c->plan.M, c->plan.N, c->plan.out_size, err))
+        return false;
     c->refs = 2;
     c->t_submit = now_of(pp);
     c->next = NULL;
