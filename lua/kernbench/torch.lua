@@ -131,8 +131,6 @@ function M.new(opts)
     end)
   end
 
-  --- Places a device tensor: shards, allocations, a VA range and its mapping.
-  -- `call` names the torch function in errors.
   --- What a value is, for messages: "nil", "a host tensor", "a number" ...
   local function describe(v)
     if v == nil then return "nil" end
@@ -141,6 +139,8 @@ function M.new(opts)
     return "a " .. type(v)
   end
 
+  --- Places a device tensor: shards, allocations, a VA range and its mapping.
+  -- `call` names the torch function in errors.
   local function create(shape, o, call)
     o = o or {}
     if type(o) ~= "table" then error(("%s: options must be a table {dtype =, dp =, name =}, got %s"):format(
@@ -148,7 +148,9 @@ function M.new(opts)
     local itemsize, dtype = tc.itemsize(o.dtype or "f32")
     shape = placement.check_shape(shape, itemsize, dtype, call, 3)
     local dp = o.dp or placement.DPPolicy {}
-    if not placement.is_policy(dp) then error(("%s: dp must be a DPPolicy{...}, got %s"):format(call, type(dp)), 3) end
+    if not placement.is_policy(dp) then
+      error(("%s: dp must be a DPPolicy{...}, got %s"):format(call, describe(dp)), 3)
+    end
     if o.name ~= nil and type(o.name) ~= "string" then
       error(("%s: name must be a string, got %s"):format(call, type(o.name)), 3)
     end

@@ -17,6 +17,7 @@
 #include "comp/entry.h"
 #include "core/util.h"
 #include "luasim/lbind.h"
+#include "mem/view.h"
 #include "luasim/session.h"
 #include "lua/lbytes.h"
 #include "lua/lmodels.h"
@@ -154,9 +155,11 @@ static int fail_op(lua_State *L, lrequest *o, char *err)
     return lbind_raise(L, err);
 }
 
+/* At most the largest tensor, 2^46 bytes (src/mem/view.h): its time on
+ * any link stays far inside int64 picoseconds. */
 static uint64_t check_nbytes(lua_State *L, const char *call, lua_Integer min)
 {
-    return (uint64_t)lbind_need_int(L, 2, call, "nbytes", min, LUA_MAXINTEGER);
+    return (uint64_t)lbind_need_int(L, 2, call, "nbytes", min, (lua_Integer)KB_VIEW_MAX_BYTES);
 }
 
 /* The physical address at field `key` of the table at 2, if there is one. */

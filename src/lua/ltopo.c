@@ -20,6 +20,7 @@
 #include "luasim/lbind.h"
 #include "luasim/session.h"
 #include "lua/lcomponent.h"
+#include "mem/view.h"
 #include "topo/route.h"
 
 #include <fnmatch.h>
@@ -335,7 +336,7 @@ static int t_path_latency(lua_State *L)
     const kb_topo *t = ltopo_check(L, 1)->topo;
     const kb_path *p = check_path(L, t);
     lua_Integer n = luaL_optinteger(L, 5, 0);
-    luaL_argcheck(L, n >= 0, 5, "nbytes must be >= 0");
+    luaL_argcheck(L, n >= 0 && (uint64_t)n <= KB_VIEW_MAX_BYTES, 5, "nbytes must be 0 .. 2^46 (the largest tensor)");
     lua_pushnumber(L, kb_ps_to_ns((double)kb_path_latency_ps(t, p, (uint64_t)n)));
     return 1;
 }

@@ -52,6 +52,7 @@ kb_time lsim_check_duration(lua_State *L, int idx, const char *what)
 
 kb_time lsim_check_delay(lua_State *L, const lsim *S, int idx, const char *what)
 {
+    lsim_check_open(L, S);
     kb_time d = lsim_check_duration(L, idx, what), now = kb_sim_now(S->sim);
     if (d > KB_TIME_MAX - now) {
         char t[KB_TIME_STRLEN];

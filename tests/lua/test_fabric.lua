@@ -123,7 +123,7 @@ function TestFabric:test_coordinates_out_of_range_or_fractional_are_refused()
   lu.assertStrContains(err, "s:memory_write{}: field 'cube' must be an integer >= 0 and <= 2147483647, got 1.5")
   ok, err = pcall(s.memory_write, s, { pa = 0, nbytes = "64" })
   lu.assertFalse(ok)
-  lu.assertStrContains(err, "field 'nbytes' must be an integer >= 1, got string")
+  lu.assertStrContains(err, "field 'nbytes' must be an integer >= 1 and <= 70368744177664, got string")
   lu.assertEquals(#s:in_flight(), 0) -- nothing was sent
 end
 
@@ -138,7 +138,9 @@ function TestFabric:test_bad_targets_are_errors_that_say_why()
   lu.assertStrContains(tostring(err), "pe9")
   ok, err = pcall(s.memory_read, s, { sip = 0, cube = 0, pe = 0, nbytes = 0 })
   lu.assertFalse(ok)
-  lu.assertStrContains(tostring(err), "s:memory_read{}: field 'nbytes' must be >= 1, got 0")
+  lu.assertStrContains(tostring(err), "s:memory_read{}: field 'nbytes' must be >= 1 and <= 70368744177664, got 0")
+  ok, err = pcall(s.memory_read, s, { pa = 0, nbytes = 1 << 62 }) -- its time on a link would pass int64 ps
+  lu.assertStrContains(tostring(err), "got 4611686018427387904")
   ok, err = pcall(s.memory_write, s, { pa = kb.addr.pe_tcm(0, 0, 1, 0), nbytes = 64 })
   lu.assertFalse(ok)
   lu.assertStrContains(tostring(err), "not modelled")

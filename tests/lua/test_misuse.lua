@@ -86,7 +86,7 @@ function TestMisuse:test_wrong_arguments_to_torch_functions_name_the_function_an
   local dp = torch.DPPolicy {}
   local cases = {
     { "torch.empty: the shape must be a table of sizes like {64, 128}, got nil", torch.empty, nil, { dp = dp } },
-    { "torch.empty: dp must be a DPPolicy{...}, got table", torch.empty, { 2 }, { dp = {} } },
+    { "torch.empty: dp must be a DPPolicy{...}, got a table", torch.empty, { 2 }, { dp = {} } },
     { "torch.empty: name must be a string, got number", torch.empty, { 2 }, { dp = dp, name = 5 } },
     { "torch.to_device: argument 1 must be a host tensor, got nil", torch.to_device, nil, dp },
     { "torch.to_device: argument 2 must be a DPPolicy{...} (or nil: replicated), got a string",

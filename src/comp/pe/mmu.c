@@ -3,11 +3,16 @@
  * messages from the host (src/comp/device) change the table when they
  * arrive, their overhead paid; kernel loads and stores
  * translate in their command's mmu stage, composite tiles per DMA and per
- * row of data, composites' base addresses when they are submitted.
+ * row of data, composites' operand and output rows when they are submitted.
  *
- * An address no region maps is a fault, unless the kernel runs with
- * pa_fallback (the address is then used as a physical address). The
- * physical address must be HBM or cube SRAM. Resolving an HBM address
+ * Every translation is of an access, a byte range: it must lie inside the
+ * map entry its first byte lies in (one tensor's allocation on one memory:
+ * the DMA moves the bytes contiguously from there, so any byte past the
+ * entry belongs to something else); leaving it is an error naming the
+ * tensor (the map message's label), its extent and the bytes outside. An
+ * address no entry maps is a fault, unless the kernel runs with
+ * pa_fallback (the address is then used as a physical address, unchecked).
+ * The physical address must be HBM or cube SRAM. Resolving an HBM address
  * remembers its slice, so the next address on the same slice costs a
  * comparison. Translation itself takes no time here: the stages that
  * translate charge tlb_overhead_ns. */
