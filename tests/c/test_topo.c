@@ -616,7 +616,8 @@ static void test_override_errors_name_the_override(void **state)
     const char *bad_bw[] = {"cube.links.router_link_bw_gbs=-1"};
     char *err = load_error(reg, "topologies/default.yaml", bad_bw, 1);
     assert_string_equal(err, "--set cube.links.router_link_bw_gbs=-1: cube.links.router_link_bw_gbs: "
-                             "-1 is out of range (must be > 0)");
+                             "-1 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a "
+                             "256-byte flit takes at least 1 ps)");
     free(err);
     const char *typo[] = {"cube.links.router_link_bw=128"};
     err = load_error(reg, "topologies/default.yaml", typo, 1);
@@ -647,9 +648,9 @@ static const bad_case bad_cases[] = {
     {"unknown_key.yaml", "4:11", "system.sips.cuont", "unknown key (known keys here: count, topology, w, h)", NULL},
     {"wrong_type.yaml", "5:25", "cube.links.router_link_bw_gbs", "expected a number, got 'fast'", NULL},
     {"missing_sip_count.yaml", "4:5", "system.sips.count", "missing: how many SIPs the tray holds", NULL},
-    {"negative_bandwidth.yaml", "5:23", "sip.links.ucie_seam_bw_gbs", "-512 is out of range (must be > 0)", NULL},
+    {"negative_bandwidth.yaml", "5:23", "sip.links.ucie_seam_bw_gbs", "-512 is out of range (0.001 .. 256000 GB/s", NULL},
     {"efficiency_out_of_range.yaml", "6:28", "cube.components.hbm_ctrl.attrs.efficiency",
-     "1.5 is out of range (> 0 .. 1)", NULL},
+     "1.5 is out of range (>= 0.01 .. 1)", NULL},
     {"sip_grid_mismatch.yaml", "4:9", "system.sips", "sip layout 2x2 != sips.count (6)", NULL},
     {"ring_with_grid.yaml", "4:43", "system.sips.w", "w/h give a SIP grid, which ring_1d does not use", NULL},
     {"unknown_impl.yaml", "5:21", "cube.components.router.impl",
