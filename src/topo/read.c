@@ -7,6 +7,7 @@
 
 #include "core/util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,9 @@ static char *range_error(const kb_ynode *n, double v, double lo, bool lo_open, d
         return kb_yerr(n, "%g is out of range (%s %.15g .. %.15g%s%s)", v, lo_open ? ">" : ">=", lo, hi, sep, unit);
     return kb_yerr(n, "%g is out of range (must be %s %.15g%s%s)", v, lo_open ? ">" : ">=", lo, sep, unit);
 }
+
+static double read_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo, bool lo_open,
+                          double hi, const char *unit);
 
 double kb_max_bw_gbs(const kb_builder *b) { return (double)b->t->p.flit_bytes * 1000.0; }
 
@@ -74,11 +78,11 @@ double kb_rd_bw(kb_builder *b, kb_ynode *map, const char *key, double dflt, bool
 
 double kb_rd_mm(kb_builder *b, kb_ynode *map, const char *key, double dflt)
 {
-    return kb_rd_number(b, map, key, dflt, 0, false, KB_TOPO_MAX_MM);
+    return read_number(b, map, key, dflt, 0, false, KB_TOPO_MAX_MM, "mm");
 }
 
-double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
-                    bool lo_open, double hi)
+static double read_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo, bool lo_open,
+                          double hi, const char *unit)
 {
     if (failed(b))
         return dflt;
@@ -97,10 +101,16 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
         return dflt;
     kb_cfg_note(b, map, key, n, NULL);
     if (out_of_range(v, lo, lo_open, hi)) {
-        b->err = range_error(n, v, lo, lo_open, hi, NULL);
+        b->err = range_error(n, v, lo, lo_open, hi, unit);
         return dflt;
     }
     return v;
+}
+
+double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
+                    bool lo_open, double hi)
+{
+    return read_number(b, map, key, dflt, lo, lo_open, hi, NULL);
 }
 
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi)
@@ -166,11 +176,12 @@ static bool is_pow2(double v) { return v >= 1 && v == floor(v) && ((uint64_t)v &
 
 int kb_rd_flit(kb_builder *b, kb_ynode *system)
 {
-    int f = kb_rd_int(b, system, "flit_bytes", 256, KB_TOPO_MIN_FLIT, KB_TOPO_MAX_FLIT);
-    if (!failed(b) && !is_pow2(f))
-        b->err = kb_yerr(kb_ymap_get(system, "flit_bytes"), "%d must be a power of two (%d .. %d: flits "
-                         "then never straddle an HBM burst or a page)", f, KB_TOPO_MIN_FLIT, KB_TOPO_MAX_FLIT);
-    return f;
+    int f = kb_rd_int(b, system, "flit_bytes", 256, INT_MIN, INT_MAX);
+    if (!failed(b) && (f < KB_TOPO_MIN_FLIT || f > KB_TOPO_MAX_FLIT || !is_pow2(f)))
+        b->err = kb_yerr(kb_ymap_get(system, "flit_bytes"), "%d is not allowed (a power of two, %d .. %d "
+                         "bytes: no element is split across flits and an aligned flit never straddles an "
+                         "HBM burst or a page)", f, KB_TOPO_MIN_FLIT, KB_TOPO_MAX_FLIT);
+    return failed(b) ? 256 : f;
 }
 
 static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *out)

@@ -254,8 +254,7 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     c->mcpu = kb_rd_link(b, links, "mcpu_to_router", 256.0, 0.0);
     c->router_conn = kb_rd_link(b, links, "router_to_ucie_conn", 128.0, 0.0);
     c->conn_port = kb_rd_link(b, links, "ucie_conn_to_port", 128.0, 0.0);
-    c->ucie_routing_mm = kb_rd_number(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm, 0,
-                                      false, KB_TOPO_MAX_MM);
+    c->ucie_routing_mm = kb_rd_mm(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm);
     /* Effective HBM bandwidth: channels x channel bandwidth x efficiency. */
     bool builtin_hbm = c->hbm_ctrl && kb_impl_attr_index(c->hbm_ctrl->impl, "efficiency") >= 0;
     double eff = builtin_hbm ? kb_spec_attr(c->hbm_ctrl, "efficiency") : 1.0;

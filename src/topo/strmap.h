@@ -13,6 +13,7 @@
 
 typedef struct kb_strmap {
     const char **keys;
+    uint64_t *hashes; /* of keys[i]: compared before the strings */
     uint32_t *vals;
     size_t n, cap; /* cap: 0 or a power of two */
 } kb_strmap;
