@@ -791,8 +791,8 @@ static const bad_case bad_cases[] = {
      "1e+300 is out of range (> 0 .. 1048576 KiB)", NULL},
     {"scratch_beyond_tcm.yaml", "6:38", "cube.pe_template.components.pe_cpu.attrs.scratch_kb",
      "4096 is out of range (> 0 .. 2048 KiB)", NULL},
-    {"hbm_channels_huge.yaml", "5:26", "cube.memory_map.hbm_channels_per_pe",
-     "65536 is out of range (1 .. 256)", NULL},
+    {"hbm_channels_huge.yaml", "6:26", "cube.memory_map.hbm_pseudo_channels",
+     "65536 is out of range (1 .. 4096)", NULL},
     {"host_outstanding_huge.yaml", "4:28", "system.host.max_outstanding",
      "1000000 is out of range (1 .. 65536)", NULL},
 };
