@@ -229,12 +229,13 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
                          p->hbm_channels_per_pe);
     p->hbm_slice_bytes = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)(1ull << 30)) /
                          (uint64_t)slices;
-    if (!b->err && p->hbm_slice_bytes < (1u << 20))
+    if (!b->err && p->hbm_slice_bytes < (uint64_t)p->flit_bytes)
         b->err = kb_yerr(kb_ymap_get(mem, "hbm_total_gb_per_cube"),
                          "%g GiB over %d slices leaves %llu bytes per slice; each slice needs at least "
-                         "1 MiB (so at least %g GiB here, at most 128: the HBM window of the physical "
-                         "address)", p->hbm_total_gb_per_cube, slices,
-                         (unsigned long long)p->hbm_slice_bytes, slices / 1024.0);
+                         "one flit (%d bytes; so at least %.9g GiB here, at most 128: the HBM window of "
+                         "the physical address)", p->hbm_total_gb_per_cube, slices,
+                         (unsigned long long)p->hbm_slice_bytes, p->flit_bytes,
+                         (double)slices * p->flit_bytes / (double)(1u << 30));
 
     const comp_slot comps[] = {
         {"router", "noc_router", "builtin.forwarding", &c->router},

@@ -758,7 +758,7 @@ static const bad_case bad_cases[] = {
     {"tcm_reserved_all.yaml", "6:61", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb",
      "scheduler_reserved_kb 1024 KiB leaves nothing of the 1024 KiB TCM (size_mb 1) to allocate; it must be below", NULL},
     {"hbm_slice_too_small.yaml", "5:28", "cube.memory_map.hbm_total_gb_per_cube",
-     "1e-09 GiB over 8 slices leaves 0 bytes per slice; each slice needs at least 1 MiB (so at least 0.0078125 GiB", NULL},
+     "1e-09 GiB over 8 slices leaves 0 bytes per slice; each slice needs at least one flit (256 bytes", NULL},
     {"flit_bytes_1.yaml", "4:15", "system.flit_bytes",
      "1 is not allowed (a power of two, 8 .. 4096 bytes: no element is split across flits and an aligned flit never", NULL},
     {"flit_bytes_3.yaml", "4:15", "system.flit_bytes",
