@@ -24,10 +24,15 @@ end
 local here = debug.getinfo(1, "S").source:match("^@(.*)$")
 M.dir = here and (dir_of(dir_of(dir_of(here))) .. "/topologies") or "topologies"
 
+-- Whether p names something, without opening p itself: opening a FIFO
+-- would wait for a writer, and the loader (which refuses anything but a
+-- regular file, without blocking) is the one to say what is wrong with it.
+-- "p/" fails with ENOENT (2) only when p does not exist; for an existing
+-- file, FIFO or device it fails with ENOTDIR, and a directory opens.
 local function exists(p)
-  local f = io.open(p, "r")
-  if f then f:close() end
-  return f ~= nil
+  local f, _, code = io.open(p .. "/", "r")
+  if f then f:close() return true end
+  return code ~= 2
 end
 
 --- The file a topology name refers to.

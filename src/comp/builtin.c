@@ -5,12 +5,18 @@
 #include "comp/comp.h"
 #include "comp/device/control.h"
 #include "comp/pe/pe.h"
+#include "mem/addr.h"
 
 #include <math.h>
 #include <string.h>
 
-#define ATTR_NS(name, dflt, doc) {name, KB_ATTR_NUMBER, dflt, 0, INFINITY, false, false, "ns", doc}
+/* Every range is finite so that no value's picoseconds, bytes or cycles can
+ * overflow (docs/topology.md "Limits"): a duration is at most 1 s. */
+#define MAX_NS 1e9
+#define ATTR_NS(name, dflt, doc) {name, KB_ATTR_NUMBER, dflt, 0, MAX_NS, false, false, "ns", doc}
 #define OVERHEAD(dflt) ATTR_NS("overhead_ns", dflt, "time charged once per transaction")
+/* The PE_TCM sub-unit of the physical address (src/mem/addr.c). */
+#define TCM_WINDOW (UINT64_C(2) << 20)
 #define COUNT(x) (sizeof(x) / sizeof((x)[0]))
 
 static const kb_attr_def forwarding_attrs[] = {OVERHEAD(0.0)};
@@ -22,13 +28,14 @@ static const kb_attr_def io_cpu_attrs[] = {OVERHEAD(10.0)};
 static const kb_attr_def m_cpu_attrs[] = {OVERHEAD(5.0)};
 static const kb_attr_def sram_attrs[] = {
     OVERHEAD(2.0),
-    {"size_mb", KB_ATTR_NUMBER, 32.0, 0, INFINITY, true, false, "MiB", "capacity (not used for timing)"},
+    {"size_mb", KB_ATTR_NUMBER, 32.0, 0, (double)(KB_PA_CUBE_SRAM_BYTES >> 20), true, false, "MiB",
+     "capacity (not used for timing); at most the 32 MiB CUBE_SRAM window of the physical address"},
 };
 static const kb_attr_def hbm_ctrl_attrs[] = {
     {"burst_bytes", KB_ATTR_INT, 256, 1, 1 << 20, false, true, "bytes",
      "bytes one pseudo-channel commits per chunk_time; selects the channel bits"},
     ATTR_NS("switch_penalty_ns", 0.0, "extra time when a channel turns between read and write"),
-    {"efficiency", KB_ATTR_NUMBER, 1.0, 0, 1, true, false, NULL,
+    {"efficiency", KB_ATTR_NUMBER, 1.0, 0.01, 1, false, false, NULL,
      "fraction of peak HBM bandwidth achieved (scales the router edge and the channels)"},
     OVERHEAD(0.0),
 };
@@ -42,13 +49,14 @@ static const kb_attr_def pe_dma_attrs[] = {
 static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
 /* PE clock and engine shapes: the spec gives none (execution-pe-tl.md §2.9);
  * the defaults and where they come from are in docs/pe-model.md. */
-#define CLOCK(doc) {"clock_ghz", KB_ATTR_NUMBER, 1.0, 0, INFINITY, true, false, "GHz", doc}
+/* 1 MHz .. 1 THz: a cycle takes 1 ps .. 1 us. */
+#define CLOCK(doc) {"clock_ghz", KB_ATTR_NUMBER, 1.0, 0.001, 1000, false, false, "GHz", doc}
 static const kb_attr_def pe_cpu_attrs[] = {
     OVERHEAD(0.0),
     CLOCK("PE_CPU clock: converts dispatch and tl.cycles cycles to time"),
     {"dispatch_cycles", KB_ATTR_INT, 1, 0, 1 << 20, false, false, "cycles",
      "PE_CPU cycles to issue one blocking tl.* call (dispatch overhead)"},
-    {"scratch_kb", KB_ATTR_NUMBER, 1024.0, 0, INFINITY, true, false, "KiB",
+    {"scratch_kb", KB_ATTR_NUMBER, 1024.0, 0, (double)(TCM_WINDOW >> 10), true, false, "KiB",
      "TCM scratch a kernel instance gets for tl results (taken from the allocatable TCM)"},
 };
 static const kb_attr_def pe_scheduler_attrs[] = {
@@ -65,7 +73,7 @@ static const kb_attr_def pe_gemm_attrs[] = {
     {"mac_cols", KB_ATTR_INT, 32, 1, 1 << 16, false, false, NULL, "output columns the MAC array computes at once"},
     {"mac_depth", KB_ATTR_INT, 4, 1, 1 << 16, false, false, NULL,
      "K elements each MAC cell accumulates per cycle (16-bit inputs)"},
-    {"f32_slowdown", KB_ATTR_NUMBER, 4.0, 1, INFINITY, false, false, NULL,
+    {"f32_slowdown", KB_ATTR_NUMBER, 4.0, 1, 1024, false, false, NULL,
      "cycles an f32 (or 32-bit integer) product takes relative to a 16-bit one"},
 };
 static const kb_attr_def pe_math_attrs[] = {
@@ -74,22 +82,23 @@ static const kb_attr_def pe_math_attrs[] = {
     QUEUE_DEPTH("tile tokens PE_MATH's input queue holds"),
     {"simd_bytes", KB_ATTR_INT, 128, 1, 1 << 20, false, false, "bytes",
      "bytes of elements one vector instruction processes (64 f16 or 32 f32 lanes)"},
-    {"transcendental_cycles", KB_ATTR_NUMBER, 4.0, 1, INFINITY, false, false, "cycles",
+    {"transcendental_cycles", KB_ATTR_NUMBER, 4.0, 1, 1e6, false, false, "cycles",
      "cycles per vector of exp, log, sqrt, sigmoid, sin, cos and division"},
 };
 static const kb_attr_def pe_fetch_store_attrs[] = {
     ATTR_NS("overhead_ns", 0.0, "time to start one TCM <-> register file move"),
     QUEUE_DEPTH("tile tokens each of the fetch and store queues holds"),
-    {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, INFINITY, true, false, "KiB",
+    {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, 1 << 20, true, false, "KiB",
      "register file the pipeline's operands and accumulators share; a fetch stalls when it is full"},
 };
 static const kb_attr_def pe_tcm_attrs[] = {
     OVERHEAD(0.0),
-    {"size_mb", KB_ATTR_NUMBER, 2.0, 0, INFINITY, true, false, "MiB", "scratchpad capacity"},
-    {"scheduler_reserved_kb", KB_ATTR_NUMBER, 512.0, 0, INFINITY, false, false, "KiB",
+    {"size_mb", KB_ATTR_NUMBER, 2.0, 0, (double)(TCM_WINDOW >> 20), true, false, "MiB",
+     "scratchpad capacity; at most the 2 MiB PE_TCM window of the physical address"},
+    {"scheduler_reserved_kb", KB_ATTR_NUMBER, 512.0, 0, (double)(TCM_WINDOW >> 10), false, false, "KiB",
      "TCM held by PE_SCHEDULER for tile buffers, at the start; never allocatable"},
-    {"read_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "read bandwidth"},
-    {"write_bw_gbs", KB_ATTR_NUMBER, 512.0, 0, INFINITY, true, false, "GB/s", "write bandwidth"},
+    {"read_bw_gbs", KB_ATTR_NUMBER, 512.0, 0.001, INFINITY, false, false, "GB/s", "read bandwidth"},
+    {"write_bw_gbs", KB_ATTR_NUMBER, 512.0, 0.001, INFINITY, false, false, "GB/s", "write bandwidth"},
 };
 static const kb_attr_def pe_mmu_attrs[] = {
     OVERHEAD(0.0),

@@ -2,6 +2,7 @@
 #ifndef KB_TOPO_BUILD_INTERNAL_H
 #define KB_TOPO_BUILD_INTERNAL_H
 
+#include "topo/strmap.h"
 #include "topo/topo.h"
 
 /* One parameter the build used: for --dump-config. */
@@ -15,6 +16,7 @@ struct kb_topo {
     char *name, *path;
     kb_cfgrec *cfg;
     size_t ncfg, cap_cfg;
+    kb_strmap cfg_index; /* path -> index into cfg */
     char **overrides;
     size_t noverrides;
     kb_topo_params p;
@@ -58,6 +60,26 @@ void kb_cfg_free(kb_topo *t);
  * the first problem; once b->err is set they do nothing. */
 double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
                     bool lo_open, double hi);
+
+/* Limits every file shares (docs/topology.md "Limits"): no length, time or
+ * bandwidth can make a picosecond count overflow or round to nothing. A
+ * length is at most 1 km (at the largest ns_per_mm, 1000, that is 1 s of
+ * wire); a bandwidth at least 1 MB/s (a flit of the largest size then takes
+ * 4.1 ms) and at most flit_bytes x 1000 GB/s (a flit takes at least 1 ps). */
+#define KB_TOPO_MAX_MM 1e6
+#define KB_TOPO_MIN_BW_GBS 0.001
+#define KB_TOPO_MIN_FLIT 8      /* the largest element (f64, i64) is never split */
+#define KB_TOPO_MAX_FLIT 4096   /* the smallest page: an aligned flit never spans two */
+#define KB_TOPO_MAX_GRAPH_NODES (1 << 18)
+/* The largest bandwidth the file's flit size allows, in GB/s. */
+double kb_max_bw_gbs(const kb_builder *b);
+/* A bandwidth in KB_TOPO_MIN_BW_GBS .. kb_max_bw_gbs (or 0 when zero_ok: an
+ * unpaced edge). */
+double kb_rd_bw(kb_builder *b, kb_ynode *map, const char *key, double dflt, bool zero_ok);
+/* A length in 0 .. KB_TOPO_MAX_MM. */
+double kb_rd_mm(kb_builder *b, kb_ynode *map, const char *key, double dflt);
+/* system.flit_bytes: a power of two in KB_TOPO_MIN_FLIT .. KB_TOPO_MAX_FLIT. */
+int kb_rd_flit(kb_builder *b, kb_ynode *system);
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi);
 const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const char *dflt);
 /* A sub-map: a stand-in with no keys (node->absent) when the file does not

@@ -155,8 +155,8 @@ void kb_build_system(kb_builder *b, kb_ynode *root)
         return;
     }
     p->ns_per_mm = kb_rd_number(b, system, "ns_per_mm", 0.01, 0, false, 1000);
-    p->flit_bytes = kb_rd_int(b, system, "flit_bytes", 256, 1, 1 << 20);
-    p->host_max_outstanding = kb_rd_int(b, kb_rd_map(b, system, "host"), "max_outstanding", 16, 1, 1 << 20);
+    p->flit_bytes = kb_rd_flit(b, system);
+    p->host_max_outstanding = kb_rd_int(b, kb_rd_map(b, system, "host"), "max_outstanding", 16, 1, 1 << 16);
     kb_rd_sips(b, system, p);
     kb_comp_spec *sw = kb_rd_component(b, system, "switch", "switch", "builtin.switch");
     kb_ynode *slinks = kb_rd_map(b, system, "links");

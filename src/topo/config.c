@@ -88,11 +88,10 @@ void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_y
     else
         path = map && map->path && map->path[0] ? kb_asprintf("%s.%s", map->path, key)
                                                 : kb_xstrdup(key);
-    for (size_t i = 0; i < t->ncfg; i++)
-        if (strcmp(t->cfg[i].path, path) == 0) { /* read twice: keep the first */
-            free(path);
-            return;
-        }
+    if (kb_strmap_get(&t->cfg_index, path) >= 0) { /* read twice: keep the first */
+        free(path);
+        return;
+    }
     kb_buf v = {0};
     char where[512];
     if (n) {
@@ -106,6 +105,7 @@ void kb_cfg_note(kb_builder *b, const kb_ynode *map, const char *key, const kb_y
         t->cap_cfg = t->cap_cfg ? 2 * t->cap_cfg : 128;
         t->cfg = kb_xrealloc(t->cfg, t->cap_cfg * sizeof *t->cfg);
     }
+    kb_strmap_put(&t->cfg_index, path, (uint32_t)t->ncfg);
     t->cfg[t->ncfg++] = (kb_cfgrec){path, kb_buf_take(&v), kb_xstrdup(where)};
 }
 
@@ -133,6 +133,7 @@ void kb_cfg_free(kb_topo *t)
         free(t->cfg[i].source);
     }
     free(t->cfg);
+    kb_strmap_free(&t->cfg_index);
     for (size_t i = 0; i < t->noverrides; i++)
         free(t->overrides[i]);
     free(t->overrides);

@@ -16,20 +16,41 @@ typedef struct cnode {
     char *seg; /* map key, or "[i]" for a list element */
     const kb_cfgrec *rec;
     struct cnode **kids;
-    size_t n;
+    size_t n, cap;
+    kb_strmap index; /* seg -> kids[i], once there are many (a 100,000-node graph) */
 } cnode;
+
+#define CHILD_SCAN 16
 
 static cnode *child(cnode *p, const char *seg, size_t len, bool index)
 {
-    for (size_t i = 0; i < p->n; i++) {
-        cnode *c = p->kids[i];
-        if (strlen(c->seg) == len && strncmp(c->seg, seg, len) == 0 && (c->seg[0] == '[') == index)
-            return c;
+    (void)index; /* a list element's segment starts with '[', which no key does */
+    char *key = kb_asprintf("%.*s", (int)len, seg);
+    if (p->n > CHILD_SCAN) {
+        int64_t i = kb_strmap_get(&p->index, key);
+        if (i >= 0) {
+            free(key);
+            return p->kids[i];
+        }
+    } else {
+        for (size_t i = 0; i < p->n; i++)
+            if (strcmp(p->kids[i]->seg, key) == 0) {
+                free(key);
+                return p->kids[i];
+            }
     }
     cnode *c = kb_xcalloc(1, sizeof *c);
-    c->seg = kb_asprintf("%.*s", (int)len, seg);
-    p->kids = kb_xrealloc(p->kids, (p->n + 1) * sizeof *p->kids);
+    c->seg = key;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 4;
+        p->kids = kb_xrealloc(p->kids, p->cap * sizeof *p->kids);
+    }
     p->kids[p->n++] = c;
+    if (p->n == CHILD_SCAN + 1)
+        for (size_t i = 0; i < p->n; i++)
+            kb_strmap_put(&p->index, p->kids[i]->seg, (uint32_t)i);
+    else if (p->n > CHILD_SCAN + 1)
+        kb_strmap_put(&p->index, c->seg, (uint32_t)(p->n - 1));
     return c;
 }
 
@@ -59,6 +80,7 @@ static void free_kids(cnode *c)
         free(c->kids[i]);
     }
     free(c->kids);
+    kb_strmap_free(&c->index);
 }
 
 /* Text inside a comment line: line breaks and other controls become '?'. */

@@ -7,6 +7,7 @@
 
 #include "core/util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,62 @@ static char *range_error(const kb_ynode *n, double v, double lo, bool lo_open, d
     const char *sep = unit ? " " : "";
     unit = unit ? unit : "";
     if (hi < INFINITY)
-        return kb_yerr(n, "%g is out of range (%s %g .. %g%s%s)", v, lo_open ? ">" : ">=", lo, hi, sep, unit);
-    return kb_yerr(n, "%g is out of range (must be %s %g%s%s)", v, lo_open ? ">" : ">=", lo, sep, unit);
+        return kb_yerr(n, "%g is out of range (%s %.15g .. %.15g%s%s)", v, lo_open ? ">" : ">=", lo, hi, sep, unit);
+    return kb_yerr(n, "%g is out of range (must be %s %.15g%s%s)", v, lo_open ? ">" : ">=", lo, sep, unit);
 }
 
-double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
-                    bool lo_open, double hi)
+static double read_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo, bool lo_open,
+                          double hi, const char *unit);
+
+double kb_max_bw_gbs(const kb_builder *b) { return (double)b->t->p.flit_bytes * 1000.0; }
+
+/* The message for a bandwidth outside KB_TOPO_MIN_BW_GBS .. kb_max_bw_gbs. */
+static char *bw_error(const kb_builder *b, const kb_ynode *n, double v, bool zero_ok)
+{
+    return kb_yerr(n, "%g is out of range (%s%.15g .. %.15g GB/s: at most flit_bytes x 1000, so that a "
+                      "%d-byte flit takes at least 1 ps)", v, zero_ok ? "0, or " : "", KB_TOPO_MIN_BW_GBS,
+                   kb_max_bw_gbs(b), b->t->p.flit_bytes);
+}
+
+static bool bw_ok(const kb_builder *b, double v, bool zero_ok)
+{
+    return (zero_ok && v == 0) || (v >= KB_TOPO_MIN_BW_GBS && v <= kb_max_bw_gbs(b));
+}
+
+double kb_rd_bw(kb_builder *b, kb_ynode *map, const char *key, double dflt, bool zero_ok)
+{
+    if (failed(b))
+        return dflt;
+    kb_ynode *n = kb_ymap_get(map, key);
+    if (!n) {
+        char text[40];
+        kb_cfg_num_text(dflt, text, sizeof text);
+        kb_cfg_note(b, map, key, NULL, text);
+        if (!bw_ok(b, dflt, zero_ok)) /* a default beyond a small flit's limit */
+            b->err = kb_yerr_key(map, key, "the default %g GB/s is out of range (%s%.15g .. %.15g GB/s: at "
+                                 "most flit_bytes x 1000, so that a %d-byte flit takes at least 1 ps); "
+                                 "give it", dflt, zero_ok ? "0, or " : "", KB_TOPO_MIN_BW_GBS,
+                                 kb_max_bw_gbs(b), b->t->p.flit_bytes);
+        return dflt;
+    }
+    double v;
+    if (!kb_yas_number(n, &v, &b->err))
+        return dflt;
+    kb_cfg_note(b, map, key, n, NULL);
+    if (!bw_ok(b, v, zero_ok)) {
+        b->err = bw_error(b, n, v, zero_ok);
+        return dflt;
+    }
+    return v;
+}
+
+double kb_rd_mm(kb_builder *b, kb_ynode *map, const char *key, double dflt)
+{
+    return read_number(b, map, key, dflt, 0, false, KB_TOPO_MAX_MM, "mm");
+}
+
+static double read_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo, bool lo_open,
+                          double hi, const char *unit)
 {
     if (failed(b))
         return dflt;
@@ -50,10 +101,16 @@ double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, 
         return dflt;
     kb_cfg_note(b, map, key, n, NULL);
     if (out_of_range(v, lo, lo_open, hi)) {
-        b->err = range_error(n, v, lo, lo_open, hi, NULL);
+        b->err = range_error(n, v, lo, lo_open, hi, unit);
         return dflt;
     }
     return v;
+}
+
+double kb_rd_number(kb_builder *b, kb_ynode *map, const char *key, double dflt, double lo,
+                    bool lo_open, double hi)
+{
+    return read_number(b, map, key, dflt, lo, lo_open, hi, NULL);
 }
 
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi)
@@ -117,6 +174,16 @@ kb_ynode *kb_rd_seq(kb_builder *b, kb_ynode *map, const char *key) { return read
 
 static bool is_pow2(double v) { return v >= 1 && v == floor(v) && ((uint64_t)v & ((uint64_t)v - 1)) == 0; }
 
+int kb_rd_flit(kb_builder *b, kb_ynode *system)
+{
+    int f = kb_rd_int(b, system, "flit_bytes", 256, INT_MIN, INT_MAX);
+    if (!failed(b) && (f < KB_TOPO_MIN_FLIT || f > KB_TOPO_MAX_FLIT || !is_pow2(f)))
+        b->err = kb_yerr(kb_ymap_get(system, "flit_bytes"), "%d is not allowed (a power of two, %d .. %d "
+                         "bytes: no element is split across flits and an aligned flit never straddles an "
+                         "HBM burst or a page)", f, KB_TOPO_MIN_FLIT, KB_TOPO_MAX_FLIT);
+    return failed(b) ? 256 : f;
+}
+
 static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *out)
 {
     double v;
@@ -137,6 +204,11 @@ static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *
     }
     if (out_of_range(v, a->min, a->min_open, a->max)) {
         b->err = range_error(n, v, a->min, a->min_open, a->max, a->unit);
+        return;
+    }
+    /* A bandwidth attribute is bounded by the flit like every link's. */
+    if (a->unit && strcmp(a->unit, "GB/s") == 0 && !bw_ok(b, v, a->min == 0 && !a->min_open)) {
+        b->err = bw_error(b, n, v, a->min == 0 && !a->min_open);
         return;
     }
     if (a->pow2 && !is_pow2(v)) {

@@ -40,9 +40,9 @@ static kb_link_cfg read_link(kb_builder *b, kb_ynode *map, const char *prefix, d
     char key[96];
     snprintf(key, sizeof key, "%s_bw_gbs", prefix);
     kb_link_cfg l;
-    l.bw = kb_rd_number(b, map, key, bw, 0, !zero_bw, INFINITY);
+    l.bw = kb_rd_bw(b, map, key, bw, zero_bw);
     snprintf(key, sizeof key, "%s_mm", prefix);
-    l.mm = kb_rd_number(b, map, key, mm, 0, false, INFINITY);
+    l.mm = kb_rd_mm(b, map, key, mm);
     return l;
 }
 
@@ -72,7 +72,8 @@ static int side_of(const char *s)
     return -1;
 }
 
-static void read_pos(kb_builder *b, kb_ynode *placement, const char *key, double *x, double *y)
+/* placement.<key>.pos_mm: a point inside the w x h mm cube. */
+static void read_pos(kb_builder *b, kb_ynode *placement, const char *key, double w, double h, double *x, double *y)
 {
     kb_ynode *m = kb_rd_map(b, placement, key);
     if (!m || m->absent || b->err)
@@ -87,6 +88,57 @@ static void read_pos(kb_builder *b, kb_ynode *placement, const char *key, double
     if (kb_yas_number(pos->items[0].val, x, &b->err))
         kb_yas_number(pos->items[1].val, y, &b->err);
     kb_cfg_note(b, m, "pos_mm", pos, NULL);
+    if (!b->err && (*x < 0 || *x > w || *y < 0 || *y > h))
+        b->err = kb_yerr(pos, "[%g, %g] is outside the %g x %g mm cube (x 0 .. %g, y 0 .. %g)", *x, *y, w, h,
+                         w, h);
+}
+
+/* The bandwidths HBM figures derive: the router <-> controller edge
+ * (channels x channel bandwidth x efficiency) is a link like any other, and
+ * one channel must take at least 1 ps per burst. */
+static void check_hbm_bw(kb_builder *b, kb_ynode *mem, const kb_cube_cfg *c, const kb_topo_params *p, double eff)
+{
+    if (b->err)
+        return;
+    kb_ynode *at = kb_ymap_get(mem, "hbm_channel_bw_gbs");
+    if (!at)
+        at = mem;
+    double burst = c->hbm_ctrl && kb_impl_attr_index(c->hbm_ctrl->impl, "burst_bytes") >= 0
+                       ? kb_spec_attr(c->hbm_ctrl, "burst_bytes")
+                       : 0;
+    if (c->hbm.bw > kb_max_bw_gbs(b))
+        b->err = kb_yerr(at, "%g GB/s per channel gives the router <-> hbm_ctrl link hbm_channels_per_pe x "
+                             "hbm_channel_bw_gbs x efficiency = %d x %g x %g = %g GB/s, above the %.15g GB/s "
+                             "a %d-byte flit allows (at least 1 ps per flit)",
+                         p->hbm_channel_bw_gbs, p->hbm_channels_per_pe, p->hbm_channel_bw_gbs, eff, c->hbm.bw,
+                         kb_max_bw_gbs(b), p->flit_bytes);
+    else if (c->hbm.bw < KB_TOPO_MIN_BW_GBS)
+        b->err = kb_yerr(at, "the router <-> hbm_ctrl link gets %g GB/s (%d x %g x efficiency %g); at least "
+                             "%g GB/s is allowed", c->hbm.bw, p->hbm_channels_per_pe, p->hbm_channel_bw_gbs, eff,
+                         KB_TOPO_MIN_BW_GBS);
+    else if (burst > 0 && p->hbm_channel_bw_gbs * eff > burst * 1000.0)
+        b->err = kb_yerr(at, "%g GB/s x efficiency %g commits a %g-byte burst in less than 1 ps; at most "
+                             "burst_bytes x 1000 / efficiency = %.15g GB/s is allowed",
+                         p->hbm_channel_bw_gbs, eff, burst, burst * 1000.0 / eff);
+}
+
+/* PE_TCM: the scheduler's reserved region must leave room to allocate. */
+static void check_tcm(kb_builder *b, kb_ynode *pcomps, const kb_comp_spec *tcm)
+{
+    if (b->err || !tcm || kb_impl_attr_index(tcm->impl, "size_mb") < 0 ||
+        kb_impl_attr_index(tcm->impl, "scheduler_reserved_kb") < 0)
+        return;
+    double size_kb = kb_spec_attr(tcm, "size_mb") * 1024.0, res = kb_spec_attr(tcm, "scheduler_reserved_kb");
+    if (res < size_kb)
+        return;
+    kb_ynode *blk = kb_ymap_get(pcomps, "pe_tcm");
+    kb_ynode *attrs = blk ? kb_ymap_get(blk, "attrs") : NULL;
+    kb_ynode *at = attrs ? kb_ymap_get(attrs, "scheduler_reserved_kb") : NULL;
+    if (!at)
+        at = attrs ? kb_ymap_get(attrs, "size_mb") : NULL;
+    b->err = kb_yerr(at ? at : pcomps, "scheduler_reserved_kb %g KiB leaves nothing of the %g KiB TCM (size_mb "
+                                       "%g) to allocate; it must be below size_mb x 1024", res, size_kb,
+                     size_kb / 1024.0);
 }
 
 void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p)
@@ -135,8 +187,8 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
                                  KB_LAYOUT_MAX_CONN);
     kb_ynode *place = kb_rd_map(b, cube, "placement");
     g->mcpu_x = 1.5, g->mcpu_y = 5.5, g->sram_x = 1.5, g->sram_y = 8.5;
-    read_pos(b, place, "m_cpu", &g->mcpu_x, &g->mcpu_y);
-    read_pos(b, place, "sram", &g->sram_x, &g->sram_y);
+    read_pos(b, place, "m_cpu", g->w_mm, g->h_mm, &g->mcpu_x, &g->mcpu_y);
+    read_pos(b, place, "sram", g->w_mm, g->h_mm, &g->sram_x, &g->sram_y);
     if (b->err)
         return;
     char msg[256];
@@ -155,9 +207,11 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
                          strcmp(mode, "one_to_one") == 0
                              ? "one_to_one HBM mapping is not modelled (only n_to_one is; see docs/decisions.md)"
                              : "unknown HBM mapping mode '%s' (n_to_one)", mode);
-    int pcs = kb_rd_int(b, mem, "hbm_pseudo_channels", 64, 1, 1 << 16);
-    p->hbm_channels_per_pe = kb_rd_int(b, mem, "hbm_channels_per_pe", 8, 1, 1 << 16);
-    p->hbm_channel_bw_gbs = kb_rd_number(b, mem, "hbm_channel_bw_gbs", 32.0, 0, true, INFINITY);
+    /* Each controller keeps state per channel: bounded like real stacks
+     * (an HBM3 stack has 32 pseudo-channels). */
+    int pcs = kb_rd_int(b, mem, "hbm_pseudo_channels", 64, 1, 16 * 256);
+    p->hbm_channels_per_pe = kb_rd_int(b, mem, "hbm_channels_per_pe", 8, 1, 256);
+    p->hbm_channel_bw_gbs = kb_rd_bw(b, mem, "hbm_channel_bw_gbs", 32.0, false);
     int slices = kb_rd_int(b, mem, "hbm_slices_per_cube", 8, 1, 16);
     p->hbm_total_gb_per_cube = kb_rd_number(b, mem, "hbm_total_gb_per_cube", 48, 0, true, 128);
     if (!b->err && slices != c->lay.npe)
@@ -175,6 +229,13 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
                          p->hbm_channels_per_pe);
     p->hbm_slice_bytes = (uint64_t)llround(p->hbm_total_gb_per_cube * (double)(1ull << 30)) /
                          (uint64_t)slices;
+    if (!b->err && p->hbm_slice_bytes < (uint64_t)p->flit_bytes)
+        b->err = kb_yerr(kb_ymap_get(mem, "hbm_total_gb_per_cube"),
+                         "%g GiB over %d slices leaves %llu bytes per slice; each slice needs at least "
+                         "one flit (%d bytes; so at least %.9g GiB here, at most 128: the HBM window of "
+                         "the physical address)", p->hbm_total_gb_per_cube, slices,
+                         (unsigned long long)p->hbm_slice_bytes, p->flit_bytes,
+                         (double)slices * p->flit_bytes / (double)(1u << 30));
 
     const comp_slot comps[] = {
         {"router", "noc_router", "builtin.forwarding", &c->router},
@@ -187,18 +248,19 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     read_components(b, kb_rd_map(b, cube, "components"), comps, sizeof comps / sizeof comps[0]);
 
     kb_ynode *links = kb_rd_map(b, cube, "links");
-    c->mesh.bw = kb_rd_number(b, links, "router_link_bw_gbs", 256.0, 0, true, INFINITY);
+    c->mesh.bw = kb_rd_bw(b, links, "router_link_bw_gbs", 256.0, false);
     c->pe_router = kb_rd_link(b, links, "pe_to_router", 256.0, 0.0);
-    c->hbm.mm = kb_rd_number(b, links, "router_to_hbm_mm", 0.0, 0, false, INFINITY);
+    c->hbm.mm = kb_rd_mm(b, links, "router_to_hbm_mm", 0.0);
     c->sram_link = kb_rd_link(b, links, "sram_to_router", 128.0, 0.0);
     c->mcpu = kb_rd_link(b, links, "mcpu_to_router", 256.0, 0.0);
     c->router_conn = kb_rd_link(b, links, "router_to_ucie_conn", 128.0, 0.0);
     c->conn_port = kb_rd_link(b, links, "ucie_conn_to_port", 128.0, 0.0);
-    c->ucie_routing_mm = kb_rd_number(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm, 0,
-                                      false, INFINITY);
+    c->ucie_routing_mm = kb_rd_mm(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm);
     /* Effective HBM bandwidth: channels x channel bandwidth x efficiency. */
-    double eff = c->hbm_ctrl ? kb_spec_attr(c->hbm_ctrl, "efficiency") : 1.0;
+    bool builtin_hbm = c->hbm_ctrl && kb_impl_attr_index(c->hbm_ctrl->impl, "efficiency") >= 0;
+    double eff = builtin_hbm ? kb_spec_attr(c->hbm_ctrl, "efficiency") : 1.0;
     c->hbm.bw = p->hbm_channels_per_pe * p->hbm_channel_bw_gbs * eff;
+    check_hbm_bw(b, mem, c, p, eff);
 
     kb_ynode *tpl = kb_rd_map(b, cube, "pe_template");
     kb_ynode *pcomps = kb_rd_map(b, tpl, "components");
@@ -210,6 +272,7 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     kb_ynode *plinks = kb_rd_map(b, tpl, "links");
     for (size_t i = 0; i < NPE_LINKS; i++)
         c->pe_internal[i] = read_link(b, plinks, kb_pe_links[i].key, kb_pe_links[i].bw, 0.0, true);
+    check_tcm(b, pcomps, c->pe[P_TCM]);
 }
 
 void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_topo_params *p)
@@ -288,8 +351,8 @@ void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_top
         if (!b->err && (!pc->phy[0] || strcspn(pc->phy, ". \t") != strlen(pc->phy)))
             b->err = kb_yerr(kb_ymap_get(pm, "phy"), "phy '%s': a PHY name must be non-empty "
                              "and contain no '.' or blanks (it becomes part of node ids)", pc->phy);
-        pc->bw = kb_rd_number(b, pm, "bw_gbs", 512.0, 0, true, INFINITY);
-        pc->mm = kb_rd_number(b, pm, "distance_mm", 2.0, 0, false, INFINITY);
+        pc->bw = kb_rd_bw(b, pm, "bw_gbs", 512.0, false);
+        pc->mm = kb_rd_mm(b, pm, "distance_mm", 2.0);
         for (int j = 0; j + 1 < io->nports && !b->err; j++) {
             if (strcmp(io->ports[j].phy, pc->phy) == 0)
                 b->err = kb_yerr(pm, "phy %s is used twice in IO chiplet %s", pc->phy, io->id);

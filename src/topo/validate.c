@@ -135,19 +135,53 @@ void kb_validate_connectivity(kb_builder *b)
 
 /* A graph-form topology must be one connected piece: every node reaches
  * every other over the links it declares (a one-way link counts only in
- * its own direction). */
+ * its own direction). That holds when node 0 reaches every node and every
+ * node reaches node 0: one search forward and one over the reversed edges,
+ * O(N + E) (a search from every node would be quadratic). */
 void kb_validate_graph(kb_builder *b)
 {
     const kb_topo *t = b->t;
-    bfs s = {.mark = kb_xcalloc(t->nnodes, sizeof(uint32_t)),
-             .queue = kb_xmalloc(t->nnodes * sizeof(uint32_t))};
-    for (size_t i = 0; i < t->nnodes && !b->err; i++) {
-        reach(t, &s, KB_VIEW_ALL, (uint32_t)i, -1, -1);
-        for (size_t j = 0; j < t->nnodes && !b->err; j++)
+    size_t nn = t->nnodes, ne = t->nedges;
+    if (nn == 0)
+        return;
+    bfs s = {.mark = kb_xcalloc(nn, sizeof(uint32_t)), .queue = kb_xmalloc(nn * sizeof(uint32_t))};
+    reach(t, &s, KB_VIEW_ALL, 0, -1, -1);
+    for (size_t j = 0; j < nn && !b->err; j++)
+        if (s.mark[j] != s.gen)
+            b->err = kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)", t->path,
+                                 t->nodes[0].id, t->nodes[j].id, kb_view_name(KB_VIEW_ALL));
+    if (!b->err) {
+        /* Reversed adjacency: in-edges grouped by destination. */
+        uint32_t *first = kb_xcalloc(nn + 1, sizeof *first), *from = kb_xmalloc((ne ? ne : 1) * sizeof *from);
+        for (size_t i = 0; i < ne; i++)
+            if (kb_view_has(KB_VIEW_ALL, t->edges[i].kind))
+                first[t->edges[i].dst + 1]++;
+        for (size_t i = 0; i < nn; i++)
+            first[i + 1] += first[i];
+        uint32_t *fill = kb_xmalloc(nn * sizeof *fill);
+        memcpy(fill, first, nn * sizeof *fill);
+        for (size_t i = 0; i < ne; i++)
+            if (kb_view_has(KB_VIEW_ALL, t->edges[i].kind))
+                from[fill[t->edges[i].dst]++] = t->edges[i].src;
+        free(fill);
+        s.gen++;
+        size_t head = 0, tail = 0;
+        s.queue[tail++] = 0;
+        s.mark[0] = s.gen;
+        while (head < tail) {
+            uint32_t v = s.queue[head++];
+            for (uint32_t k = first[v]; k < first[v + 1]; k++)
+                if (s.mark[from[k]] != s.gen) {
+                    s.mark[from[k]] = s.gen;
+                    s.queue[tail++] = from[k];
+                }
+        }
+        for (size_t j = 0; j < nn && !b->err; j++)
             if (s.mark[j] != s.gen)
-                b->err = kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)",
-                                     t->path, t->nodes[i].id, t->nodes[j].id,
-                                     kb_view_name(KB_VIEW_ALL));
+                b->err = kb_asprintf("%s: topology is disconnected: %s cannot reach %s (%s view)", t->path,
+                                     t->nodes[j].id, t->nodes[0].id, kb_view_name(KB_VIEW_ALL));
+        free(first);
+        free(from);
     }
     free(s.mark);
     free(s.queue);

@@ -4,11 +4,15 @@
 #include "topo/ydoc_internal.h"
 
 #include "core/util.h"
+#include "topo/strmap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 const char *kb_ydoc_add_source(kb_ydoc *doc, const char *src)
@@ -76,6 +80,7 @@ typedef struct parse {
     yaml_parser_t parser;
     const char *src;
     char *err;
+    size_t nodes; /* values built so far (KB_YDOC_MAX_NODES) */
 } parse;
 
 static kb_ymark mark_of(const parse *p, yaml_mark_t m)
@@ -98,12 +103,81 @@ static bool next_event(parse *p, yaml_event_t *ev)
     return false;
 }
 
-/* Builds the node that starts with `ev` (consumed), reading to its end. */
-static kb_ynode *build(parse *p, yaml_event_t *ev)
+/* A tag on a value is refused: a topology value is typed by the key it sits
+ * under, and a tag the loader ignored would be silently ignored
+ * (docs/decisions.md). Anchors are harmless without aliases, which are
+ * refused where they are used. Returns false with p->err set. */
+static bool plain_value(parse *p, const yaml_event_t *ev, kb_ymark mark)
+{
+    const yaml_char_t *tag = NULL;
+    if (ev->type == YAML_SCALAR_EVENT)
+        tag = ev->data.scalar.tag;
+    else if (ev->type == YAML_MAPPING_START_EVENT)
+        tag = ev->data.mapping_start.tag;
+    else if (ev->type == YAML_SEQUENCE_START_EVENT)
+        tag = ev->data.sequence_start.tag;
+    if (!tag)
+        return true;
+    /* Core-schema tags come resolved: show them as written (!!str). */
+    const char *t = (const char *)tag, *core = "tag:yaml.org,2002:";
+    bool is_core = strncmp(t, core, strlen(core)) == 0;
+    p->err = kb_asprintf("%s:%d:%d: YAML tag '%s%.200s' is not supported in topology files (a value is "
+                         "typed by its key; quote a value to make it a string)",
+                         p->src, mark.line, mark.col, is_core ? "!!" : "", is_core ? t + strlen(core) : t);
+    return false;
+}
+
+/* Counts a value against KB_YDOC_MAX_NODES. */
+static bool count_node(parse *p, kb_ymark mark)
+{
+    if (++p->nodes <= KB_YDOC_MAX_NODES)
+        return true;
+    p->err = kb_asprintf("%s:%d:%d: more than %u values (scalars, maps and lists) in one document; "
+                         "a topology file may have at most %u", p->src, mark.line, mark.col,
+                         KB_YDOC_MAX_NODES, KB_YDOC_MAX_NODES);
+    return false;
+}
+
+static bool scalar_fits(parse *p, const yaml_event_t *ev, kb_ymark mark)
+{
+    if (ev->data.scalar.length <= KB_YDOC_MAX_SCALAR)
+        return true;
+    p->err = kb_asprintf("%s:%d:%d: a key or value of %zu bytes; at most %u bytes are allowed", p->src,
+                         mark.line, mark.col, ev->data.scalar.length, KB_YDOC_MAX_SCALAR);
+    return false;
+}
+
+/* Duplicate keys of a map: a linear scan while it is small, then a hash
+ * index (a map of 100,000 keys must not take 10^10 comparisons). Returns
+ * the earlier entry with `key`, or NULL after recording it. */
+#define DUP_SCAN 8
+static kb_yentry *dup_key(kb_ynode *n, kb_strmap *idx, const char *key)
+{
+    size_t last = n->n - 1; /* the entry being added; its key is not set yet */
+    if (last < DUP_SCAN) {
+        for (size_t i = 0; i < last; i++)
+            if (strcmp(n->items[i].key, key) == 0)
+                return &n->items[i];
+        return NULL;
+    }
+    if (last == DUP_SCAN)
+        for (size_t i = 0; i < last; i++)
+            kb_strmap_put(idx, n->items[i].key, (uint32_t)i);
+    int64_t i = kb_strmap_get(idx, key);
+    return i >= 0 ? &n->items[i] : NULL;
+}
+
+/* Builds the node that starts with `ev` (consumed), reading to its end;
+ * `depth` is the nesting of the maps and lists around it. */
+static kb_ynode *build(parse *p, yaml_event_t *ev, int depth)
 {
     kb_ymark mark = mark_of(p, ev->start_mark);
+    if (ev->type != YAML_ALIAS_EVENT && (!plain_value(p, ev, mark) || !count_node(p, mark)))
+        return NULL;
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
+        if (!scalar_fits(p, ev, mark))
+            return NULL;
         kb_ynode *n = kb_ynode_new(KB_Y_SCALAR, mark);
         n->text = kb_xstrdup((const char *)ev->data.scalar.value);
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -115,16 +189,22 @@ static kb_ynode *build(parse *p, yaml_event_t *ev)
         return NULL;
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT: {
+        if (depth >= KB_YDOC_MAX_DEPTH) {
+            p->err = kb_asprintf("%s:%d:%d: maps and lists nested more than %d deep; a topology file "
+                                 "may nest at most %d", p->src, mark.line, mark.col, KB_YDOC_MAX_DEPTH,
+                                 KB_YDOC_MAX_DEPTH);
+            return NULL;
+        }
         bool is_map = ev->type == YAML_MAPPING_START_EVENT;
         kb_ynode *n = kb_ynode_new(is_map ? KB_Y_MAP : KB_Y_SEQ, mark);
+        kb_strmap keys = {0};
         for (;;) {
             yaml_event_t child;
-            if (!next_event(p, &child)) {
-                node_free(n);
-                return NULL;
-            }
+            if (!next_event(p, &child))
+                break;
             if (child.type == YAML_SEQUENCE_END_EVENT || child.type == YAML_MAPPING_END_EVENT) {
                 yaml_event_delete(&child);
+                kb_strmap_free(&keys);
                 return n;
             }
             kb_yentry *e = kb_ynode_append(n);
@@ -134,35 +214,37 @@ static kb_ynode *build(parse *p, yaml_event_t *ev)
                     p->err = kb_asprintf("%s:%d:%d: map keys must be plain names", p->src, km.line,
                                          km.col);
                     yaml_event_delete(&child);
-                    node_free(n);
-                    return NULL;
+                    break;
+                }
+                if (!plain_value(p, &child, km) || !scalar_fits(p, &child, km)) {
+                    yaml_event_delete(&child);
+                    break;
                 }
                 const char *key = (const char *)child.data.scalar.value;
-                for (size_t i = 0; i + 1 < n->n; i++)
-                    if (strcmp(n->items[i].key, key) == 0) {
-                        p->err = kb_asprintf("%s:%d:%d: duplicate key '%s' (first at line %d)",
-                                             p->src, km.line, km.col, key,
-                                             n->items[i].key_mark.line);
-                        yaml_event_delete(&child);
-                        n->n--;
-                        node_free(n);
-                        return NULL;
-                    }
+                const kb_yentry *first = dup_key(n, &keys, key);
+                if (first) {
+                    p->err = kb_asprintf("%s:%d:%d: duplicate key '%s' (first at line %d)", p->src,
+                                         km.line, km.col, key, first->key_mark.line);
+                    yaml_event_delete(&child);
+                    break;
+                }
                 e->key = kb_xstrdup(key);
                 e->key_mark = km;
+                if (n->n > DUP_SCAN)
+                    kb_strmap_put(&keys, e->key, (uint32_t)(n->n - 1));
                 yaml_event_delete(&child);
-                if (!next_event(p, &child)) {
-                    node_free(n);
-                    return NULL;
-                }
+                if (!next_event(p, &child))
+                    break;
             }
-            e->val = build(p, &child);
+            e->val = build(p, &child, depth + 1);
             yaml_event_delete(&child);
-            if (!e->val) {
-                node_free(n);
-                return NULL;
-            }
+            if (!e->val)
+                break;
         }
+        /* an error (the entry being added may lack its key or value: node_free copes) */
+        kb_strmap_free(&keys);
+        node_free(n);
+        return NULL;
     }
     default:
         p->err = kb_asprintf("%s:%d:%d: unexpected YAML event", p->src, mark.line, mark.col);
@@ -201,7 +283,7 @@ static kb_ynode *parse_stream(parse *p)
             yaml_event_delete(&ev);
             continue;
         }
-        root = build(p, &ev);
+        root = build(p, &ev, 0);
         yaml_event_delete(&ev);
         if (!root)
             return NULL;
@@ -211,11 +293,76 @@ static kb_ynode *parse_stream(parse *p)
     return root;
 }
 
+/* Length of the UTF-8 sequence starting at s (at most `left` bytes), or 0
+ * if it is not one: overlong forms, surrogates and code points above
+ * U+10FFFF are invalid (RFC 3629). */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (left < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return n;
+}
+
+/* The text of a topology is UTF-8 without NUL bytes (libyaml would stop at
+ * a NUL or guess another encoding); the error names line:column, counting
+ * columns in characters as the YAML parser does. */
+static bool check_text(const char *text, size_t len, const char *src, char **err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    int line = 1, col = 1;
+    for (size_t i = 0; i < len;) {
+        if (s[i] == 0) {
+            *err = kb_asprintf("%s:%d:%d: NUL byte: a topology file is UTF-8 text", src, line, col);
+            return false;
+        }
+        size_t n = utf8_len(s + i, len - i);
+        if (!n) {
+            *err = kb_asprintf("%s:%d:%d: invalid UTF-8 (byte 0x%02x): a topology file is UTF-8 text", src,
+                               line, col, s[i]);
+            return false;
+        }
+        if (s[i] == '\n' || (s[i] == '\r' && (i + 1 == len || s[i + 1] != '\n')))
+            line++, col = 1;
+        else if (s[i] != '\r')
+            col++;
+        i += n;
+    }
+    return true;
+}
+
 kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, char **err)
 {
+    if (len > KB_YDOC_MAX_FILE_BYTES) {
+        *err = kb_asprintf("%s: %zu bytes of YAML; at most %u (32 MiB) are allowed", src, len,
+                           KB_YDOC_MAX_FILE_BYTES);
+        return NULL;
+    }
+    if (!check_text(text, len, src, err))
+        return NULL;
     parse p = {.src = src};
     yaml_parser_initialize(&p.parser);
     yaml_parser_set_input_string(&p.parser, (const unsigned char *)text, len);
+    yaml_parser_set_encoding(&p.parser, YAML_UTF8_ENCODING);
     kb_ynode *root = parse_stream(&p);
     yaml_parser_delete(&p.parser);
     if (!root)
@@ -225,11 +372,11 @@ kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, char
     return root;
 }
 
-kb_ydoc *kb_ydoc_load_string(const char *text, const char *name, char **err)
+static kb_ydoc *load_text(const char *text, size_t len, const char *name, char **err)
 {
     kb_ydoc *doc = kb_xcalloc(1, sizeof *doc);
     const char *src = kb_ydoc_add_source(doc, name);
-    doc->root = kb_ydoc_parse_text(text, strlen(text), src, err);
+    doc->root = kb_ydoc_parse_text(text, len, src, err);
     if (!doc->root) {
         kb_ydoc_free(doc);
         return NULL;
@@ -238,26 +385,96 @@ kb_ydoc *kb_ydoc_load_string(const char *text, const char *name, char **err)
     return doc;
 }
 
-kb_ydoc *kb_ydoc_load_file(const char *path, char **err)
+kb_ydoc *kb_ydoc_load_string(const char *text, const char *name, char **err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    return load_text(text, strlen(text), name, err);
+}
+
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* Reads a regular file of at most KB_YDOC_MAX_FILE_BYTES. Opened without
+ * blocking (a FIFO would wait for a writer) and checked before any read (a
+ * device such as /dev/zero never ends). */
+static char *read_file(const char *path, size_t *len, char **err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         *err = kb_asprintf("%s: cannot open topology file: %s", path, strerror(errno));
         return NULL;
     }
-    kb_buf b = {0};
-    char chunk[8192];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        kb_buf_printf(&b, "%.*s", (int)got, chunk);
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    char *text = kb_buf_take(&b);
-    kb_ydoc *doc = NULL;
-    if (bad)
-        *err = kb_asprintf("%s: read error", path);
-    else
-        doc = kb_ydoc_load_string(text, path, err);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *err = kb_asprintf("%s: cannot open topology file: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *err = kb_asprintf("%s: cannot read topology file: it is %s, not a regular file", path,
+                           file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if (st.st_size > (off_t)KB_YDOC_MAX_FILE_BYTES) {
+        *err = kb_asprintf("%s: topology file of %lld bytes; at most %u (32 MiB) are allowed", path,
+                           (long long)st.st_size, KB_YDOC_MAX_FILE_BYTES);
+        close(fd);
+        return NULL;
+    }
+    /* The file may grow while it is read: never past the limit. */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *text = kb_xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            if (cap > KB_YDOC_MAX_FILE_BYTES)
+                break;
+            cap = cap * 2 > KB_YDOC_MAX_FILE_BYTES + 1 ? KB_YDOC_MAX_FILE_BYTES + 1 : cap * 2;
+            text = kb_xrealloc(text, cap + 1);
+        }
+        ssize_t got = read(fd, text + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *err = kb_asprintf("%s: read error: %s", path, strerror(errno));
+            free(text);
+            close(fd);
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    if (n > KB_YDOC_MAX_FILE_BYTES) {
+        *err = kb_asprintf("%s: topology file of more than %u bytes (32 MiB), the most allowed", path,
+                           KB_YDOC_MAX_FILE_BYTES);
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+kb_ydoc *kb_ydoc_load_file(const char *path, char **err)
+{
+    size_t len = 0;
+    char *text = read_file(path, &len, err);
+    if (!text)
+        return NULL;
+    kb_ydoc *doc = load_text(text, len, path, err);
     free(text);
     return doc;
 }
@@ -280,14 +497,17 @@ void kb_ynode_free(kb_ynode *n) { node_free(n); }
 
 /* ---- merging ---- */
 
+/* Lays the entries of map src over map dst. Keys are found through a hash
+ * index, so merging maps of many keys stays linear. */
 static void merge_into(kb_ynode *dst, kb_ynode *src)
 {
+    kb_strmap idx = {0};
+    for (size_t k = 0; k < dst->n; k++)
+        kb_strmap_put(&idx, dst->items[k].key, (uint32_t)k);
     for (size_t i = 0; i < src->n; i++) {
         kb_yentry *se = &src->items[i];
-        kb_yentry *de = NULL;
-        for (size_t k = 0; k < dst->n && !de; k++)
-            if (strcmp(dst->items[k].key, se->key) == 0)
-                de = &dst->items[k];
+        int64_t k = kb_strmap_get(&idx, se->key);
+        kb_yentry *de = k >= 0 ? &dst->items[k] : NULL;
         if (de && de->val->type == KB_Y_MAP && se->val->type == KB_Y_MAP) {
             /* Errors about the merged map point where the user last wrote into it. */
             de->val->mark = se->val->mark;
@@ -305,9 +525,11 @@ static void merge_into(kb_ynode *dst, kb_ynode *src)
             ne->key_mark = se->key_mark;
             ne->val = se->val;
             se->key = NULL;
+            kb_strmap_put(&idx, ne->key, (uint32_t)(dst->n - 1));
         }
         se->val = NULL;
     }
+    kb_strmap_free(&idx);
 }
 
 void kb_ydoc_merge(kb_ydoc *base, kb_ydoc *over)

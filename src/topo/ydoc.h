@@ -17,6 +17,15 @@
 
 typedef enum kb_ytype { KB_Y_SCALAR, KB_Y_MAP, KB_Y_SEQ } kb_ytype;
 
+/* Limits of one parsed document (a file, a base file or an override), so a
+ * hostile or broken file is an error rather than a crash, a hang or
+ * gigabytes of memory (docs/topology.md "Limits"). The largest shipped
+ * topology is far below each: 6 levels deep, ~300 values, 5 KiB. */
+#define KB_YDOC_MAX_FILE_BYTES (32u << 20) /* 32 MiB */
+#define KB_YDOC_MAX_DEPTH 64               /* nested maps and lists */
+#define KB_YDOC_MAX_NODES (1u << 20)       /* values: scalars, maps and lists */
+#define KB_YDOC_MAX_SCALAR (64u << 10)     /* bytes of one key or value */
+
 /* Where a value was written: a file position or an override. */
 typedef struct kb_ymark {
     const char *src; /* file name or "--set key=value"; owned by the document */
@@ -48,7 +57,11 @@ struct kb_ynode {
 typedef struct kb_ydoc kb_ydoc;
 
 /* Parses a file or a string (`name` is used in marks). On failure returns
- * NULL and sets *err to a newly allocated "src:line:col: message". */
+ * NULL and sets *err to a newly allocated "src:line:col: message". A file
+ * must be a regular file (a FIFO, device or directory is refused without
+ * being read, so none can block or stream forever) of at most
+ * KB_YDOC_MAX_FILE_BYTES; text must be UTF-8 without NUL bytes; YAML tags
+ * and anchors are refused (a topology value is typed by its key). */
 kb_ydoc *kb_ydoc_load_file(const char *path, char **err);
 kb_ydoc *kb_ydoc_load_string(const char *text, const char *name, char **err);
 void kb_ydoc_free(kb_ydoc *doc);
@@ -75,10 +88,12 @@ char *kb_ydoc_take_scalar(kb_ydoc *doc, const char *key, kb_ymark *mark);
 kb_ynode *kb_ymap_get(kb_ynode *map, const char *key);
 /* Marks a key as known without reading it. */
 void kb_ymap_know(kb_ynode *map, const char *key);
-/* An error for the first key of `map` no reader consumed, listing the known
- * ones, or NULL when every key was consumed. Newly allocated. */
+/* An error for the keys of `map` no reader consumed, one line each listing
+ * the known ones, or NULL when every key was consumed. At most
+ * KB_YDOC_MAX_REPORTED lines; a last line counts the rest. Newly allocated. */
+#define KB_YDOC_MAX_REPORTED 20
 char *kb_ymap_unknown(const kb_ynode *map);
-/* Same, for every map in the tree: the first unknown key in document order. */
+/* Same, for every map in the tree, in document order. */
 char *kb_ydoc_unknown(const kb_ydoc *doc);
 
 /* Typed views of a node. Each returns false and sets a newly allocated *err

@@ -89,55 +89,101 @@ char *kb_yerr_key(const kb_ynode *map, const char *key, const char *fmt, ...)
     return out;
 }
 
+/* The unknown keys found so far: the first KB_YDOC_MAX_REPORTED as lines
+ * of the message, the rest only counted. */
+typedef struct unknown_report {
+    kb_buf msg;
+    size_t count;
+} unknown_report;
+
+static bool asked_for(const kb_ynode *map, const char *key)
+{
+    for (size_t k = 0; k < map->nasked; k++)
+        if (strcmp(map->asked[k], key) == 0)
+            return true;
+    return false;
+}
+
+static void unknown_in_map(const kb_ynode *map, unknown_report *r)
+{
+    char *known = NULL;
+    for (size_t i = 0; i < map->n; i++) {
+        const kb_yentry *e = &map->items[i];
+        /* used, or known but deliberately not read: not an error */
+        if (e->used || asked_for(map, e->key))
+            continue;
+        if (r->count++ >= KB_YDOC_MAX_REPORTED)
+            continue;
+        if (!known) {
+            kb_buf b = {0};
+            for (size_t k = 0; k < map->nasked; k++)
+                kb_buf_printf(&b, "%s%s", k ? ", " : "", map->asked[k]);
+            known = kb_buf_take(&b);
+        }
+        char where[512];
+        kb_ymark_format(&e->key_mark, where, sizeof where);
+        kb_buf_printf(&r->msg, "%s%s: %s: unknown key (%s%s)", r->msg.len ? "\n" : "", where, e->val->path,
+                      map->nasked ? "known keys here: " : "nothing is expected here", known);
+    }
+    free(known);
+}
+
+static char *unknown_message(unknown_report *r)
+{
+    if (!r->count)
+        return NULL;
+    if (r->count > KB_YDOC_MAX_REPORTED)
+        kb_buf_printf(&r->msg, "\n... and %zu more unknown keys (%zu in all)", r->count - KB_YDOC_MAX_REPORTED,
+                      r->count);
+    return kb_buf_take(&r->msg);
+}
+
 char *kb_ymap_unknown(const kb_ynode *map)
 {
     if (!map || map->type != KB_Y_MAP)
         return NULL;
-    for (size_t i = 0; i < map->n; i++) {
-        const kb_yentry *e = &map->items[i];
-        if (e->used)
-            continue;
-        bool asked = false;
-        for (size_t k = 0; k < map->nasked && !asked; k++)
-            asked = strcmp(map->asked[k], e->key) == 0;
-        if (asked) /* known but deliberately not read: not an error */
-            continue;
-        kb_buf b = {0};
-        for (size_t k = 0; k < map->nasked; k++)
-            kb_buf_printf(&b, "%s%s", k ? ", " : "", map->asked[k]);
-        char *known = kb_buf_take(&b);
-        char where[512];
-        kb_ymark_format(&e->key_mark, where, sizeof where);
-        char *out = map->nasked
-                        ? kb_asprintf("%s: %s: unknown key (known keys here: %s)", where,
-                                      e->val->path, known)
-                        : kb_asprintf("%s: %s: unknown key (nothing is expected here)", where,
-                                      e->val->path);
-        free(known);
-        return out;
-    }
-    return NULL;
+    unknown_report r = {0};
+    unknown_in_map(map, &r);
+    return unknown_message(&r);
 }
 
-static char *unknown_in(const kb_ynode *n)
+/* Every map of the tree, in document order, without recursion (a tree is
+ * at most KB_YDOC_MAX_DEPTH deep, but a stack costs nothing). */
+static void unknown_in(const kb_ynode *root, unknown_report *r)
 {
-    if (n->type == KB_Y_MAP) {
-        char *e = kb_ymap_unknown(n);
-        if (e)
-            return e;
-    }
-    for (size_t i = 0; i < n->n; i++) {
-        /* Children of keys nobody consumed were reported above. */
-        if (n->type == KB_Y_MAP && !n->items[i].used)
+    typedef struct frame { const kb_ynode *n; size_t next; } frame;
+    frame *stack = kb_xmalloc(sizeof *stack);
+    size_t depth = 1, cap = 1;
+    stack[0] = (frame){root, 0};
+    if (root->type == KB_Y_MAP)
+        unknown_in_map(root, r);
+    while (depth) {
+        frame *f = &stack[depth - 1];
+        if (f->next == f->n->n) {
+            depth--;
             continue;
-        char *e = unknown_in(n->items[i].val);
-        if (e)
-            return e;
+        }
+        const kb_yentry *e = &f->n->items[f->next++];
+        /* Children of keys nobody consumed were reported with their key. */
+        if (f->n->type == KB_Y_MAP && !e->used)
+            continue;
+        if (e->val->type == KB_Y_MAP)
+            unknown_in_map(e->val, r);
+        if (e->val->type == KB_Y_SCALAR)
+            continue;
+        if (depth == cap)
+            stack = kb_xrealloc(stack, (cap *= 2) * sizeof *stack);
+        stack[depth++] = (frame){e->val, 0};
     }
-    return NULL;
+    free(stack);
 }
 
-char *kb_ydoc_unknown(const kb_ydoc *doc) { return unknown_in(doc->root); }
+char *kb_ydoc_unknown(const kb_ydoc *doc)
+{
+    unknown_report r = {0};
+    unknown_in(doc->root, &r);
+    return unknown_message(&r);
+}
 
 static const char *type_name(const kb_ynode *n)
 {

@@ -48,6 +48,21 @@ bool kb_ydoc_set(kb_ydoc *doc, const char *assignment, char **err)
         *err = kb_asprintf("--set %s: expected key.path=value", assignment);
         return false;
     }
+    /* Every segment of the key path is a name: no empty segment (".", "a..b",
+     * a leading or trailing dot), which strtok would silently skip. */
+    size_t klen = (size_t)(eq - assignment);
+    for (size_t i = 0, seg = 0; i <= klen; i++) {
+        if (i < klen && assignment[i] != '.')
+            continue;
+        if (i == seg) {
+            *err = kb_asprintf("--set %s: key path '%.*s' has an empty segment%s; a key path is names "
+                               "joined by single dots (cube.links.router_link_bw_gbs, "
+                               "sip.io_chiplets.0.id)", assignment, (int)klen, assignment,
+                               i == 0 ? " at its start" : i == klen ? " at its end" : "");
+            return false;
+        }
+        seg = i + 1;
+    }
     char *src_text = kb_asprintf("--set %s", assignment);
     const char *src = kb_ydoc_add_source(doc, src_text);
     free(src_text);

@@ -301,9 +301,11 @@ static void test_absent_keys_and_sections_are_listed_as_defaults(void **state)
                        "  nodes:\n"
                        "    - {id: a, impl: builtin.forwarding, attrs: {overhead_ns: 1.5}}\n"
                        "    - {id: b}\n"
+                       "    - {id: c}\n"
                        "  links:\n"
                        "    - {src: a, dst: b, bw_gbs: 100, bidir: false}\n"
-                       "    - {src: b, dst: a}\n";
+                       "    - {src: b, dst: c}\n"
+                       "    - {src: c, dst: a, bidir: false}\n";
     kb_topo *t = load_string_ok(reg, text, "dir/two nodes.yaml");
     char *yaml = kb_topo_config_yaml(t);
     dump d = parse_dump(yaml);
@@ -317,8 +319,8 @@ static void test_absent_keys_and_sections_are_listed_as_defaults(void **state)
     assert_value(&d, "graph.nodes[1].kind", "transit", "default");
     assert_value(&d, "graph.nodes[1].impl", "builtin.forwarding", "default");
     assert_value(&d, "graph.nodes[1].attrs.overhead_ns", "0.0", "default");
-    assert_value(&d, "graph.links[0].bw_gbs", "100", "dir/two nodes.yaml:6:32");
-    assert_value(&d, "graph.links[0].bidir", "false", "dir/two nodes.yaml:6:44");
+    assert_value(&d, "graph.links[0].bw_gbs", "100", "dir/two nodes.yaml:7:32");
+    assert_value(&d, "graph.links[0].bidir", "false", "dir/two nodes.yaml:7:44");
     assert_value(&d, "graph.links[0].mm", "0.0", "default");
     assert_value(&d, "graph.links[1].bidir", "true", "default");
     assert_value(&d, "graph.links[1].bw_gbs", "256.0", "default");

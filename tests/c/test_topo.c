@@ -616,7 +616,8 @@ static void test_override_errors_name_the_override(void **state)
     const char *bad_bw[] = {"cube.links.router_link_bw_gbs=-1"};
     char *err = load_error(reg, "topologies/default.yaml", bad_bw, 1);
     assert_string_equal(err, "--set cube.links.router_link_bw_gbs=-1: cube.links.router_link_bw_gbs: "
-                             "-1 is out of range (must be > 0)");
+                             "-1 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a "
+                             "256-byte flit takes at least 1 ps)");
     free(err);
     const char *typo[] = {"cube.links.router_link_bw=128"};
     err = load_error(reg, "topologies/default.yaml", typo, 1);
@@ -630,6 +631,33 @@ static void test_override_errors_name_the_override(void **state)
     err = load_error(reg, "topologies/default.yaml", mesh, 1);
     assert_prefix(err, "--set sip.cube_mesh={w: 2, h: 0}: sip.cube_mesh.h: 0 is out of range");
     free(err);
+    kb_registry_free(reg);
+}
+
+/* A key path is names joined by single dots: an empty segment (".", "..",
+ * a leading or trailing dot) is an error, not a key "" or a skipped dot. */
+static void test_override_paths_with_empty_segments_are_rejected(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    static const struct { const char *set, *want; } cases[] = {
+        {".=5", "--set .=5: key path '.' has an empty segment at its start; a key path is names joined by "
+                "single dots (cube.links.router_link_bw_gbs, sip.io_chiplets.0.id)"},
+        {"..=5", "--set ..=5: key path '..' has an empty segment at its start;"},
+        {".name=x", "--set .name=x: key path '.name' has an empty segment at its start;"},
+        {"name.=x", "--set name.=x: key path 'name.' has an empty segment at its end;"},
+        {"cube..links.router_link_bw_gbs=1", "--set cube..links.router_link_bw_gbs=1: key path "
+                                             "'cube..links.router_link_bw_gbs' has an empty segment;"},
+        {"=5", "--set =5: expected key.path=value"},
+        /* a tag in the value is refused like one in a file */
+        {"name=!!str 5", "--set name=!!str 5:1:1: YAML tag '!!str' is not supported in topology files"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *ov[] = {cases[i].set};
+        char *err = load_error(reg, "topologies/small_1cube_1pe.yaml", ov, 1);
+        assert_prefix(err, cases[i].want);
+        free(err);
+    }
     kb_registry_free(reg);
 }
 
@@ -647,9 +675,9 @@ static const bad_case bad_cases[] = {
     {"unknown_key.yaml", "4:11", "system.sips.cuont", "unknown key (known keys here: count, topology, w, h)", NULL},
     {"wrong_type.yaml", "5:25", "cube.links.router_link_bw_gbs", "expected a number, got 'fast'", NULL},
     {"missing_sip_count.yaml", "4:5", "system.sips.count", "missing: how many SIPs the tray holds", NULL},
-    {"negative_bandwidth.yaml", "5:23", "sip.links.ucie_seam_bw_gbs", "-512 is out of range (must be > 0)", NULL},
+    {"negative_bandwidth.yaml", "5:23", "sip.links.ucie_seam_bw_gbs", "-512 is out of range (0.001 .. 256000 GB/s", NULL},
     {"efficiency_out_of_range.yaml", "6:28", "cube.components.hbm_ctrl.attrs.efficiency",
-     "1.5 is out of range (> 0 .. 1)", NULL},
+     "1.5 is out of range (>= 0.01 .. 1)", NULL},
     {"sip_grid_mismatch.yaml", "4:9", "system.sips", "sip layout 2x2 != sips.count (6)", NULL},
     {"ring_with_grid.yaml", "4:43", "system.sips.w", "w/h give a SIP grid, which ring_1d does not use", NULL},
     {"unknown_impl.yaml", "5:21", "cube.components.router.impl",
@@ -688,7 +716,85 @@ static const bad_case bad_cases[] = {
     {"missing_base.yaml", "2:7", "base", BAD "no_such_topology.yaml: cannot open topology file", NULL},
     {"base_cycle.yaml", "2:7", "base", "cycle of base files: " BAD "base_cycle.yaml -> " BAD "base_cycle.yaml", NULL},
     {"unknown_key_in_list.yaml", "7:41", "sip.io_chiplets[0].cube_ports[0].phyy",
-     "unknown key (known keys here: cube, cube_side, phy, bw_gbs, distance_mm)", NULL},
+     "unknown key (known keys here: cube, cube_side, phy, bw_gbs, distance_mm)", NULL},    /* Hostile or nonsensical input: each names the allowed range or set. */
+    {"yaml_tag_core.yaml", "3:7", NULL,
+     "YAML tag '!!str' is not supported in topology files (a value is typed by its key; quote a value to make it a", NULL},
+    {"yaml_tag_local.yaml", "3:9", NULL,
+     "YAML tag '!hardware' is not supported in topology files (a value is typed by its key; quote a value to make", NULL},
+    {"too_deep.yaml", "3:77", NULL,
+     "maps and lists nested more than 64 deep; a topology file may nest at most 64", NULL},
+    {"nul_byte.yaml", "3:15", NULL,
+     "NUL byte: a topology file is UTF-8 text", NULL},
+    {"invalid_utf8.yaml", "3:17", NULL,
+     "invalid UTF-8 (byte 0xe9): a topology file is UTF-8 text", NULL},
+    {"graph_self_loop.yaml", "8:7", "graph.links[1]",
+     "a link from node 'b' to itself; a link joins two different nodes", NULL},
+    {"graph_duplicate_link.yaml", "8:7", "graph.links[1]",
+     "link b -> a is already given by graph.links[0]", NULL},
+    {"graph_duplicate_line_link.yaml", "5:7", "graph.links[0]",
+     "link n0 -> n1 duplicates a link of graph.line", NULL},
+    {"graph_empty_id.yaml", "5:13", "graph.nodes[1].id",
+     "a node id must not be empty", NULL},
+    {"graph_unknown_kind.yaml", "5:22", "graph.nodes[1].kind",
+     "unknown node kind 'banana' (known: transit, switch, pcie_ep, io_noc, io_cpu, ucie, ucie_conn, noc_router,", NULL},
+    {"graph_line_too_long.yaml", "3:18", "graph.line.count",
+     "1000000 is out of range (1 .. 262144)", NULL},
+    {"graph_link_length_overflow.yaml", "7:29", "graph.links[0].mm",
+     "1e+19 is out of range (>= 0 .. 1000000 mm)", NULL},
+    {"duration_overflow.yaml", "5:37", "cube.components.router.attrs.overhead_ns",
+     "1e+300 is out of range (>= 0 .. 1000000000 ns)", NULL},
+    {"length_overflow.yaml", "5:19", "sip.links.ucie_seam_mm",
+     "1e+300 is out of range (>= 0 .. 1000000 mm)", NULL},
+    {"routing_weight_overflow.yaml", "5:29", "cube.links.ucie_routing_weight_mm",
+     "1e+300 is out of range (>= 0 .. 1000000 mm)", NULL},
+    {"position_outside_cube.yaml", "5:22", "cube.placement.m_cpu.pos_mm",
+     "[100, 5.5] is outside the 15 x 14 mm cube (x 0 .. 15, y 0 .. 14)", NULL},
+    {"position_negative.yaml", "5:21", "cube.placement.sram.pos_mm",
+     "[1.5, -2] is outside the 15 x 14 mm cube (x 0 .. 15, y 0 .. 14)", NULL},
+    {"sram_beyond_window.yaml", "5:31", "cube.components.sram.attrs.size_mb",
+     "64 is out of range (> 0 .. 32 MiB)", NULL},
+    {"tcm_beyond_window.yaml", "6:35", "cube.pe_template.components.pe_tcm.attrs.size_mb",
+     "4 is out of range (> 0 .. 2 MiB)", NULL},
+    {"tcm_reserved_all.yaml", "6:61", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb",
+     "scheduler_reserved_kb 1024 KiB leaves nothing of the 1024 KiB TCM (size_mb 1) to allocate; it must be below", NULL},
+    {"hbm_slice_too_small.yaml", "5:28", "cube.memory_map.hbm_total_gb_per_cube",
+     "1e-09 GiB over 8 slices leaves 0 bytes per slice; each slice needs at least one flit (256 bytes", NULL},
+    {"flit_bytes_1.yaml", "4:15", "system.flit_bytes",
+     "1 is not allowed (a power of two, 8 .. 4096 bytes: no element is split across flits and an aligned flit never", NULL},
+    {"flit_bytes_3.yaml", "4:15", "system.flit_bytes",
+     "3 is not allowed (a power of two, 8 .. 4096 bytes: no element is split across flits and an aligned flit never", NULL},
+    {"flit_bytes_huge.yaml", "4:15", "system.flit_bytes",
+     "1048576 is not allowed (a power of two, 8 .. 4096 bytes: no element is split across flits and an aligned flit", NULL},
+    {"hbm_bandwidth_huge.yaml", "5:25", "cube.memory_map.hbm_channel_bw_gbs",
+     "1e+18 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a 256-byte flit takes at", NULL},
+    {"hbm_burst_under_1ps.yaml", "5:25", "cube.memory_map.hbm_channel_bw_gbs",
+     "20000 GB/s x efficiency 1 commits a 16-byte burst in less than 1 ps; at most burst_bytes x 1000 / efficiency", NULL},
+    {"hbm_edge_bandwidth_huge.yaml", "5:25", "cube.memory_map.hbm_channel_bw_gbs",
+     "64000 GB/s per channel gives the router <-> hbm_ctrl link hbm_channels_per_pe x hbm_channel_bw_gbs x", NULL},
+    {"link_bandwidth_huge.yaml", "5:25", "cube.links.router_link_bw_gbs",
+     "1e+18 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a 256-byte flit takes at", NULL},
+    {"link_bandwidth_tiny.yaml", "6:49", "sip.io_chiplets[0].cube_ports[0].bw_gbs",
+     "1e-300 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a 256-byte flit takes at", NULL},
+    {"tcm_bandwidth_huge.yaml", "6:39", "cube.pe_template.components.pe_tcm.attrs.read_bw_gbs",
+     "1e+18 is out of range (0.001 .. 256000 GB/s: at most flit_bytes x 1000, so that a 256-byte flit takes at", NULL},
+    {"clock_huge.yaml", "6:38", "cube.pe_template.components.pe_gemm.attrs.clock_ghz",
+     "1e+300 is out of range (>= 0.001 .. 1000 GHz)", NULL},
+    {"clock_tiny.yaml", "6:37", "cube.pe_template.components.pe_cpu.attrs.clock_ghz",
+     "1e-300 is out of range (>= 0.001 .. 1000 GHz)", NULL},
+    {"efficiency_tiny.yaml", "5:38", "cube.components.hbm_ctrl.attrs.efficiency",
+     "1e-300 is out of range (>= 0.01 .. 1)", NULL},
+    {"slowdown_huge.yaml", "6:41", "cube.pe_template.components.pe_gemm.attrs.f32_slowdown",
+     "1e+300 is out of range (>= 1 .. 1024)", NULL},
+    {"transcendental_huge.yaml", "6:50", "cube.pe_template.components.pe_math.attrs.transcendental_cycles",
+     "1e+300 is out of range (>= 1 .. 1000000 cycles)", NULL},
+    {"register_file_huge.yaml", "6:52", "cube.pe_template.components.pe_fetch_store.attrs.register_file_kb",
+     "1e+300 is out of range (> 0 .. 1048576 KiB)", NULL},
+    {"scratch_beyond_tcm.yaml", "6:38", "cube.pe_template.components.pe_cpu.attrs.scratch_kb",
+     "4096 is out of range (> 0 .. 2048 KiB)", NULL},
+    {"hbm_channels_huge.yaml", "6:26", "cube.memory_map.hbm_pseudo_channels",
+     "65536 is out of range (1 .. 4096)", NULL},
+    {"host_outstanding_huge.yaml", "4:28", "system.host.max_outstanding",
+     "1000000 is out of range (1 .. 65536)", NULL},
 };
 
 /* Each malformed file is rejected with "FILE:LINE:COL: KEY.PATH: message"
@@ -698,7 +804,7 @@ static void test_malformed_files_are_rejected_with_position_path_and_reason(void
 {
     (void)state;
     kb_registry *reg = new_registry();
-    char report[8192] = "";
+    char report[32768] = "";
     size_t n = sizeof bad_cases / sizeof bad_cases[0];
     assert_true(n >= 12);
     for (size_t i = 0; i < n; i++) {
@@ -840,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_cube_mesh_override_changes_cubes_per_sip),
         cmocka_unit_test(test_several_overrides_apply_together),
         cmocka_unit_test(test_override_errors_name_the_override),
+        cmocka_unit_test(test_override_paths_with_empty_segments_are_rejected),
         cmocka_unit_test(test_malformed_files_are_rejected_with_position_path_and_reason),
         cmocka_unit_test(test_error_about_a_merged_map_points_into_the_overriding_file),
         cmocka_unit_test(test_colliding_node_names_are_rejected),

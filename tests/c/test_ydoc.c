@@ -186,9 +186,9 @@ static void test_ymap_unknown_says_when_nothing_is_expected(void **state)
     kb_ydoc_free(d);
 }
 
-/* kb_ydoc_unknown walks the whole tree: among the nested maps the first
- * unknown key in document order is reported (a.yy on line 3 before b.zz on
- * line 5, then c.deep), each with the keys known in its own map. */
+/* kb_ydoc_unknown walks the whole tree: every unknown key of the nested
+ * maps is reported, one line each in document order (a.yy on line 3 before
+ * b.zz on line 5, then c.deep), each with the keys known in its own map. */
 static void test_ydoc_unknown_reports_nested_unknown_keys_in_document_order(void **state)
 {
     (void)state;
@@ -199,11 +199,14 @@ static void test_ydoc_unknown_reports_nested_unknown_keys_in_document_order(void
     kb_ynode *b = get(root, "b");
     get(root, "c");
     char *err = kb_ydoc_unknown(d);
-    assert_string_equal(err, "u.yaml:3:3: a.yy: unknown key (known keys here: x)");
+    assert_string_equal(err, "u.yaml:3:3: a.yy: unknown key (known keys here: x)\n"
+                             "u.yaml:5:3: b.zz: unknown key (nothing is expected here)\n"
+                             "u.yaml:7:3: c.deep: unknown key (nothing is expected here)");
     free(err);
     get(a, "yy");
     err = kb_ydoc_unknown(d);
-    assert_string_equal(err, "u.yaml:5:3: b.zz: unknown key (nothing is expected here)");
+    assert_string_equal(err, "u.yaml:5:3: b.zz: unknown key (nothing is expected here)\n"
+                             "u.yaml:7:3: c.deep: unknown key (nothing is expected here)");
     free(err);
     get(b, "zz");
     err = kb_ydoc_unknown(d);
