@@ -540,13 +540,13 @@ int main(int argc, char **argv)
     kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
     session.ctl.until = o.until_ps;
     session.ctl.max_events = o.max_events;
+    kb_exec_signals(&session); /* from here a signal stops the run and keeps its outputs */
     /* Output paths first: a bad one is a usage error before anything runs. */
     if (!kb_outputs_open(&session, &o.out, err, sizeof err)) {
         free(lua_dir);
         free_options(&o);
         return usage_error("%s", err);
     }
-    kb_exec_signals(&session);
     if (o.timeout_s > 0)
         kb_exec_timeout(o.timeout_s);
     lua_State *L = kb_lua_open(&session, lua_dir, err, sizeof err);
