@@ -80,8 +80,8 @@ typedef enum kb_stop {
 
 /* Run control shared by any number of simulations (a command line's
  * session): a stop flag and limits (zero: none, so a zeroed control
- * changes nothing). When `stop` is non-zero every run
- * returns KB_RUN_INTERRUPTED at its next event boundary. A run that would
+ * changes nothing). When `stop` is non-zero every run returns
+ * KB_RUN_INTERRUPTED at its next event boundary. A run that would
  * process an event at or after `until`, or one event more than
  * `max_events` in its simulation, raises `stop` itself (KB_STOP_UNTIL,
  * KB_STOP_EVENTS; the clock is then set to `until`, as by
@@ -105,6 +105,7 @@ typedef struct kb_sim_control {
 /* Puts sim under c (which must outlive it); `id` names it in c->reached.
  * Replaces an interrupt flag. */
 void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id);
+
 /* Called before each event is processed; for tests and tracing. */
 typedef void (*kb_observer)(void *ctx, kb_time t, uint64_t key, kb_callback fn, void *arg);
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx);

@@ -1,6 +1,6 @@
 /* The session a Lua state serves: what the command line asked of its
  * simulations (statistics lines, a trace file, op log and configuration
- * outputs, the interrupt flag of Ctrl-C) and what it collects from them
+ * outputs, the stop flag and run limits) and what it collects from them
  * (their statistics at close). A state holds at most one; the `sim` module
  * and the bindings find it with kb_session_of. */
 #ifndef KB_LUASIM_SESSION_H

@@ -234,7 +234,7 @@ const char *kb_outfile_dir(const kb_outfile *o) { return o->direct ? NULL : o->d
 
 bool kb_outfile_same(const kb_outfile *a, const kb_outfile *b)
 {
-    if (a->existed != b->existed)
+    if (a->direct || b->direct || a->existed != b->existed)
         return false;
     if (a->existed)
         return a->dev == b->dev && a->ino == b->ino;

@@ -31,8 +31,9 @@ const char *kb_outfile_temp(const kb_outfile *o);
 /* The directory the target lives in, when it is replaced by a rename
  * (else NULL): where spill files of the same output belong. */
 const char *kb_outfile_dir(const kb_outfile *o);
-/* Whether two open outputs name the same file (same inode, or the same
- * directory and name for files still to be created). */
+/* Whether two open outputs would replace the same file (same inode, or
+ * the same directory and name for files still to be created). Devices
+ * and FIFOs, written directly, may be shared (/dev/null twice). */
 bool kb_outfile_same(const kb_outfile *a, const kb_outfile *b);
 
 /* Flushes, syncs and closes the file, then renames it over the target.

@@ -62,7 +62,6 @@ kb_trace_file *kb_trace_open(kb_outfile *out, const kb_trace_opts *o)
     kb_trace_file *f = kb_xcalloc(1, sizeof *f);
     f->file = out;
     f->out = kb_outfile_stream(out);
-    setvbuf(f->out, NULL, _IOFBF, 1 << 20);
     f->o = *o;
     if (f->o.counter_window_ps <= 0)
         f->o.counter_window_ps = 10000;
