@@ -17,8 +17,10 @@
 -- (its busy time / the composite's makespan), and stage-record counts.
 -- Writes gemm_sweep.json and gemm_sweep.csv to DIR (default
 -- out/milestone_gemm/), and with gnuplot installed, efficiency.png and
--- stage_breakdown.png. With --verify-data, every point's C is checked
--- against the CPU reference.
+-- stage_breakdown.png; each file appears only once complete (kb.open_output:
+-- an interrupted run or a full disk leaves none, and a write error fails the
+-- bench). With --verify-data, every point's C is checked against the CPU
+-- reference.
 local json = require "kernbench.json"
 
 local SHAPES = { { 16, 16, 16 }, { 32, 32, 32 }, { 64, 64, 64 }, { 128, 128, 128 }, { 256, 256, 256 },
@@ -128,11 +130,17 @@ local function label(p)
   return ("%dx%dx%d/%s/%s"):format(p.shape[1], p.shape[2], p.shape[3], p.variant, p.placement)
 end
 
-local function write_file(path, text)
-  local f, err = io.open(path, "w")
-  if not f then error(("milestone-gemm: cannot write %s: %s"):format(path, err), 0) end
-  f:write(text)
-  f:close()
+-- Result files, opened before the sweep so that a bad --out fails at once;
+-- each is written beside its target and renamed when complete
+-- (kb.open_output), so an interrupted or failed run leaves none.
+local function open_outputs(dir)
+  os.execute(("mkdir -p %q"):format(dir))
+  local outs = { json = kb.open_output(dir .. "/gemm_sweep.json"), csv = kb.open_output(dir .. "/gemm_sweep.csv") }
+  if os.execute("command -v gnuplot >/dev/null 2>&1") then
+    outs.efficiency = kb.open_output(dir .. "/efficiency.png")
+    outs.stages = kb.open_output(dir .. "/stage_breakdown.png")
+  end
+  return outs
 end
 
 local function to_json(points, o, torch)
@@ -191,9 +199,10 @@ local function to_csv(points)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- PNG plots through gnuplot, when it is installed.
-local function plots(points, dir)
-  if not os.execute("command -v gnuplot >/dev/null 2>&1") then
+-- PNG plots through gnuplot, when it is installed: it writes the
+-- temporary files of outs.efficiency and outs.stages, renamed on success.
+local function plots(points, dir, outs)
+  if not outs.efficiency then
     print("milestone-gemm: gnuplot is not installed: no PNG plots (apt-get install gnuplot-nox); " ..
           "the JSON and CSV hold every figure")
     return
@@ -206,30 +215,34 @@ local function plots(points, dir)
         p.stage_ns.STORE / 1000)
     end
   end
-  write_file(dir .. "/plot.dat", table.concat(dat, "\n") .. "\n")
-  write_file(dir .. "/plot.gp", ([[
+  kb.write_file(dir .. "/plot.dat", table.concat(dat, "\n") .. "\n")
+  kb.write_file(dir .. "/plot.gp", ([[
 set terminal pngcairo size 1400,700
 set datafile separator " "
 set style fill solid 0.8
 set boxwidth 0.7
 set xtics rotate by -60 font ",8"
 set grid ytics
-set output "%s/efficiency.png"
+set output "%s"
 set title "GEMM efficiency against the roofline of the modelled PEs (f16)"
 set ylabel "roofline time / simulated time"
 set yrange [0:*]
 plot "%s/plot.dat" using 1:3:xtic(2) with boxes title "efficiency"
-set output "%s/stage_breakdown.png"
+set output "%s"
 set title "Stage busy time of the slowest PE's pipeline (us)"
 set ylabel "us"
 set style data histograms
 set style histogram rowstacked
 set boxwidth 0.8
 plot "%s/plot.dat" using 4:xtic(2) title "DMA in+out", "" using 5 title "fetch", "" using 6 title "GEMM", "" using 7 title "store"
-]]):format(dir, dir, dir, dir))
+]]):format(outs.efficiency:temp(), dir, outs.stages:temp(), dir))
   if os.execute(("gnuplot %q/plot.gp"):format(dir)) then
+    outs.efficiency:close()
+    outs.stages:close()
     print(("milestone-gemm: plots %s/efficiency.png, %s/stage_breakdown.png"):format(dir, dir))
   else
+    outs.efficiency:abort()
+    outs.stages:abort()
     print("milestone-gemm: gnuplot failed; the JSON and CSV hold every figure")
   end
 end
@@ -239,6 +252,7 @@ return {
   description = "f16 composite GEMM sweep (shapes x operand staging x PE/cube/SIP) against the roofline",
   run = function(torch)
     local o = options()
+    local outs = open_outputs(o.out)
     torch.manual_seed(5)
     local shapes = o.quick and QUICK_SHAPES or SHAPES
     local variants = o.quick and { "load_ref" } or VARIANT_ORDER
@@ -262,10 +276,9 @@ return {
         end
       end
     end
-    os.execute(("mkdir -p %q"):format(o.out))
-    write_file(o.out .. "/gemm_sweep.json", to_json(points, o, torch))
-    write_file(o.out .. "/gemm_sweep.csv", to_csv(points))
+    outs.json:write(to_json(points, o, torch)):close()
+    outs.csv:write(to_csv(points)):close()
     print(("milestone-gemm: %d points, written to %s/gemm_sweep.json and gemm_sweep.csv"):format(#points, o.out))
-    plots(points, o.out)
+    plots(points, o.out, outs)
   end,
 }

@@ -68,6 +68,12 @@ local NBYTES = math.tointeger(tonumber(arg and arg[1] or nil) or 16384)
 if not NBYTES or NBYTES <= 0 then error("pe_dma.lua: nbytes must be a positive integer", 0) end
 
 local wall0 = os.clock()
+-- summary.csv in $KB_OUT_DIR (default .), opened before any simulation so a
+-- bad directory fails at once; it appears only once complete (kb.open_output).
+local out_dir = os.getenv("KB_OUT_DIR")
+if out_dir == nil or out_dir == "" then out_dir = "." end
+local csv_path = out_dir .. "/summary.csv"
+local csv = kb.open_output(csv_path)
 local topo = kb.topology.load()
 local P = topo:params()
 local FLIT = P.flit_bytes
@@ -356,11 +362,7 @@ end
 for _, s in ipairs(skipped) do print(("skipped %s: %s"):format(s.name, s.reason)) end
 
 -- summary.csv
-local out_dir = os.getenv("KB_OUT_DIR")
-if out_dir == nil or out_dir == "" then out_dir = "." end
-local csv_path = out_dir .. "/summary.csv"
-local f, ferr = io.open(csv_path, "w")
-if not f then error("pe_dma.lua: cannot write " .. tostring(ferr), 0) end
+local f = csv
 local cols = { "name", "n_issuers", "nbytes", "latency_ns", "effective_bw_gbs", "peak_bw_gbs",
                "util_single_pct", "peak_aggregate_bw_gbs", "util_aggregate_pct" }
 for _, c in ipairs(CATS) do cols[#cols + 1] = c .. "_ns" end

@@ -37,6 +37,36 @@ function kb.format_ns(ns)
   end
 end
 
+--- A result file that never looks complete unless it is (docs/benches.md):
+-- written to ".NAME.partial.PID" beside `path` and renamed over it by
+-- out:close(), which raises if anything could not be written (full disk,
+-- I/O error); an object collected unclosed (an error, Ctrl-C) leaves no
+-- file. Opening checks the path at once (missing or unwritable directory,
+-- a directory given), so a bench opens its outputs before it simulates.
+--   local out = kb.open_output(dir .. "/results.csv")
+--   out:write("a,b\n", 1, ",", 2, "\n")   -- strings and numbers; returns out
+--   out:close()                          -- or out:abort(); out:temp() is the
+--                                        -- file being written (for gnuplot)
+-- A `local out <close> = kb.open_output(p)` is committed when its scope
+-- ends normally and dropped when an error leaves it.
+function kb.open_output(path)
+  if type(path) ~= "string" then
+    error("kb.open_output: expected a file name, got " .. type(path), 2)
+  end
+  return require("kernbench.output_c").open(path)
+end
+
+--- Writes `text` to `path` atomically (kb.open_output, write, close);
+-- raises with the path and the reason if it cannot.
+function kb.write_file(path, text)
+  if type(text) ~= "string" then
+    error("kb.write_file: expected the text as a string, got " .. type(text), 2)
+  end
+  local out = kb.open_output(path)
+  out:write(text)
+  out:close()
+end
+
 --- A torch-like runtime on a new simulation (docs/torch.md), for the REPL
 -- and scripts: kb.torch{topology = t, device = n}.
 function kb.torch(opts) return require("kernbench.torch").new(opts) end

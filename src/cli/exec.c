@@ -3,32 +3,72 @@
 #include "trace/trace.h"
 
 #include <lauxlib.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
 
-/* Signal handlers cannot take a context argument, so the one state and
- * session being run are kept here while a call is in progress. This is the
- * command line's only process-wide state; simulations never see it. */
-static lua_State *volatile running_L;
-static kb_session *volatile running_session;
+/* Signal handlers cannot take a context argument, so the session being
+ * run is kept here. This is the command line's only process-wide state;
+ * simulations never see it. */
+static kb_session *volatile signal_session;
 
-static void stop_hook(lua_State *L, lua_Debug *ar)
+static void on_signal(int sig)
 {
-    (void)ar;
-    if (running_session && running_session->runs_active)
-        return; /* the simulation stops itself when it polls the flag */
-    lua_sethook(L, NULL, 0, 0);
-    luaL_error(L, "interrupted!");
+    kb_session *s = signal_session;
+    if (!s)
+        return;
+    if (!s->ctl.stop)
+        s->ctl.stop = sig == SIGINT ? KB_STOP_SIGINT : sig == SIGTERM ? KB_STOP_SIGTERM : KB_STOP_TIMEOUT;
+    kb_session_arm(s);
 }
 
-static void on_sigint(int sig)
+static void handle(int sig, bool once)
 {
-    signal(sig, SIG_DFL); /* a second Ctrl-C kills the process */
-    if (running_session)
-        running_session->interrupt = 1;
-    if (running_L)
-        lua_sethook(running_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = once ? SA_RESETHAND : 0; /* the second one takes the default action */
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
 }
+
+void kb_exec_signals(kb_session *session)
+{
+    signal_session = session;
+    session->ctl.on_limit = kb_exec_on_limit;
+    session->ctl.ctx = session;
+    handle(SIGINT, true);
+    handle(SIGTERM, true);
+    handle(SIGALRM, false);
+}
+
+void kb_exec_sigint(bool handled)
+{
+    if (handled)
+        handle(SIGINT, true);
+    else
+        signal(SIGINT, SIG_DFL);
+}
+
+void kb_exec_timeout(double seconds)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    double whole = floor(seconds);
+    it.it_value.tv_sec = (time_t)whole;
+    it.it_value.tv_usec = (suseconds_t)llround((seconds - whole) * 1e6);
+    if (it.it_value.tv_usec >= 1000000) {
+        it.it_value.tv_sec++;
+        it.it_value.tv_usec -= 1000000;
+    }
+    if (seconds > 0 && it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void kb_exec_on_limit(void *session) { kb_session_arm(session); }
 
 /* Error messages get a traceback; error objects with a __tostring (such as
  * a process failure, which carries the process's own traceback) are
@@ -50,16 +90,13 @@ int kb_exec_call(lua_State *L, kb_session *session, int narg, int nres)
     int base = lua_gettop(L) - narg;
     lua_pushcfunction(L, message_handler);
     lua_insert(L, base);
-    session->interrupt = 0;
-    running_L = L;
-    running_session = session;
-    signal(SIGINT, on_sigint);
+    session->in_call = 1;
+    if (session->ctl.stop)
+        kb_session_arm(session); /* stopped already: the call ends at its first instruction */
     int status = lua_pcall(L, narg, nres, base);
-    signal(SIGINT, SIG_DFL);
+    session->in_call = 0;
     lua_sethook(L, NULL, 0, 0);
-    running_L = NULL;
-    running_session = NULL;
-    session->interrupt = 0;
+    session->current = NULL;
     session->runs_active = 0; /* no run outlives the call, even one unwound by an error */
     lua_remove(L, base);
     return status;
@@ -71,11 +108,13 @@ int kb_exec_report(lua_State *L, int status)
         const char *msg = lua_tostring(L, -1);
         if (!msg)
             msg = "(error object is not a string)";
-        fprintf(stderr, "kernbench: %s\n", msg);
         kb_session *s = kb_session_of(L);
-        if (s && s->trace)
-            kb_trace_error(s->trace, msg); /* the trace says how the run ended */
-        fflush(stderr);
+        if (!s || !s->ctl.stop) { /* a stop's error: reported once, with what was reached */
+            fprintf(stderr, "kernbench: %s\n", msg);
+            if (s && s->trace)
+                kb_trace_error(s->trace, msg); /* the trace says how the run ended */
+            fflush(stderr);
+        }
         lua_pop(L, 1);
     }
     return status;

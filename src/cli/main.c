@@ -4,15 +4,29 @@
 #include "cli/outputs.h"
 #include "cli/paths.h"
 #include "cli/repl.h"
+#include "core/util.h"
 #include "lua/state.h"
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+/* Exit statuses (docs/cli.md): a run stopped early has its own. */
+enum {
+    EXIT_OK = 0,
+    EXIT_ERROR = 1,
+    EXIT_USAGE = 2,
+    EXIT_UNTIL = 3,
+    EXIT_MAX_EVENTS = 4,
+    EXIT_TIMEOUT = 124, /* as GNU timeout */
+    EXIT_SIGINT = 130,  /* 128 + the signal, as a shell reports it */
+    EXIT_SIGTERM = 143
+};
+
+#define MAX_TIMEOUT_S 1e9 /* about 31 years */
 
 static const char USAGE[] =
     "usage: kernbench [options] [script.lua [args...]]\n"
@@ -55,6 +69,13 @@ static const char USAGE[] =
     "  --op-log FILE  write one JSON line per operation (op log) to FILE\n"
     "  --dump-config FILE  write every topology parameter used, with its source,\n"
     "                 to FILE (YAML)\n"
+    "                 (output files are written beside their target as\n"
+    "                 .NAME.partial.PID and renamed when complete)\n"
+    "  --timeout SECONDS  stop the run after SECONDS of wall clock (exit 124)\n"
+    "  --until NS     stop each simulation when its clock would pass NS ns of\n"
+    "                 simulated time (exit 3)\n"
+    "  --max-events N stop each simulation after N events (exit 4)\n"
+    "                 (a stopped run writes its outputs marked truncated)\n"
     "  -q, --quiet    no summary after a script or probe run\n"
     "  --device D     for benches: all (default) or sip:N, the SIP that\n"
     "                 torch.ahbm.current_device() starts on\n"
@@ -74,7 +95,10 @@ static const char USAGE[] =
     "  KERNBENCH_HISTORY  REPL history file (default: ~/.kernbench_history;\n"
     "                     empty: no history)\n"
     "\n"
-    "exit status: 0 success, 1 script or model error, 2 usage error\n";
+    "exit status: 0 success, 1 script or model error (or an output not written),\n"
+    "  2 usage error (also an output path that cannot be written), 3 --until\n"
+    "  reached, 4 --max-events reached, 124 --timeout reached, 130 SIGINT\n"
+    "  (Ctrl-C; a second one ends the process at once), 143 SIGTERM\n";
 
 typedef struct options {
     const char **code; /* -e chunks, in order */
@@ -90,6 +114,10 @@ typedef struct options {
     bool stats;
     int script; /* index in argv of the script, 0 if none */
     kb_outputs out;
+    double timeout_s;   /* --timeout, 0: none */
+    kb_time until_ps;   /* --until, 0: none */
+    uint64_t max_events; /* --max-events, 0: none */
+    unsigned seen;      /* single-valued options given so far (bits) */
 } options;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -135,14 +163,84 @@ static bool take_opt(int argc, char **argv, int *i, const char *name, const char
     return true;
 }
 
+/* A decimal number without sign or exponent: digits, at most one '.'
+ * and `max_frac` digits after it. */
+static bool plain_decimal(const char *s, int max_frac)
+{
+    const char *dot = strchr(s, '.');
+    size_t n = strlen(s);
+    if (n == 0 || strspn(s, "0123456789.") != n || (dot && strchr(dot + 1, '.')))
+        return false;
+    if (dot && ((int)strlen(dot + 1) > max_frac || (dot == s && !dot[1])))
+        return false;
+    return true;
+}
+
+/* --timeout: seconds of wall clock, > 0 and at most MAX_TIMEOUT_S. */
+static bool parse_seconds(const char *s, double *out)
+{
+    if (!plain_decimal(s, 6))
+        return false;
+    double v = strtod(s, NULL);
+    if (!(v > 0) || v > MAX_TIMEOUT_S)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* --until: ns with at most 3 decimals (1 ps), > 0, in range, exactly. */
+static bool parse_ns(const char *s, kb_time *out)
+{
+    if (!plain_decimal(s, 3))
+        return false;
+    kb_time ps = 0;
+    const char *p = s;
+    for (; *p && *p != '.'; p++) {
+        if (ps > (KB_TIME_MAX - (*p - '0')) / 10)
+            return false;
+        ps = ps * 10 + (*p - '0');
+    }
+    if (ps > KB_TIME_MAX / KB_PS_PER_NS)
+        return false;
+    ps *= KB_PS_PER_NS;
+    kb_time frac = 0, scale = 100;
+    for (p = *p ? p + 1 : p; *p; p++, scale /= 10)
+        frac += (*p - '0') * scale;
+    if (frac > KB_TIME_MAX - ps || ps + frac == 0)
+        return false;
+    *out = ps + frac;
+    return true;
+}
+
+/* --max-events: a whole number >= 1 that fits 64 bits. */
+static bool parse_count(const char *s, uint64_t *out)
+{
+    size_t n = strlen(s);
+    if (n == 0 || strspn(s, "0123456789") != n)
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v == 0)
+        return false;
+    *out = v;
+    return true;
+}
+
 /* Options that name a file or take a value; -1 to go on, else an exit status. */
-static int parse_output_option(int argc, char **argv, int *i, kb_outputs *out, bool *taken)
+static int parse_valued_option(int argc, char **argv, int *i, options *o, bool *taken)
 {
     static const char *const names[] = {"--trace", "--stats-json", "--op-log", "--dump-config",
-                                        "--trace-filter", "--trace-window", "--trace-counter-ns"};
+                                        "--trace-window", "--trace-counter-ns", "--timeout", "--until",
+                                        "--max-events", "--trace-filter"};
+    enum { NNAMES = sizeof names / sizeof *names, REPEATABLE = NNAMES - 1 };
+    kb_outputs *out = &o->out;
     const char *v = NULL;
     int which = -1;
-    for (int k = 0; k < 7 && which < 0; k++)
+    for (int k = 0; k < NNAMES && which < 0; k++)
         if (take_opt(argc, argv, i, names[k], &v))
             which = k;
     *taken = which >= 0;
@@ -150,28 +248,48 @@ static int parse_output_option(int argc, char **argv, int *i, kb_outputs *out, b
         return -1;
     if (!v || !*v)
         return usage_error("option '%s' needs an argument", names[which]);
+    if (which != REPEATABLE) { /* a second value would silently replace the first */
+        if (o->seen & (1u << which))
+            return usage_error("option '%s' given twice", names[which]);
+        o->seen |= 1u << which;
+    }
     switch (which) {
     case 0: out->trace_path = v; break;
     case 1: out->stats_json = v; break;
     case 2: out->op_log = v; break;
     case 3: out->dump_config = v; break;
-    case 4: out->filters[out->trace.nfilters++] = v; break;
-    case 5:
+    case 4:
         if (!parse_window(v, &out->trace))
             return usage_error("--trace-window '%s': expected START_NS:END_NS with 0 <= START <= END", v);
         break;
-    default: {
+    case 5: {
         char *end;
         double ns = strtod(v, &end);
         if (*end || !(ns > 0) || ns > 1e12)
             return usage_error("--trace-counter-ns '%s': expected a positive number of ns", v);
         out->trace.counter_window_ps = llround(ns * 1000.0) > 0 ? llround(ns * 1000.0) : 1;
         out->counter_window_set = true;
+        break;
     }
+    case 6:
+        if (!parse_seconds(v, &o->timeout_s))
+            return usage_error("--timeout '%s': expected a number of seconds > 0 and <= 1000000000 "
+                               "(decimal, e.g. 30 or 0.5)", v);
+        break;
+    case 7:
+        if (!parse_ns(v, &o->until_ps))
+            return usage_error("--until '%s': expected a simulated time in ns > 0 and <= "
+                               "9223372036854775.807, with at most 3 decimals (1 ps)", v);
+        break;
+    case 8:
+        if (!parse_count(v, &o->max_events))
+            return usage_error("--max-events '%s': expected a whole number of events >= 1 and <= "
+                               "18446744073709551615", v);
+        break;
+    default: out->filters[out->trace.nfilters++] = v;
     }
     return -1;
 }
-
 
 /* Returns -1 to go on, or an exit status. */
 static int parse(int argc, char **argv, options *o)
@@ -205,7 +323,7 @@ static int parse(int argc, char **argv, options *o)
             return EXIT_OK;
         }
         bool taken;
-        int st = parse_output_option(argc, argv, &i, &o->out, &taken);
+        int st = parse_valued_option(argc, argv, &i, o, &taken);
         if (st >= 0)
             return st;
         if (taken)
@@ -420,16 +538,26 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
-    lua_State *L = NULL;
-    if (kb_outputs_open(&session, &o.out, err, sizeof err))
-        L = kb_lua_open(&session, lua_dir, err, sizeof err);
+    session.ctl.until = o.until_ps;
+    session.ctl.max_events = o.max_events;
+    kb_exec_signals(&session); /* from here a signal stops the run and keeps its outputs */
+    /* Output paths first: a bad one is a usage error before anything runs. */
+    if (!kb_outputs_open(&session, &o.out, err, sizeof err)) {
+        free(lua_dir);
+        free_options(&o);
+        return usage_error("%s", err);
+    }
+    if (o.timeout_s > 0)
+        kb_exec_timeout(o.timeout_s);
+    lua_State *L = kb_lua_open(&session, lua_dir, err, sizeof err);
     free(lua_dir);
     if (!L) {
         fprintf(stderr, "kernbench: %s\n", err);
-        kb_outputs_finish(&session, &o.out, false);
+        kb_outputs_abort(&session, &o.out);
         free_options(&o);
         return EXIT_ERROR;
     }
+    kb_session_track_coroutines(L);
 
     int status = set_topology_defaults(L, &o);
     int exit_status = EXIT_OK;
@@ -440,27 +568,47 @@ int main(int argc, char **argv)
     if (run && o.script + 1 >= argc) {
         fprintf(stderr, "kernbench: run: which bench file? (kernbench run FILE.lua)\n");
         kb_lua_close(L);
-        kb_outputs_finish(&session, &o.out, false);
+        kb_outputs_abort(&session, &o.out);
         free_options(&o);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < o.nrequires && status == LUA_OK; i++)
+#define GOING_ON (status == LUA_OK && !session.ctl.stop)
+    for (int i = 0; i < o.nrequires && GOING_ON; i++)
         status = run_require(L, &session, o.requires[i]);
-    for (int i = 0; i < o.ncode && status == LUA_OK; i++)
+    for (int i = 0; i < o.ncode && GOING_ON; i++)
         status = run_code(L, &session, o.code[i]);
-    if (status == LUA_OK && (probe || list))
+    if (GOING_ON && (probe || list))
         status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.list", argc, argv,
                                 o.script + 1, &exit_status);
-    else if (status == LUA_OK && o.script)
+    else if (GOING_ON && o.script)
         status = run_script(L, &session, argc, argv, run ? o.script + 1 : o.script, run, &exit_status);
-    if (status == LUA_OK && (o.interactive || (!o.script && o.ncode == 0)))
+    if (GOING_ON && (o.interactive || (!o.script && o.ncode == 0)))
         kb_repl(L, &session);
+#undef GOING_ON
+    /* What the outputs say is decided here: a stop that comes later finds
+     * the run complete (it still sets the exit status). */
+    kb_exec_timeout(0);
+    int stopped = session.ctl.stop;
 
     fflush(stdout);
     kb_lua_close(L); /* closes the simulations still open (and reports them) */
-    bool written = kb_outputs_finish(&session, &o.out, o.script != 0);
+    bool written = kb_outputs_finish(&session, &o.out, o.script != 0, stopped);
+    bool marked = o.out.trace_path || o.out.stats_json || o.out.op_log;
     free_options(&o);
-    if (status != LUA_OK || !written)
+    if (stopped) {
+        char *why = kb_stop_text(&session, stopped);
+        fprintf(stderr, "kernbench: %s%s\n", why, marked ? "; the trace, statistics and op log written say so" : "");
+        free(why);
+    }
+    if (!written)
         return EXIT_ERROR;
-    return exit_status;
+    switch (stopped ? stopped : session.ctl.stop) {
+    case KB_STOP_SIGINT: return EXIT_SIGINT;
+    case KB_STOP_SIGTERM: return EXIT_SIGTERM;
+    case KB_STOP_TIMEOUT: return EXIT_TIMEOUT;
+    case KB_STOP_UNTIL: return EXIT_UNTIL;
+    case KB_STOP_EVENTS: return EXIT_MAX_EVENTS;
+    default: break;
+    }
+    return status != LUA_OK ? EXIT_ERROR : exit_status;
 }

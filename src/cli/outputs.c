@@ -1,34 +1,63 @@
 #include "cli/outputs.h"
 
+#include "core/util.h"
 #include "trace/val.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static FILE *open_out(const char *opt, const char *path, char *err, size_t errn)
+typedef struct named {
+    const char *opt;
+    kb_outfile *f;
+} named;
+
+/* Two options naming one file would overwrite each other. */
+static bool distinct(const named *n, size_t k, char *err, size_t errn)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        snprintf(err, errn, "%s %s: %s", opt, path, strerror(errno));
-    return f;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = i + 1; j < k; j++)
+            if (n[i].f && n[j].f && kb_outfile_same(n[i].f, n[j].f)) {
+                snprintf(err, errn, "%s %s and %s %s name the same file", n[i].opt, kb_outfile_path(n[i].f),
+                         n[j].opt, kb_outfile_path(n[j].f));
+                return false;
+            }
+    return true;
 }
 
-bool kb_outputs_open(kb_session *s, const kb_outputs *o, char *err, size_t errn)
+bool kb_outputs_open(kb_session *s, kb_outputs *o, char *err, size_t errn)
 {
-    if (o->trace_path) {
+    named n[4] = {{"--trace", NULL}, {"--stats-json", NULL}, {"--op-log", NULL}, {"--dump-config", NULL}};
+    const char *paths[4] = {o->trace_path, o->stats_json, o->op_log, o->dump_config};
+    bool ok = true;
+    for (int i = 0; i < 4 && ok; i++) {
         char *e = NULL;
-        s->trace = kb_trace_open(o->trace_path, &o->trace, &e);
-        if (!s->trace) {
+        if (paths[i] && !(n[i].f = kb_outfile_open(paths[i], n[i].opt, &e))) {
             snprintf(err, errn, "%s", e);
             free(e);
-            return false;
+            ok = false;
         }
     }
-    if (o->op_log && !(s->oplog_out = open_out("--op-log", o->op_log, err, errn)))
+    if (ok)
+        ok = distinct(n, 4, err, errn);
+    if (!ok) {
+        for (int i = 0; i < 4; i++)
+            kb_outfile_abort(n[i].f);
         return false;
-    if (o->dump_config && !(s->config_out = open_out("--dump-config", o->dump_config, err, errn)))
-        return false;
+    }
+    if (n[0].f)
+        s->trace = kb_trace_open(n[0].f, &o->trace);
+    o->stats_file = n[1].f;
+    o->oplog_file = n[2].f;
+    o->config_file = n[3].f;
+    if (o->oplog_file) {
+        s->oplog_out = kb_outfile_stream(o->oplog_file);
+        /* spill files beside the target; a device target's go to $TMPDIR */
+        s->oplog_spill_dir = kb_outfile_dir(o->oplog_file);
+        if (!s->oplog_spill_dir)
+            s->oplog_spill_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    }
+    if (o->config_file)
+        s->config_out = kb_outfile_stream(o->config_file);
     return true;
 }
 
@@ -44,44 +73,69 @@ static int by_sim(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static bool close_out(FILE *f, const char *opt, const char *path)
+static bool commit(kb_outfile *f)
 {
-    if (!f)
+    char *e = NULL;
+    if (!f || kb_outfile_commit(f, &e))
         return true;
-    bool ok = !ferror(f);
-    if (fclose(f) != 0)
-        ok = false;
-    if (!ok)
-        fprintf(stderr, "kernbench: %s %s: write failed\n", opt, path);
-    return ok;
+    fprintf(stderr, "kernbench: %s\n", e);
+    free(e);
+    return false;
 }
 
-bool kb_outputs_finish(kb_session *s, const kb_outputs *o, bool summary)
+char *kb_stop_text(const kb_session *s, int stopped)
+{
+    const kb_sim_control *c = &s->ctl;
+    kb_buf b = {0};
+    kb_buf_printf(&b, "%s", kb_stop_message(stopped));
+    if (c->reached.seen) {
+        char now[KB_TIME_STRLEN];
+        kb_buf_printf(&b, ": simulation #%d stopped at t=%s after %llu events", c->reached.id,
+                      kb_time_format(c->reached.now, now), (unsigned long long)c->reached.events);
+    }
+    if (s->stopped_where[0])
+        kb_buf_printf(&b, "%sLua code stopped at %s", c->reached.seen ? "; " : ": ", s->stopped_where);
+    return kb_buf_take(&b);
+}
+
+static void write_stats(kb_session *s, kb_outputs *o, int stopped)
+{
+    FILE *f = kb_outfile_stream(o->stats_file);
+    fputs("{\"simulations\":", f);
+    if (s->runs)
+        kb_val_write_json(s->runs, f);
+    else
+        fputs("[]", f);
+    if (stopped) { /* a complete run's file has none of these keys */
+        fputs(",\"interrupted\":true,\"stopped_by\":", f);
+        kb_json_write_string(f, kb_stop_name(stopped));
+        if (s->ctl.reached.seen) {
+            fprintf(f, ",\"stopped_at\":{\"sim\":%d,\"sim_ns\":", s->ctl.reached.id);
+            kb_json_write_number(f, kb_ps_to_ns((double)s->ctl.reached.now));
+            fprintf(f, ",\"events\":%llu}", (unsigned long long)s->ctl.reached.events);
+        }
+    }
+    fputs("}\n", f);
+}
+
+bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped)
 {
     bool ok = true;
+    char *why = stopped ? kb_stop_text(s, stopped) : NULL;
     /* Simulations close in garbage-collection order: list them by number. */
     if (s->runs && s->runs->u.c.n > 1)
         qsort(s->runs->u.c.items, s->runs->u.c.n, sizeof *s->runs->u.c.items, by_sim);
-    if (o->stats_json) {
-        char err[512];
-        FILE *f = open_out("--stats-json", o->stats_json, err, sizeof err);
-        if (!f) {
-            fprintf(stderr, "kernbench: %s\n", err);
-            ok = false;
-        } else {
-            fputs("{\"simulations\":", f);
-            if (s->runs)
-                kb_val_write_json(s->runs, f);
-            else
-                fputs("[]", f);
-            fputs("}\n", f);
-            ok = close_out(f, "--stats-json", o->stats_json) && ok;
-        }
+    if (o->stats_file) {
+        write_stats(s, o, stopped);
+        ok = commit(o->stats_file) && ok;
+        o->stats_file = NULL;
     }
     if (summary && !o->quiet && s->runs)
         kb_print_summary(stderr, s->runs);
     if (s->trace) {
         char *e = NULL;
+        if (stopped)
+            kb_trace_truncated(s->trace, kb_stop_name(stopped), why);
         if (!kb_trace_close(s->trace, &e)) {
             fprintf(stderr, "kernbench: %s\n", e);
             free(e);
@@ -89,9 +143,27 @@ bool kb_outputs_finish(kb_session *s, const kb_outputs *o, bool summary)
         }
         s->trace = NULL;
     }
-    ok = close_out(s->oplog_out, "--op-log", o->op_log) && ok;
-    ok = close_out(s->config_out, "--dump-config", o->dump_config) && ok;
+    if (o->oplog_file) {
+        if (s->oplog_error) { /* records are missing: the file must not look complete */
+            fprintf(stderr, "kernbench: --op-log %s: %s\n", o->op_log, s->oplog_error);
+            kb_outfile_abort(o->oplog_file);
+            ok = false;
+        } else {
+            if (stopped) {
+                fputs("{\"truncated\":true,\"stopped_by\":", s->oplog_out);
+                kb_json_write_string(s->oplog_out, kb_stop_name(stopped));
+                fputs("}\n", s->oplog_out);
+            }
+            ok = commit(o->oplog_file) && ok;
+        }
+        o->oplog_file = NULL;
+    }
+    ok = commit(o->config_file) && ok;
+    o->config_file = NULL;
     s->oplog_out = s->config_out = NULL;
+    free(s->oplog_error);
+    s->oplog_error = NULL;
+    free(why);
     for (size_t i = 0; i < s->nconfigs; i++)
         free(s->configs_written[i]);
     free(s->configs_written);
@@ -100,4 +172,15 @@ bool kb_outputs_finish(kb_session *s, const kb_outputs *o, bool summary)
     kb_val_free(s->runs);
     s->runs = NULL;
     return ok;
+}
+
+void kb_outputs_abort(kb_session *s, kb_outputs *o)
+{
+    kb_trace_abort(s->trace);
+    s->trace = NULL;
+    kb_outfile_abort(o->stats_file);
+    kb_outfile_abort(o->oplog_file);
+    kb_outfile_abort(o->config_file);
+    o->stats_file = o->oplog_file = o->config_file = NULL;
+    s->oplog_out = s->config_out = NULL;
 }

@@ -1,6 +1,7 @@
 #include "cli/repl.h"
 
 #include "cli/exec.h"
+#include "cli/outputs.h"
 #include "core/util.h"
 
 #include <editline/readline.h>
@@ -127,7 +128,9 @@ void kb_repl(lua_State *L, kb_session *session)
     int eof = 0;
     while (!eof) {
         int base = lua_gettop(L);
+        kb_exec_sigint(false); /* Ctrl-C at the prompt ends the session, as in lua */
         char *line = read_line(&r, "> ");
+        kb_exec_sigint(true);
         if (!line)
             break;
         lua_pushstring(L, line);
@@ -142,6 +145,16 @@ void kb_repl(lua_State *L, kb_session *session)
         if (status != LUA_OK)
             kb_exec_report(L, status);
         lua_settop(L, base);
+        if (session->ctl.stop != KB_STOP_SIGINT && session->ctl.stop)
+            break; /* SIGTERM, --timeout, a limit: the session ends (main reports it) */
+        if (session->ctl.stop) { /* Ctrl-C ended the line only */
+            char *why = kb_stop_text(session, session->ctl.stop);
+            fprintf(stderr, "kernbench: %s\n", why);
+            free(why);
+        }
+        session->ctl.stop = KB_STOP_NONE;
+        session->ctl.reached.seen = false;
+        session->stopped_where[0] = '\0';
     }
     if (r.tty)
         putchar('\n');

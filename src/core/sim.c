@@ -67,6 +67,18 @@ static inline void process(kb_sim *sim, kb_qentry e)
     e.fn(sim, e.arg);
 }
 
+/* A limit of the control is reached: raise its stop flag (unless a stop
+ * is already under way) and let its owner know. */
+static void limit_reached(kb_sim *sim, kb_stop why)
+{
+    kb_sim_control *c = sim->ctl;
+    if (c->stop)
+        return;
+    c->stop = why;
+    if (c->on_limit)
+        c->on_limit(c->ctx);
+}
+
 static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint64_t *done)
 {
     double t0 = kb_wall_seconds();
@@ -76,13 +88,16 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     /* An error recorded outside a run (a bad schedule from a script) fails
      * the next run at once rather than being lost. */
     sim->stop_requested = sim->error != NULL;
+    kb_time lim_until = sim->ctl && sim->ctl->until > 0 ? sim->ctl->until : KB_TIME_MAX;
+    uint64_t lim_events = sim->ctl && sim->ctl->max_events > 0 ? sim->ctl->max_events : UINT64_MAX;
+    kb_time bound = lim_until < until ? lim_until : until;
     kb_run_status st = KB_RUN_EMPTY;
     for (;;) {
         if (sim->stop_requested) {
             st = sim->error ? KB_RUN_FAILED : KB_RUN_STOPPED;
             break;
         }
-        if ((sim->events & 4095) == 0 && sim->interrupt && *sim->interrupt) {
+        if (sim->interrupt && *sim->interrupt) {
             st = KB_RUN_INTERRUPTED;
             break;
         }
@@ -90,8 +105,21 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
             st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
             break;
         }
+        if (sim->events >= lim_events && kb_queue_size(&sim->queue)) {
+            limit_reached(sim, KB_STOP_EVENTS);
+            st = KB_RUN_INTERRUPTED;
+            break;
+        }
         kb_qentry e;
-        if (!kb_queue_pop_before(&sim->queue, until, &e)) {
+        if (!kb_queue_pop_before(&sim->queue, bound, &e)) {
+            /* Past the limit: the next event, or the clock a bounded run advances. */
+            if (bound < until && (kb_queue_size(&sim->queue) || until != KB_TIME_MAX)) {
+                if (sim->now < lim_until)
+                    sim->now = lim_until;
+                limit_reached(sim, KB_STOP_UNTIL);
+                st = KB_RUN_INTERRUPTED;
+                break;
+            }
             st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
             break;
         }
@@ -100,6 +128,14 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     if (until != KB_TIME_MAX && (st == KB_RUN_UNTIL || st == KB_RUN_EMPTY) && sim->now < until &&
         max_events == UINT64_MAX)
         sim->now = until;
+    /* Where the stop found this run (also one that failed meanwhile: the
+     * stop may have raised in a process's Lua code). */
+    if (sim->ctl && sim->ctl->stop && !sim->ctl->reached.seen) {
+        sim->ctl->reached.seen = true;
+        sim->ctl->reached.id = sim->ctl_id;
+        sim->ctl->reached.now = sim->now;
+        sim->ctl->reached.events = sim->events;
+    }
     sim->stop_requested = false;
     sim->running = nested;
     sim->wall_s += kb_wall_seconds() - t0;
@@ -155,7 +191,18 @@ void kb_sim_get_stats(const kb_sim *sim, kb_sim_stats *out)
     out->events_live = sim->event_pool.live;
 }
 
-void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag) { sim->interrupt = flag; }
+void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag)
+{
+    sim->interrupt = flag;
+    sim->ctl = NULL;
+}
+
+void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id)
+{
+    sim->ctl = c;
+    sim->ctl_id = id;
+    sim->interrupt = &c->stop;
+}
 
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx)
 {

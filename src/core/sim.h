@@ -64,9 +64,47 @@ typedef struct kb_sim_stats {
 void kb_sim_get_stats(const kb_sim *sim, kb_sim_stats *out);
 
 /* An optional flag, typically set by a signal handler, that makes a run
- * return KB_RUN_INTERRUPTED soon after it becomes non-zero (it is polled
- * every few thousand events). The run does not clear it. */
+ * return KB_RUN_INTERRUPTED at the next event boundary after it becomes
+ * non-zero. The run does not clear it. */
 void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag);
+
+/* Why runs stop early (kb_sim_control.stop). */
+typedef enum kb_stop {
+    KB_STOP_NONE,
+    KB_STOP_SIGINT,  /* the owner's signal handlers */
+    KB_STOP_SIGTERM,
+    KB_STOP_TIMEOUT, /* the owner's wall-clock limit */
+    KB_STOP_UNTIL,   /* a run reached the simulated-time limit */
+    KB_STOP_EVENTS   /* a run reached the event limit */
+} kb_stop;
+
+/* Run control shared by any number of simulations (a command line's
+ * session): a stop flag and limits (zero: none, so a zeroed control
+ * changes nothing). When `stop` is non-zero every run returns
+ * KB_RUN_INTERRUPTED at its next event boundary. A run that would
+ * process an event at or after `until`, or one event more than
+ * `max_events` in its simulation, raises `stop` itself (KB_STOP_UNTIL,
+ * KB_STOP_EVENTS; the clock is then set to `until`, as by
+ * kb_sim_run(until)), calls on_limit, and returns KB_RUN_INTERRUPTED; an
+ * empty queue still ends a run normally. The first run to stop records
+ * where it was in `reached`. */
+typedef struct kb_sim_control {
+    volatile sig_atomic_t stop; /* a kb_stop */
+    kb_time until;              /* > 0, or 0: no limit */
+    uint64_t max_events;        /* > 0, or 0: no limit */
+    void (*on_limit)(void *ctx);
+    void *ctx;
+    struct {
+        bool seen;
+        int id;           /* the simulation's id given to kb_sim_set_control */
+        kb_time now;
+        uint64_t events;
+    } reached;
+} kb_sim_control;
+
+/* Puts sim under c (which must outlive it); `id` names it in c->reached.
+ * Replaces an interrupt flag. */
+void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id);
 
 /* Called before each event is processed; for tests and tracing. */
 typedef void (*kb_observer)(void *ctx, kb_time t, uint64_t key, kb_callback fn, void *arg);

@@ -23,6 +23,8 @@ struct kb_sim {
     uint64_t next_event_id;
     kb_pool event_pool;
     const volatile sig_atomic_t *interrupt;
+    kb_sim_control *ctl; /* NULL, or the control `interrupt` belongs to */
+    int ctl_id;
     kb_observer observer;
     void *observer_ctx;
 };

@@ -22,9 +22,12 @@ static void attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     }
     ltopo *t = ltopo_check(L, -1);
     kb_session *ss = S->session;
-    /* op-log records: asked for here or by --op-log (counts are always kept) */
+    /* op-log records: held for s:op_log() when asked for here, streamed to
+     * --op-log (counts are always kept) */
     lua_getfield(L, opts_idx, "op_log");
-    kb_machine_opts o = {.keep_oplog = lua_toboolean(L, -1) || (ss && ss->oplog_out),
+    kb_machine_opts o = {.keep_oplog = lua_toboolean(L, -1),
+                         .oplog_out = ss ? ss->oplog_out : NULL,
+                         .oplog_spill_dir = ss ? ss->oplog_spill_dir : NULL,
                          .trace = ss ? ss->trace : NULL,
                          .serial = S->serial};
     lua_pop(L, 1);

@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "fabric/fabric.h"
 #include "lua/lmachine.h"
+#include "luasim/session.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -56,7 +57,10 @@ static kb_time model_latency(kb_comp *c, const kb_lat_query *q, void *ctx)
     }
     lua_rawgeti(T, LUA_REGISTRYINDEX, m->attrs_ref);
     kb_time result = q->builtin_ps;
-    if (lua_pcall(T, 2, 1, base + 1) != LUA_OK) {
+    lua_State *outer = kb_session_enter(m->S->session, T); /* a stop can end its Lua code */
+    int st = lua_pcall(T, 2, 1, base + 1);
+    kb_session_leave(m->S->session, outer);
+    if (st != LUA_OK) {
         kb_comp_fail(c, "latency model %s failed on %s: %s", m->module, q->op, lua_tostring(T, -1));
     } else {
         int ok;

@@ -69,6 +69,10 @@ static int l_op_log(lua_State *L)
         return 1;
     }
     kb_oplog *log = kb_fabric_oplog(S->mach->fab);
+    if (log->stream && !log->keep)
+        return luaL_error(L, "s:op_log(): simulation #%d streams its op-log records to --op-log and "
+                             "does not hold them; make it with sim.new{topology = t, op_log = true} "
+                             "(kb.torch{op_log = true}) to read them here", S->serial);
     size_t n;
     const kb_oprec *r = kb_oplog_records(log, &n);
     lua_createtable(L, (int)n, 0);
@@ -96,8 +100,9 @@ void lobserve_close(lua_State *L, lsim *S)
     kb_session *session = S->session;
     if (!S->mach)
         return;
-    if (session && session->oplog_out)
-        kb_oplog_write_jsonl(kb_fabric_oplog(S->mach->fab), session->oplog_out, S->serial);
+    char *err = NULL;
+    if (!kb_machine_finish_oplog(S->mach->m, &err)) /* the streamed records, to --op-log */
+        kb_session_oplog_error(session, err);
     if (session) /* every request only if a file will hold them; the summary needs less */
         kb_session_add_run(L, stats_of(S, session->keep_requests));
 }

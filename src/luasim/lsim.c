@@ -124,8 +124,7 @@ static int l_new(lua_State *L)
     lua_setiuservalue(L, -2, LSIM_UV_PROCS);
     S->sim = kb_sim_new();
     S->session = kb_session_of(L);
-    if (S->session)
-        kb_sim_set_interrupt(S->sim, &S->session->interrupt);
+    kb_session_watch(S->session, S->sim, S->serial);
     const lsim_ext *ext = ext_of(L);
     if (lua_istable(L, 1) && ext)
         ext->attach(L, S, lua_gettop(L), 1);
@@ -213,11 +212,11 @@ static int raise_run_error(lua_State *L, lsim *S)
 
 static int raise_interrupted(lua_State *L, lsim *S)
 {
-    /* The interrupt also armed a hook to stop plain Lua code; it must not
-     * fire in the error handler and replace this message. */
-    lua_sethook(L, NULL, 0, 0);
+    /* The hook armed by the stop stays: Lua code that catches this error
+     * is stopped too (session.h). */
     char now[KB_TIME_STRLEN];
-    return luaL_error(L, "interrupted: simulation #%d stopped at t=%s", S->serial,
+    return luaL_error(L, "%s: simulation #%d stopped at t=%s",
+                      kb_stop_message(S->session ? S->session->ctl.stop : 0), S->serial,
                       kb_time_format(kb_sim_now(S->sim), now));
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/util.h"
 #include "luasim/lbind.h"
+#include "luasim/session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,9 @@ static void proc_resume(lproc *p, int nargs)
     p->blocked = 0;
     S->resumes++;
     int nres = 0;
+    lua_State *outer_co = kb_session_enter(S->session, p->co); /* a stop can end its Lua code */
     int status = lua_resume(p->co, S->L, nargs, &nres);
+    kb_session_leave(S->session, outer_co);
     S->running = outer;
     if (status == LUA_YIELD) {
         lua_pop(p->co, nres);

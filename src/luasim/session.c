@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <lauxlib.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The registry key under which the state's session lives. */
@@ -13,6 +14,9 @@ static const char SESSION_KEY = 's';
 
 void kb_session_attach(lua_State *L, kb_session *session)
 {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    session->main = lua_tothread(L, -1);
+    lua_pop(L, 1);
     lua_pushlightuserdata(L, session);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &SESSION_KEY);
 }
@@ -23,6 +27,12 @@ kb_session *kb_session_of(lua_State *L)
     kb_session *session = lua_touserdata(L, -1);
     lua_pop(L, 1);
     return session;
+}
+
+void kb_session_watch(kb_session *session, kb_sim *sim, int serial)
+{
+    if (session)
+        kb_sim_set_control(sim, &session->ctl, serial);
 }
 
 int kb_session_next_serial(lua_State *L)
@@ -63,4 +73,12 @@ void kb_session_add_run(lua_State *L, struct kb_val *stats)
     if (!session->runs)
         session->runs = kb_val_arr();
     kb_arr_push(session->runs, stats);
+}
+
+void kb_session_oplog_error(kb_session *session, char *err)
+{
+    if (!session->oplog_error)
+        session->oplog_error = err;
+    else
+        free(err);
 }

@@ -1,6 +1,6 @@
 /* The session a Lua state serves: what the command line asked of its
  * simulations (statistics lines, a trace file, op log and configuration
- * outputs, the interrupt flag of Ctrl-C) and what it collects from them
+ * outputs, the stop flag and run limits) and what it collects from them
  * (their statistics at close). A state holds at most one; the `sim` module
  * and the bindings find it with kb_session_of. */
 #ifndef KB_LUASIM_SESSION_H
@@ -21,23 +21,37 @@ typedef struct kb_session {
     FILE *stats_out;  /* where (stderr when NULL) */
     struct kb_trace_file *trace; /* --trace: every simulation writes its timeline here */
     FILE *oplog_out;             /* --op-log: JSON Lines, one record per operation */
+    const char *oplog_spill_dir; /* where op-log records wait until their simulation closes */
+    char *oplog_error;           /* the first op-log I/O error, reported at exit */
     FILE *config_out;            /* --dump-config: resolved topology configurations */
     struct kb_val *runs;         /* statistics of every closed simulation with a topology */
     bool keep_requests;          /* runs list every request (for --stats-json) */
     char **configs_written;      /* --dump-config documents so far (each is written once) */
     size_t nconfigs;
     int sims_created;
-    /* Raised by the command line's SIGINT handler; every simulation of the
-     * state polls it and stops its run (see kb_sim_set_interrupt). */
-    volatile sig_atomic_t interrupt;
-    /* Simulation runs in progress on the state: while one is, Ctrl-C is
-     * left to the run's poll of `interrupt` (raising a Lua error from a
-     * hook would unwind the C event loop). */
+    /* Stop flag and limits of every simulation of the state: raised by
+     * the command line's signal handlers and --timeout, or by a run that
+     * reaches --until or --max-events (kb_sim_control). */
+    kb_sim_control ctl;
+    /* Simulation runs in progress on the state: while one is, the main
+     * thread's Lua code is left to the run's poll of the stop flag
+     * (raising a Lua error from a hook would unwind the C event loop). */
     volatile sig_atomic_t runs_active;
+    /* Stopping Lua code (stop.c): the state's main thread, the coroutine
+     * running Lua code now (NULL: the main thread), and whether a
+     * command-line call is under way (hooks raise only then). */
+    lua_State *main;
+    lua_State *volatile current;
+    volatile sig_atomic_t in_call;
+    char stopped_where[256]; /* where the hook first stopped Lua code ("file:line"), or "" */
 } kb_session;
 
 /* Makes `session` the state's (it must outlive the state). */
 void kb_session_attach(lua_State *L, kb_session *session);
+
+/* Puts a new simulation (number `serial`) under the session's stop flag
+ * and limits. session may be NULL (nothing). */
+void kb_session_watch(kb_session *session, kb_sim *sim, int serial);
 
 /* For the sim module: numbering and close-time reporting. */
 int kb_session_next_serial(lua_State *L);
@@ -48,5 +62,30 @@ void kb_session_sim_closed(lua_State *L, int serial, const kb_sim_stats *st, uin
 void kb_session_dump_config(kb_session *session, const char *yaml);
 /* Takes the statistics of a closed simulation (kept in session->runs). */
 void kb_session_add_run(lua_State *L, struct kb_val *stats);
+/* Keeps the first op-log error (taken) for the report at exit. */
+void kb_session_oplog_error(kb_session *session, char *err);
+
+/* ---- stopping Lua code (stop.c) ----
+ * A stop (signal, limit) must also end Lua code that never returns to a
+ * simulation run, such as `while true do end` in a kernel or a bench. The
+ * session arms a count hook on the main thread and on the coroutine
+ * running, and on every coroutine resumed or returned to while the stop
+ * flag is up; the hook raises "interrupted" on every tick, so a pcall
+ * that catches the error cannot keep the loop alive. */
+
+/* Arms the hook on the main thread and the running coroutine.
+ * Async-signal-safe (lua_sethook is). */
+void kb_session_arm(kb_session *session);
+/* Around a resume of co (a process, a latency model, a user coroutine):
+ * enter returns the coroutine to give back to leave. NULL session: no-op. */
+lua_State *kb_session_enter(kb_session *session, lua_State *co);
+void kb_session_leave(kb_session *session, lua_State *outer);
+/* Replaces coroutine.resume and coroutine.wrap in L with versions that
+ * enter and leave the coroutines they run. */
+void kb_session_track_coroutines(lua_State *L);
+/* The message a stop gives ("interrupted (SIGINT)", "stopped: --until
+ * reached", ...), and its short name ("sigint", "until", ...). */
+const char *kb_stop_message(int stop);
+const char *kb_stop_name(int stop);
 
 #endif

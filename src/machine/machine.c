@@ -28,6 +28,8 @@ kb_machine *kb_machine_new(kb_sim *sim, const kb_topo *t, const kb_machine_opts 
     kb_machine *m = kb_xcalloc(1, sizeof *m);
     m->fab = fab;
     kb_oplog_keep(kb_fabric_oplog(fab), o->keep_oplog);
+    if (o->oplog_out)
+        kb_oplog_stream(kb_fabric_oplog(fab), o->oplog_out, o->oplog_spill_dir, o->serial, 0);
     if (o->trace) {
         m->tracer = kb_tracer_new(o->trace, o->serial);
         kb_fabric_set_tracer(fab, m->tracer, o->serial);
@@ -44,6 +46,8 @@ void kb_machine_free(kb_machine *m)
     free(m->requests);
     free(m);
 }
+
+bool kb_machine_finish_oplog(kb_machine *m, char **err) { return kb_oplog_finish(kb_fabric_oplog(m->fab), err); }
 
 kb_fabric *kb_machine_fabric(const kb_machine *m) { return m->fab; }
 kb_tracer *kb_machine_tracer(const kb_machine *m) { return m->tracer; }

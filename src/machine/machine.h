@@ -12,7 +12,9 @@
 #include "trace/val.h"
 
 typedef struct kb_machine_opts {
-    bool keep_oplog;          /* keep every op-log record (counts are always kept) */
+    bool keep_oplog;          /* hold every op-log record in memory (counts are always kept) */
+    FILE *oplog_out;          /* stream the op-log records to this file (kb_oplog_stream) */
+    const char *oplog_spill_dir; /* where the stream's spill file goes */
     kb_trace_file *trace;     /* NULL: no trace */
     int serial;               /* the simulation's number in the process (trace ids, names) */
 } kb_machine_opts;
@@ -22,8 +24,12 @@ typedef struct kb_machine kb_machine;
 /* A machine of topology t on sim (both must outlive it). NULL with *err if
  * a node's implementation has no behaviour. */
 kb_machine *kb_machine_new(kb_sim *sim, const kb_topo *t, const kb_machine_opts *o, char **err);
-/* Frees the fabric (operations in flight are dropped) and the tracer. */
+/* Frees the fabric (operations in flight are dropped) and the tracer;
+ * streamed op-log records not yet finished are dropped. */
 void kb_machine_free(kb_machine *m);
+/* Writes the streamed op-log records to their file (kb_oplog_finish).
+ * False with *err on an I/O error; true when nothing is streamed. */
+bool kb_machine_finish_oplog(kb_machine *m, char **err);
 
 kb_fabric *kb_machine_fabric(const kb_machine *m);
 kb_tracer *kb_machine_tracer(const kb_machine *m); /* NULL when not tracing */

@@ -34,17 +34,22 @@ void kb_oplog_add(kb_oplog *log, kb_time t_start, kb_time t_end, const char *com
                   const char *kind, const char *name, kb_val *params)
 {
     count(log, name);
-    if (!log->keep) {
+    if (!kb_oplog_keeps(log)) {
         kb_val_free(params);
+        return;
+    }
+    kb_oprec r = {t_start, t_end, component, kind, name, params ? params : kb_val_obj(), log->added++};
+    if (log->stream)
+        kb_opstream_add(log->stream, &r);
+    if (!log->keep) {
+        kb_val_free(r.params);
         return;
     }
     if (log->n == log->cap) {
         log->cap = log->cap ? 2 * log->cap : 64;
         log->recs = kb_xrealloc(log->recs, log->cap * sizeof *log->recs);
     }
-    log->recs[log->n] = (kb_oprec){t_start, t_end, component, kind, name,
-                                   params ? params : kb_val_obj(), log->n};
-    log->n++;
+    log->recs[log->n++] = r;
     log->sorted = false;
 }
 
@@ -74,29 +79,48 @@ void kb_json_write_ns(FILE *out, kb_time ps)
     fprintf(out, "%lld.%03lld", (long long)(ps / 1000), (long long)(ps % 1000));
 }
 
+void kb_oplog_write_record(FILE *out, int sim, const kb_oprec *r)
+{
+    fprintf(out, "{\"sim\":%d,\"t_start_ns\":", sim);
+    kb_json_write_ns(out, r->t_start);
+    fputs(",\"t_end_ns\":", out);
+    kb_json_write_ns(out, r->t_end);
+    fputs(",\"component\":", out);
+    kb_json_write_string(out, r->component);
+    fputs(",\"op_kind\":", out);
+    kb_json_write_string(out, r->kind);
+    fputs(",\"op_name\":", out);
+    kb_json_write_string(out, r->name);
+    fputs(",\"params\":", out);
+    kb_val_write_json(r->params, out);
+    fputs("}\n", out);
+}
+
 void kb_oplog_write_jsonl(kb_oplog *log, FILE *out, int sim)
 {
     size_t n;
     const kb_oprec *r = kb_oplog_records(log, &n);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(out, "{\"sim\":%d,\"t_start_ns\":", sim);
-        kb_json_write_ns(out, r[i].t_start);
-        fputs(",\"t_end_ns\":", out);
-        kb_json_write_ns(out, r[i].t_end);
-        fputs(",\"component\":", out);
-        kb_json_write_string(out, r[i].component);
-        fputs(",\"op_kind\":", out);
-        kb_json_write_string(out, r[i].kind);
-        fputs(",\"op_name\":", out);
-        kb_json_write_string(out, r[i].name);
-        fputs(",\"params\":", out);
-        kb_val_write_json(r[i].params, out);
-        fputs("}\n", out);
-    }
+    for (size_t i = 0; i < n; i++)
+        kb_oplog_write_record(out, sim, &r[i]);
+}
+
+void kb_oplog_stream(kb_oplog *log, FILE *out, const char *spill_dir, int sim, size_t chunk_bytes)
+{
+    log->stream = kb_opstream_new(out, spill_dir, sim, chunk_bytes);
+}
+
+bool kb_oplog_finish(kb_oplog *log, char **err)
+{
+    if (!log->stream)
+        return true;
+    bool ok = kb_opstream_finish(log->stream, err);
+    log->stream = NULL;
+    return ok;
 }
 
 void kb_oplog_free(kb_oplog *log)
 {
+    kb_opstream_free(log->stream); /* never finished: its records are dropped */
     for (size_t i = 0; i < log->n; i++)
         kb_val_free(log->recs[i].params);
     free(log->recs);

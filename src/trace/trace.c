@@ -3,6 +3,7 @@
 #include "trace/trace.h"
 
 #include "core/util.h"
+#include "trace/outfile.h"
 #include "trace/val.h"
 
 #include <errno.h>
@@ -12,8 +13,9 @@
 #include <string.h>
 
 struct kb_trace_file {
+    kb_outfile *file;
     FILE *out;
-    char *path;
+    char *stopped_by; /* kb_trace_truncated: why the run ended early */
     kb_trace_opts o;
     char **filters;
     uint64_t events;
@@ -55,17 +57,11 @@ struct kb_tracer {
 
 /* ---- file ---- */
 
-kb_trace_file *kb_trace_open(const char *path, const kb_trace_opts *o, char **err)
+kb_trace_file *kb_trace_open(kb_outfile *out, const kb_trace_opts *o)
 {
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        *err = kb_asprintf("--trace %s: %s", path, strerror(errno));
-        return NULL;
-    }
     kb_trace_file *f = kb_xcalloc(1, sizeof *f);
-    f->out = out;
-    f->path = kb_xstrdup(path);
-    setvbuf(out, NULL, _IOFBF, 1 << 20);
+    f->file = out;
+    f->out = kb_outfile_stream(out);
     f->o = *o;
     if (f->o.counter_window_ps <= 0)
         f->o.counter_window_ps = 10000;
@@ -73,7 +69,7 @@ kb_trace_file *kb_trace_open(const char *path, const kb_trace_opts *o, char **er
     for (size_t i = 0; i < o->nfilters; i++)
         f->filters[i] = kb_xstrdup(o->filters[i]);
     f->o.filters = (const char *const *)f->filters;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f->out);
     return f;
 }
 
@@ -114,20 +110,49 @@ void kb_trace_error(kb_trace_file *f, const char *msg)
     fputs("}}", out);
 }
 
-bool kb_trace_close(kb_trace_file *f, char **err)
+void kb_trace_truncated(kb_trace_file *f, const char *stopped_by, const char *msg)
 {
-    fputs("\n]}\n", f->out);
-    bool ok = !ferror(f->out);
-    if (fclose(f->out) != 0)
-        ok = false;
-    if (!ok)
-        *err = kb_asprintf("--trace %s: write failed", f->path);
+    FILE *out = begin(f);
+    fputs("\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"name\":\"truncated\",\"ts\":", out);
+    put_us(out, f->latest);
+    fputs(",\"args\":{\"stopped_by\":", out);
+    kb_json_write_string(out, stopped_by);
+    fputs(",\"message\":", out);
+    kb_json_write_string(out, msg);
+    fputs("}}", out);
+    free(f->stopped_by);
+    f->stopped_by = kb_xstrdup(stopped_by);
+}
+
+static void free_file(kb_trace_file *f)
+{
     for (size_t i = 0; i < f->o.nfilters; i++)
         free(f->filters[i]);
     free(f->filters);
-    free(f->path);
+    free(f->stopped_by);
     free(f);
+}
+
+bool kb_trace_close(kb_trace_file *f, char **err)
+{
+    if (f->stopped_by) { /* the document says it is incomplete (Chrome's metadata dictionary) */
+        fputs("\n],\"otherData\":{\"truncated\":\"true\",\"stopped_by\":", f->out);
+        kb_json_write_string(f->out, f->stopped_by);
+        fputs("}}\n", f->out);
+    } else {
+        fputs("\n]}\n", f->out);
+    }
+    bool ok = kb_outfile_commit(f->file, err);
+    free_file(f);
     return ok;
+}
+
+void kb_trace_abort(kb_trace_file *f)
+{
+    if (!f)
+        return;
+    kb_outfile_abort(f->file);
+    free_file(f);
 }
 
 /* ---- tracer ---- */

@@ -18,6 +18,7 @@
 #define KB_TRACE_TRACE_H
 
 #include "core/types.h"
+#include "trace/outfile.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,13 +34,20 @@ typedef struct kb_trace_opts {
 
 typedef struct kb_trace_file kb_trace_file;
 
-/* Opens `path` for writing (the options are copied). NULL with *err set. */
-kb_trace_file *kb_trace_open(const char *path, const kb_trace_opts *o, char **err);
+/* Starts the document on `out` (an output file, taken: kb_trace_close
+ * commits it); the options are copied. */
+kb_trace_file *kb_trace_open(kb_outfile *out, const kb_trace_opts *o);
 /* Records an error as a global instant event at the latest time written. */
 void kb_trace_error(kb_trace_file *f, const char *msg);
-/* Ends the JSON document and closes the file (f is freed). False with *err
- * on an I/O error. */
+/* Marks the trace as truncated: a global instant event "truncated" at the
+ * latest time written (args stopped_by, message), and at close the
+ * document's "otherData" says {"truncated": "true", "stopped_by": ...}. */
+void kb_trace_truncated(kb_trace_file *f, const char *stopped_by, const char *msg);
+/* Ends the JSON document and commits the file (f is freed). False with
+ * *err on an I/O error (the file is then removed). */
 bool kb_trace_close(kb_trace_file *f, char **err);
+/* Drops the document and its file (f is freed; NULL: nothing). */
+void kb_trace_abort(kb_trace_file *f);
 /* Events written so far (metadata included). */
 uint64_t kb_trace_events(const kb_trace_file *f);
 

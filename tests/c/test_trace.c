@@ -23,9 +23,9 @@ static kb_trace_file *open_trace(kb_trace_opts o)
     if (!o.win_end)
         o.win_end = KB_TIME_MAX;
     char *err = NULL;
-    kb_trace_file *f = kb_trace_open(path, &o, &err);
-    assert_non_null(f);
-    return f;
+    kb_outfile *out = kb_outfile_open(path, "--trace", &err);
+    assert_non_null(out);
+    return kb_trace_open(out, &o);
 }
 
 /* Closes the trace and returns its text. */
@@ -230,6 +230,22 @@ static void test_op_log_is_sorted_by_start_with_stable_ties(void **state)
     kb_oplog_free(&log);
 }
 
+static void test_truncated_trace_says_so(void **state)
+{
+    (void)state;
+    kb_trace_file *f = open_trace((kb_trace_opts){0});
+    kb_tracer *t = kb_tracer_new(f, 1);
+    kb_track *k = kb_tracer_track(t, kb_tracer_process(t, "sip0"), "r");
+    kb_trace_span(t, k, "a", 0, 2500000, NULL, 0, 0, KB_FLOW_NONE);
+    kb_tracer_free(t);
+    kb_trace_truncated(f, "sigint", "interrupted (SIGINT)");
+    char *text = close_and_read(f);
+    assert_non_null(strstr(text, "{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"name\":\"truncated\","
+                                 "\"ts\":2.500000,\"args\":{\"stopped_by\":\"sigint\","
+                                 "\"message\":\"interrupted (SIGINT)\"}}\n"));
+    assert_non_null(strstr(text, "\n],\"otherData\":{\"truncated\":\"true\",\"stopped_by\":\"sigint\"}}\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_json_numbers_and_values),
         cmocka_unit_test(test_op_log_is_sorted_by_start_with_stable_ties),
         cmocka_unit_test(test_op_log_counts_without_keeping_records),
+        cmocka_unit_test(test_truncated_trace_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/trace_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/bench_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/kernel_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/golden_cases.sh"
-cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/run_cases.sh"
+cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
+        "${run_cases[@]}")
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
@@ -43,8 +45,10 @@ case $case_name in
 help)
   run --help; expect_status 0
   expect_out "usage: kernbench [options] [script.lua [args...]]"
-  expect_out "exit status: 0 success, 1 script or model error, 2 usage error"
-  run -h; expect_status 0; expect_out "--stats" ;;
+  expect_out "exit status: 0 success, 1 script or model error"
+  expect_out "2 usage error"; expect_out "130 SIGINT"
+  run -h; expect_status 0; expect_out "--stats"
+  expect_out "--timeout SECONDS"; expect_out "--until NS"; expect_out "--max-events N" ;;
 version)
   run --version; expect_status 0; expect_out "kernbench 0.1.0 (Lua 5.4" ;;
 unknown_option)
@@ -133,7 +137,7 @@ demo_is_deterministic)
   cmp -s "$tmp/first" "$tmp/second" || fail "two runs differ: $(diff "$tmp/first" "$tmp/second")" ;;
 interrupt)
   # SIGINT stops a simulation run (polled by the event loop) and plain Lua
-  # code (a hook); both end with exit status 1 and a message. The signal is
+  # code (a hook); both end with exit status 130 and a message. The signal is
   # sent once the code runs (it prints "ready"), so a slow start cannot race it.
   interrupt_when_ready() {
     "$KB" -e "$1" >"$tmp/out" 2>"$tmp/err" & local pid=$!
@@ -142,9 +146,9 @@ interrupt)
     kill -INT "$pid"; wait "$pid"; status=$?
   }
   interrupt_when_ready 'io.stdout:setvbuf("no") local s = sim.new(); s:spawn(function() print("ready") while true do s:sleep(1) end end); s:run()'
-  expect_status 1; expect_err "interrupted: simulation #1 stopped at t="
+  expect_status 130; expect_err "interrupted (SIGINT): simulation #1 stopped at t="
   interrupt_when_ready 'io.stdout:setvbuf("no") print("ready") while true do end'
-  expect_status 1; expect_err "interrupted!" ;;
+  expect_status 130; expect_err "kernbench: interrupted (SIGINT): Lua code stopped at (command line):1" ;;
 install_runs_anywhere)
   build_dir=$(dirname "$(dirname "$KB")")
   cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install failed"
@@ -163,7 +167,7 @@ library_path_override)
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
-  | results_match_golden_digests)
+  | results_match_golden_digests | runs_*)
   "$case_name" ;;
 *)
   fail "unknown case" ;;

@@ -78,8 +78,8 @@ trace_options_need_trace() {
   run --trace "$tmp/t.json" --trace-counter-ns 5 -e 'print(1)'; expect_status 2
   expect_err "--trace-counter-ns needs --trace-counters"
   run --trace; expect_status 2; expect_err "option '--trace' needs an argument"
-  run --trace /nonexistent/dir/t.json -e 'print(1)'; expect_status 1
-  expect_err "--trace /nonexistent/dir/t.json: No such file or directory"
+  run --trace /nonexistent/dir/t.json -e 'print(1)'; expect_status 2
+  expect_err "--trace /nonexistent/dir/t.json: directory /nonexistent/dir does not exist"
 }
 
 stats_json_and_op_log() {
@@ -117,5 +117,5 @@ dump_config() {
   run -t small_2x2 --set cube.links.router_link_bw_gbs=128 -q $traffic; cp "$tmp/out" "$tmp/first"
   run -t "$tmp/c.yaml" -q $traffic; expect_status 0
   cmp -s "$tmp/first" "$tmp/out" || fail "the dumped topology runs differently: $(cat "$tmp/first" "$tmp/out")"
-  run --dump-config /nonexistent/dir/c.yaml -e 'print(1)'; expect_status 1; expect_err "--dump-config /nonexistent/dir/c.yaml"
+  run --dump-config /nonexistent/dir/c.yaml -e 'print(1)'; expect_status 2; expect_err "--dump-config /nonexistent/dir/c.yaml"
 }

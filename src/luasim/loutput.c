@@ -1,0 +1,170 @@
+/* kernbench.output_c: result files written by scripts and benches as the
+ * command line writes its own (src/trace/outfile.h): to a temporary file
+ * beside the target, renamed when closed without an error. The Lua face
+ * is kb.open_output and kb.write_file (lua/kernbench/init.lua,
+ * docs/benches.md). */
+#include "luasim/loutput.h"
+
+#include "core/util.h"
+#include "luasim/session.h"
+#include "trace/outfile.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUTPUT_MT "kernbench.output"
+
+typedef struct loutput {
+    kb_outfile *f; /* NULL once closed or aborted */
+    char *path;
+} loutput;
+
+static loutput *check(lua_State *L)
+{
+    return luaL_checkudata(L, 1, OUTPUT_MT);
+}
+
+static loutput *check_open(lua_State *L, const char *call)
+{
+    loutput *o = check(L);
+    if (!o->f)
+        luaL_error(L, "%s: output %s is already closed", call, o->path);
+    return o;
+}
+
+/* kb.open_output(path) */
+static int l_open(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    loutput *o = lua_newuserdatauv(L, sizeof *o, 0);
+    memset(o, 0, sizeof *o);
+    luaL_setmetatable(L, OUTPUT_MT);
+    char *err = NULL;
+    o->f = kb_outfile_open(path, "kb.open_output:", &err);
+    if (!o->f) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    o->path = kb_xstrdup(path);
+    return 1;
+}
+
+static void drop(loutput *o)
+{
+    kb_outfile_abort(o->f);
+    o->f = NULL;
+}
+
+/* out:write(...): strings and numbers, as file:write; returns out. */
+static int l_write(lua_State *L)
+{
+    loutput *o = check_open(L, "out:write");
+    FILE *f = kb_outfile_stream(o->f);
+    int n = lua_gettop(L);
+    for (int i = 2; i <= n; i++) {
+        size_t len;
+        const char *s = luaL_checklstring(L, i, &len);
+        if (fwrite(s, 1, len, f) != len) {
+            int e = errno;
+            drop(o);
+            return luaL_error(L, "out:write: %s: write failed: %s (the output is not created)", o->path,
+                              strerror(e));
+        }
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* out:close(): flush, sync, rename over the target. Raises on failure
+ * (the temporary file is then removed). A run that is being stopped
+ * (Ctrl-C, a limit) writes no result that would look complete. */
+static int l_close(lua_State *L)
+{
+    loutput *o = check_open(L, "out:close");
+    kb_session *s = kb_session_of(L);
+    if (s && s->ctl.stop && s->in_call) {
+        drop(o);
+        return luaL_error(L, "out:close: %s not written: %s", o->path, kb_stop_message(s->ctl.stop));
+    }
+    char *err = NULL;
+    kb_outfile *f = o->f;
+    o->f = NULL;
+    if (!kb_outfile_commit(f, &err)) {
+        lua_pushstring(L, err);
+        free(err);
+        return lua_error(L);
+    }
+    return 0;
+}
+
+/* out:abort(): removes the temporary file; the target is left alone. */
+static int l_abort(lua_State *L)
+{
+    drop(check(L));
+    return 0;
+}
+
+/* out:temp(): the file being written, for another program to fill (e.g.
+ * gnuplot's `set output`); out:close() then renames it. */
+static int l_temp(lua_State *L)
+{
+    lua_pushstring(L, kb_outfile_temp(check_open(L, "out:temp")->f));
+    return 1;
+}
+
+static int l_path(lua_State *L)
+{
+    lua_pushstring(L, check(L)->path);
+    return 1;
+}
+
+/* Collected unclosed (an error, an interrupt): nothing is created. */
+static int l_gc(lua_State *L)
+{
+    loutput *o = check(L);
+    drop(o);
+    free(o->path);
+    o->path = NULL;
+    return 0;
+}
+
+/* `local out <close> = kb.open_output(p)`: committed on a normal exit,
+ * dropped when the scope is left by an error. */
+static int l_tbc(lua_State *L)
+{
+    loutput *o = check(L);
+    if (!o->f)
+        return 0;
+    if (!lua_isnil(L, 2)) {
+        drop(o);
+        return 0;
+    }
+    lua_settop(L, 1);
+    return l_close(L);
+}
+
+static int l_tostring(lua_State *L)
+{
+    loutput *o = check(L);
+    lua_pushfstring(L, "output %s (%s)", o->path ? o->path : "?", o->f ? "open" : "closed");
+    return 1;
+}
+
+static const luaL_Reg methods[] = {{"write", l_write}, {"close", l_close}, {"abort", l_abort},
+                                   {"temp", l_temp},   {"path", l_path},   {NULL, NULL}};
+static const luaL_Reg meta[] = {{"__gc", l_gc}, {"__close", l_tbc}, {"__tostring", l_tostring}, {NULL, NULL}};
+static const luaL_Reg lib[] = {{"open", l_open}, {NULL, NULL}};
+
+int luaopen_kb_output(lua_State *L)
+{
+    luaL_newmetatable(L, OUTPUT_MT);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newlib(L, lib);
+    return 1;
+}
