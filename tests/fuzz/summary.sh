@@ -9,6 +9,7 @@ set -u
 build=$1
 shift
 work=$build/fuzz-run
+src=$(cd "$(dirname "$0")" && pwd)
 found=0
 printf '%-10s %12s %8s %7s %7s %8s %9s\n' harness executions exec/s cov ft corpus findings
 for h in "$@"; do
@@ -34,7 +35,11 @@ for h in "$@"; do
   if [ "$n" != 0 ]; then
     found=1
     for f in $findings; do
-      echo "  finding: $f"
+      known=""
+      for r in "$src/regressions/$h/"*; do
+        if [ -f "$r" ] && cmp -s "$f" "$r"; then known=" (the regression input $(basename "$r"), still failing)"; fi
+      done
+      echo "  finding: $f$known"
       echo "    reproduce: $build/bin/fuzz_$h $f"
       echo "    minimize:  $build/bin/fuzz_$h -minimize_crash=1 -runs=20000 $f"
     done
