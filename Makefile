@@ -4,18 +4,25 @@ ASAN_BUILD ?= build-asan
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH      ?=
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
                 libcmocka-dev lua-unit libedit-dev libopenblas-serial-dev
+# Only `make fuzz` needs these: clang and its libFuzzer runtime.
+FUZZ_DEB_PACKAGES := clang libclang-rt-dev
+FUZZ_HARNESSES := topo addr tl_torch
 
-.PHONY: all deps build run test test-asan install perf clean
+.PHONY: all deps fuzz-deps build run test test-asan fuzz-build fuzz install perf clean
 
 all: build
 
-deps:
+# $(call install_debs,PACKAGES): installs the missing ones as root, or
+# prints the apt-get line and fails.
+define install_debs
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -29,6 +36,13 @@ deps:
 	    exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call install_debs,$(DEB_PACKAGES))
+
+fuzz-deps:
+	$(call install_debs,$(FUZZ_DEB_PACKAGES))
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
@@ -49,6 +63,17 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# The libFuzzer harnesses of tests/fuzz, built with clang and ASan + UBSan;
+# `make fuzz FUZZ_SECONDS=N` runs each for N seconds on a scratch copy of its
+# seed corpus and prints executions, coverage and findings per harness.
+fuzz-build: deps fuzz-deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DKB_FUZZ=ON -DKB_BUILD_TESTS=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -62,4 +87,4 @@ perf: build
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

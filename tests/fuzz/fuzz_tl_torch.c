@@ -1,0 +1,604 @@
+/* Fuzz harness: the Lua-facing argument parsing of the torch runtime and of
+ * the `tl` kernel language (lua/kernbench/torch.lua, tl.lua, src/lua/).
+ *
+ * The input is not Lua: it drives a small grammar that writes a bench, so
+ * every program is well formed and the fuzzer spends its time on the
+ * arguments. A program is a list of statements; each calls one torch
+ * function, tensor method or operator (or launches a kernel whose body is
+ * a list of tl calls) with arguments drawn from: integers at the edges
+ * (0, -1, 2^31, 2^53, 2^62, 2^63-1, math.mininteger ...), floats (NaN,
+ * inf, -0.0, 1e308, subnormals), dtype and op names, nil, booleans, shapes
+ * such as {2^31, 2^31, 2^31}, option tables, DPPolicy tables, composite
+ * specs, nested tables, and earlier results (tensors, device tensors,
+ * handles). Every call is wrapped in pcall: a Lua error is an answer; a
+ * crash, a sanitizer report or a hang is a finding.
+ *
+ * One Lua state (kb_lua_open, as the command line makes it) and the two
+ * small topologies are made once; each input gets a new runtime
+ * (kernbench.torch.new: a new simulation) that is closed afterwards. The
+ * state's allocator is capped (MEM_HEADROOM above what the setup uses), so
+ * a legitimately huge tensor is a Lua "not enough memory" error rather than
+ * an out-of-memory report of the fuzzer.
+ *
+ * Input bytes: the first picks the topology (bit 0: small_1cube_8pe, else
+ * small_1cube_1pe) and data mode (bit 1); then each statement takes a byte
+ * for its form and one per choice below it. Set KB_FUZZ_PRINT=1 to print
+ * each generated program (to read a reproducer). */
+#include "fuzz.h"
+
+#include "core/util.h"
+#include "lua/state.h"
+#include "trace/val.h"
+
+#include <lauxlib.h>
+#include <string.h>
+
+#define MAX_STMTS 24        /* bench statements per program */
+#define MAX_KERNEL_STMTS 16 /* tl statements per kernel */
+#define MAX_LAUNCHES 3
+#define MAX_DEPTH 3         /* nesting of generated tables */
+#define POOL 8              /* V[1..POOL] (bench) and K[1..POOL] (kernel) hold results */
+#define MEM_HEADROOM (24u << 20)
+
+/* ---- reading the input ---- */
+
+typedef struct gen {
+    const uint8_t *p;
+    size_t n;
+    kb_buf out;
+    bool in_kernel;
+    int launches;
+} gen;
+
+static unsigned pick(gen *g, unsigned n)
+{
+    if (!g->n)
+        return 0;
+    g->n--;
+    return *g->p++ % n;
+}
+
+#define PICK(g, arr) (arr)[pick(g, sizeof(arr) / sizeof((arr)[0]))]
+#define EMIT(g, ...) kb_buf_printf(&(g)->out, __VA_ARGS__)
+
+/* ---- the vocabulary ---- */
+
+static const char *const ints[] = {
+    "0", "1", "2", "3", "4", "8", "16", "32", "64", "-1", "-2", "7", "1024", "4096", "65536",
+    "2147483647", "2147483648", "-2147483648", "4294967295", "4294967296", "9007199254740992",
+    "9007199254740993", "4611686018427387904", "math.maxinteger", "math.mininteger", "0x100000000",
+    "0x100001000", "0x7fffffffffff", "(1 << 40)", "(1 << 62)"};
+static const char *const small_ints[] = {"1", "1", "2", "2", "4", "4", "8", "16", "3", "0", "32", "64"};
+static const char *const floats[] = {"0.0", "-0.0", "0.5", "1.5", "-1.5", "2.0", "1e308", "-1e308", "1e-310",
+                                     "(0/0)", "math.huge", "-math.huge", "2.0^31", "2.0^53", "2.0^63",
+                                     "3.25", "1e15", "-2.0^63", "2.0^64"};
+static const char *const strings[] = {
+    "\"f16\"", "\"f32\"", "\"bf16\"", "\"i32\"", "\"i16\"", "\"i8\"", "\"u8\"", "\"bool\"", "\"float16\"",
+    "\"torch.float32\"", "\"half\"", "\"int64\"", "\"\"", "\"gemm\"", "\"math\"", "\"exp\"", "\"add\"",
+    "\"relu\"", "\"neg\"", "\"dequant\"", "\"bias\"", "\"scale\"", "\"gelu\"", "\"silu\"", "\"k_tile\"",
+    "\"output_tile\"", "\"kernel\"", "\"replicate\"", "\"row_wise\"", "\"column_wise\"", "\"cpu\"", "\"x\"",
+    "\"kernels.gemm_tile\"", "\"%d%s%n\"", "\"\\0\"", "(\"ab\"):rep(300)", "\"1e3\"", "\"0x10\""};
+static const char *const dtypes[] = {"\"f16\"", "\"f32\"", "\"bf16\"", "\"i32\"", "\"i16\"",
+                                     "\"i8\"",  "\"u8\"",  "\"bool\"", "\"float32\"", "\"f64\""};
+static const char *const kinds[] = {"\"replicate\"", "\"row_wise\"", "\"column_wise\"", "\"diagonal\""};
+static const char *const opt_keys[] = {"dtype", "dp", "name", "out_dtype", "generator", "rtol", "atol",
+                                       "equal_nan", "dim", "keepdim", "tol", "pes", "cubes"};
+static const char *const math_ops[] = {"\"exp\"", "\"log\"", "\"sqrt\"", "\"abs\"", "\"sigmoid\"", "\"relu\"",
+                                       "\"neg\"", "\"add\"", "\"sub\"", "\"mul\"", "\"div\"", "\"maximum\"",
+                                       "\"minimum\"", "\"tanh\""};
+static const char *const epi_ops[] = {"\"dequant\"", "\"bias\"", "\"relu\"", "\"scale\"",
+                                      "\"gelu\"",    "\"silu\"", "\"add\"",  "\"nope\""};
+
+/* ---- expressions ----
+ * Argument kinds of the call templates below:
+ *   E any value   I integer   N number   S shape   T dtype   O options
+ *   P pointer (kernel argument +- offset)   H pool value   C composite
+ *   G DPPolicy   L nested list   B boolean   X string */
+
+static void expr(gen *g, int depth);
+
+static void emit_int(gen *g) { EMIT(g, "%s", pick(g, 3) ? PICK(g, small_ints) : PICK(g, ints)); }
+
+static void emit_number(gen *g)
+{
+    if (pick(g, 2))
+        emit_int(g);
+    else
+        EMIT(g, "%s", PICK(g, floats));
+}
+
+static void emit_pool(gen *g) { EMIT(g, "%s[%u]", g->in_kernel ? "K" : "V", pick(g, POOL) + 1); }
+
+static void emit_shape(gen *g)
+{
+    unsigned n = pick(g, 5);
+    EMIT(g, "{");
+    for (unsigned i = 0; i < n; i++) {
+        EMIT(g, i ? ", " : "");
+        switch (pick(g, 8)) {
+        case 0: EMIT(g, "%s", PICK(g, ints)); break;
+        case 1: EMIT(g, "%s", PICK(g, floats)); break;
+        case 2: expr(g, MAX_DEPTH); break;
+        default: EMIT(g, "%s", PICK(g, small_ints)); break;
+        }
+    }
+    EMIT(g, "}");
+}
+
+static void emit_policy(gen *g, int depth)
+{
+    EMIT(g, "R(pcall(torch.DPPolicy, {");
+    if (pick(g, 2))
+        EMIT(g, "cube = %s, ", PICK(g, kinds));
+    if (pick(g, 2))
+        EMIT(g, "pe = %s, ", PICK(g, kinds));
+    if (pick(g, 4) == 0) {
+        EMIT(g, "num_pes = ");
+        expr(g, depth + 1);
+        EMIT(g, ", ");
+    }
+    if (pick(g, 4) == 0) {
+        EMIT(g, "num_cubes = ");
+        expr(g, depth + 1);
+        EMIT(g, ", ");
+    }
+    EMIT(g, "}))");
+}
+
+static void emit_options(gen *g, int depth)
+{
+    unsigned n = pick(g, 4);
+    EMIT(g, "{");
+    for (unsigned i = 0; i < n; i++) {
+        const char *k = PICK(g, opt_keys);
+        EMIT(g, "%s = ", k);
+        if (strcmp(k, "dtype") == 0 || strcmp(k, "out_dtype") == 0)
+            EMIT(g, "%s", pick(g, 4) ? PICK(g, dtypes) : PICK(g, strings));
+        else if (strcmp(k, "dp") == 0 && !g->in_kernel)
+            emit_policy(g, depth);
+        else
+            expr(g, depth + 1);
+        EMIT(g, ", ");
+    }
+    EMIT(g, "}");
+}
+
+static void emit_pointer(gen *g)
+{
+    if (!g->in_kernel) {
+        EMIT(g, "R(pcall(IDX, V[%u], \"va_base\"))", pick(g, POOL) + 1);
+        return;
+    }
+    static const char *const offsets[] = {"", "", "", " + 16", " + 64", " - 1", " + 4096", " + 1",
+                                          " + 0x100000000", " - 0x100000000", " + (1 << 40)"};
+    EMIT(g, "a%u%s", pick(g, 4) + 1, PICK(g, offsets));
+}
+
+static void emit_list(gen *g, int depth)
+{
+    unsigned n = pick(g, 4);
+    EMIT(g, "{");
+    for (unsigned i = 0; i < n; i++) {
+        EMIT(g, i ? ", " : "");
+        if (depth < MAX_DEPTH && pick(g, 3) == 0)
+            emit_list(g, depth + 1);
+        else if (pick(g, 4) == 0)
+            expr(g, depth + 1);
+        else
+            emit_number(g);
+    }
+    EMIT(g, "}");
+}
+
+static void emit_composite(gen *g, int depth)
+{
+    EMIT(g, "{");
+    if (pick(g, 8))
+        EMIT(g, "op = %s, ", pick(g, 2) ? "\"gemm\"" : "\"math\"");
+    if (pick(g, 8)) {
+        EMIT(g, "a = ");
+        expr(g, depth + 1);
+        EMIT(g, ", ");
+    }
+    if (pick(g, 4)) {
+        EMIT(g, "b = ");
+        expr(g, depth + 1);
+        EMIT(g, ", ");
+    }
+    if (pick(g, 8)) {
+        EMIT(g, "out_ptr = ");
+        emit_pointer(g);
+        EMIT(g, ", ");
+    }
+    if (pick(g, 3) == 0)
+        EMIT(g, "math_op = %s, ", PICK(g, math_ops));
+    if (pick(g, 3) == 0) {
+        unsigned n = pick(g, 4);
+        EMIT(g, "epilogue = {");
+        for (unsigned i = 0; i < n; i++) {
+            static const char *const fields[] = {"scale", "bias", "factor", "other", "scope"};
+            EMIT(g, "{op = %s, %s = ", PICK(g, epi_ops), PICK(g, fields));
+            expr(g, depth + 1);
+            if (pick(g, 2))
+                EMIT(g, ", scope = %s", pick(g, 3) ? "\"k_tile\"" : "\"kernel\"");
+            EMIT(g, "}, ");
+        }
+        EMIT(g, "}, ");
+    }
+    if (pick(g, 3) == 0) {
+        EMIT(g, "tile_shape = ");
+        emit_shape(g);
+        EMIT(g, ", ");
+    }
+    if (pick(g, 4) == 0)
+        EMIT(g, "out_dtype = %s, ", PICK(g, dtypes));
+    if (pick(g, 6) == 0)
+        EMIT(g, "acc_dtype = %s, ", PICK(g, dtypes));
+    EMIT(g, "}");
+}
+
+static void expr(gen *g, int depth)
+{
+    unsigned sel = pick(g, depth >= MAX_DEPTH ? 8 : 14);
+    switch (sel) {
+    case 0: emit_int(g); break;
+    case 1: EMIT(g, "%s", PICK(g, floats)); break;
+    case 2: EMIT(g, "%s", PICK(g, strings)); break;
+    case 3: EMIT(g, "%s", PICK(g, ((const char *const[]){"nil", "true", "false"}))); break;
+    case 4:
+    case 5: emit_pool(g); break;
+    case 6: emit_pointer(g); break;
+    case 7: EMIT(g, "%s", PICK(g, dtypes)); break;
+    case 8: emit_shape(g); break;
+    case 9: emit_list(g, depth); break;
+    case 10: emit_options(g, depth); break;
+    case 11:
+        if (g->in_kernel)
+            emit_composite(g, depth);
+        else
+            emit_policy(g, depth);
+        break;
+    case 12: EMIT(g, "{%s}", g->in_kernel ? "K[1], K[2]" : "V[1], V[2]"); break;
+    default: emit_pool(g); break;
+    }
+}
+
+static void arg(gen *g, char kind)
+{
+    if (pick(g, 8) == 0) { /* now and then anything at all */
+        expr(g, 1);
+        return;
+    }
+    switch (kind) {
+    case 'I': emit_int(g); break;
+    case 'N': emit_number(g); break;
+    case 'S': emit_shape(g); break;
+    case 'T': EMIT(g, "%s", PICK(g, dtypes)); break;
+    case 'O': emit_options(g, 1); break;
+    case 'P': emit_pointer(g); break;
+    case 'H': emit_pool(g); break;
+    case 'C': emit_composite(g, 1); break;
+    case 'G': emit_policy(g, 1); break;
+    case 'L': emit_list(g, 1); break;
+    case 'B': EMIT(g, pick(g, 2) ? "true" : "false"); break;
+    case 'X': EMIT(g, "%s", PICK(g, strings)); break;
+    default: expr(g, 1); break;
+    }
+}
+
+/* Arguments by template, sometimes one too few or one too many. */
+static void args(gen *g, const char *tmpl)
+{
+    size_t n = strlen(tmpl);
+    unsigned mut = pick(g, 8);
+    if (mut == 0 && n > 0)
+        n--;
+    for (size_t i = 0; i < n; i++) {
+        EMIT(g, ", ");
+        arg(g, tmpl[i]);
+    }
+    if (mut == 1) {
+        EMIT(g, ", ");
+        expr(g, 1);
+    }
+}
+
+/* ---- statements ---- */
+
+typedef struct call {
+    const char *name, *tmpl;
+} call;
+
+static const call tl_calls[] = {
+    {"program_id", "I"}, {"num_programs", "I"}, {"load", "PST"}, {"load", "PST"}, {"load", "H"},
+    {"store", "PH"},     {"store", "PH"},       {"ref", "PST"},  {"dot", "HHO"},  {"dot", "HH"},
+    {"exp", "H"},        {"log", "H"},          {"sqrt", "H"},   {"abs", "H"},    {"sigmoid", "H"},
+    {"cos", "H"},        {"sin", "H"},          {"relu", "H"},   {"add", "HH"},   {"sub", "HN"},
+    {"mul", "HH"},       {"div", "NH"},         {"maximum", "HH"}, {"minimum", "HH"}, {"fma", "HHH"},
+    {"clamp", "HNN"},    {"where", "HHH"},      {"softmax", "HI"}, {"sum", "HI"},  {"max", "H"},
+    {"min", "HI"},       {"zeros", "ST"},       {"full", "SNT"}, {"arange", "IIT"}, {"trans", "H"},
+    {"cdiv", "II"},      {"cycles", "I"},       {"composite", "C"}, {"composite", "C"}, {"wait", "H"},
+    {"wait", ""},        {"is_data", ""},       {"send", "E"},   {"recv", "E"},
+};
+
+static const call torch_calls[] = {
+    {"empty", "SO"},      {"zeros", "SO"},      {"ones", "SO"},       {"full", "SNO"},     {"tensor", "LO"},
+    {"arange", "NNN"},    {"rand", "SO"},       {"randn", "SO"},      {"manual_seed", "I"}, {"allclose", "HHNN"},
+    {"isclose", "HH"},    {"equal", "HH"},      {"matmul", "HH"},     {"add", "HH"},       {"sub", "HN"},
+    {"mul", "HH"},        {"div", "HN"},        {"neg", "H"},         {"exp", "H"},        {"log", "H"},
+    {"sqrt", "H"},        {"abs", "H"},         {"relu", "H"},        {"sigmoid", "H"},    {"tanh", "H"},
+    {"softmax", "HI"},    {"sum", "HIB"},       {"max", "HI"},        {"min", "H"},        {"mean", "HI"},
+    {"transpose", "HII"}, {"narrow", "HIII"},   {"cat", "EI"},        {"reshape", "HS"},   {"clone", "H"},
+    {"zeros_like", "HO"}, {"ones_like", "HO"},  {"is_tensor", "E"},   {"from_bytes", "XST"}, {"to_device", "HG"},
+    {"wait", "H"},        {"synchronize", ""},  {"now_ns", ""},       {"cleanup", ""},     {"alloc_tcm", "IIII"},
+    {"free_tcm", "IIII"}, {"translate", "IIIP"}, {"verify", "XHH"},   {"stats", ""},       {"DPPolicy", "O"},
+    {"empty", "SO"},      {"zeros", "SO"},
+};
+
+static const call methods[] = {
+    {"get", "II"},     {"set", "IIN"},   {"item", ""},     {"tolist", ""},    {"reshape", "S"},  {"view", "S"},
+    {"flatten", ""},   {"to", "T"},      {"clone", ""},    {"narrow", "III"}, {"transpose", "II"}, {"T", ""},
+    {"bytes", ""},     {"hash", ""},     {"block", "IIII"}, {"set_block", "IIIIX"}, {"fill_", "N"}, {"zero_", ""},
+    {"copy_", "H"},    {"numel", ""},    {"size", "I"},    {"dim", ""},       {"cpu", ""},       {"free", ""},
+    {"contiguous", ""}, {"float", ""},   {"half", ""},     {"int", ""},       {"bool", ""},      {"nbytes", ""},
+    {"element_size", ""}, {"done", ""},  {"stats", ""},    {"elapsed_ns", ""}, {"sum", "I"},     {"matmul", "H"},
+    {"allclose", "H"}, {"wait", ""},
+};
+
+static const char *const ops[] = {"add", "sub", "mul", "div", "unm", "len", "str", "idiv", "concat", "eq", "lt"};
+
+/* "X[i] = R(pcall(" for a random pool slot i, which it returns. */
+static unsigned target(gen *g)
+{
+    unsigned slot = pick(g, POOL) + 1;
+    EMIT(g, "  %s[%u] = R(pcall(", g->in_kernel ? "K" : "V", slot);
+    return slot;
+}
+
+static void stmt_method(gen *g)
+{
+    const call *c = &PICK(g, methods);
+    target(g);
+    EMIT(g, "M, ");
+    emit_pool(g);
+    EMIT(g, ", \"%s\"", c->name);
+    args(g, c->tmpl);
+    EMIT(g, "))\n");
+}
+
+static void stmt_index(gen *g)
+{
+    if (pick(g, 2)) {
+        target(g);
+        EMIT(g, "IDX, ");
+        emit_pool(g);
+        EMIT(g, ", ");
+        pick(g, 2) ? emit_int(g) : expr(g, 1);
+        EMIT(g, "))\n");
+    } else {
+        EMIT(g, "  pcall(SETIDX, ");
+        emit_pool(g);
+        EMIT(g, ", ");
+        pick(g, 2) ? emit_int(g) : expr(g, 1);
+        EMIT(g, ", ");
+        expr(g, 1);
+        EMIT(g, ")\n");
+    }
+}
+
+static void stmt_op(gen *g)
+{
+    target(g);
+    EMIT(g, "OPS.%s, ", PICK(g, ops));
+    emit_pool(g);
+    EMIT(g, ", ");
+    pick(g, 2) ? emit_pool(g) : emit_number(g);
+    EMIT(g, "))\n");
+}
+
+static void stmt_tl(gen *g)
+{
+    switch (pick(g, 8)) {
+    case 0: stmt_method(g); return;
+    case 1: stmt_index(g); return;
+    case 2: stmt_op(g); return;
+    default: break;
+    }
+    const call *c = &PICK(g, tl_calls);
+    target(g);
+    EMIT(g, "tl.%s", c->name);
+    args(g, c->tmpl);
+    EMIT(g, "))\n");
+}
+
+static void stmt_launch(gen *g)
+{
+    g->launches++;
+    bool async = pick(g, 4) == 0;
+    unsigned slot = target(g);
+    EMIT(g, "torch.%s, {name = \"fz\", fn = function(tl, a1, a2, a3, a4)\n", async ? "launch_async" : "launch");
+    EMIT(g, "  local K = {a1, a2, a3, a4}\n");
+    g->in_kernel = true;
+    unsigned n = pick(g, MAX_KERNEL_STMTS + 1);
+    for (unsigned i = 0; i < n && g->n; i++)
+        stmt_tl(g);
+    g->in_kernel = false;
+    EMIT(g, "  end}, ");
+    switch (pick(g, 4)) {
+    case 0: EMIT(g, "1"); break;
+    case 1: arg(g, 'I'); break;
+    case 2:
+        EMIT(g, "{");
+        arg(g, 'I');
+        EMIT(g, ", ");
+        arg(g, 'I');
+        EMIT(g, "}");
+        break;
+    default: EMIT(g, "GRID"); break;
+    }
+    /* device tensors first (the kernel's pointers), then anything */
+    static const char *const dev[] = {"V[3]", "V[4]", "V[3]", "V[4]", "V[5]", "V[6]"};
+    unsigned na = pick(g, 5);
+    for (unsigned i = 0; i < 4; i++) {
+        EMIT(g, ", ");
+        if (i < na)
+            expr(g, 1);
+        else
+            EMIT(g, "%s", PICK(g, dev));
+    }
+    EMIT(g, "))\n");
+    if (async)
+        EMIT(g, "  pcall(torch.wait, V[%u])\n", slot);
+}
+
+static void stmt_bench(gen *g)
+{
+    switch (pick(g, 12)) {
+    case 0:
+    case 1: stmt_method(g); return;
+    case 2: stmt_index(g); return;
+    case 3: stmt_op(g); return;
+    case 4:
+        if (g->launches < MAX_LAUNCHES) {
+            stmt_launch(g);
+            return;
+        }
+        break;
+    default: break;
+    }
+    const call *c = &PICK(g, torch_calls);
+    target(g);
+    EMIT(g, "torch.%s", c->name);
+    args(g, c->tmpl);
+    EMIT(g, "))\n");
+}
+
+/* The program as a Lua chunk: a function of the runtime, the pool values
+ * the driver made (V) and the helpers (M, IDX, SETIDX, OPS, R). */
+static char *generate(const uint8_t *data, size_t size)
+{
+    gen g = {.p = data, .n = size};
+    EMIT(&g, "local torch, V, GRID, M, IDX, SETIDX, OPS, R = ...\n");
+    for (unsigned i = 0; i < MAX_STMTS && g.n; i++)
+        stmt_bench(&g);
+    if (pick(&g, 2))
+        EMIT(&g, "  pcall(torch.cleanup)\n");
+    return kb_buf_take(&g.out);
+}
+
+/* ---- the Lua side ---- */
+
+/* Made once: returns run(chunk, topo_index, data): a new runtime, the pool
+ * values (two host tensors, two device tensors and their addresses), the
+ * program, and the runtime closed. */
+static const char driver[] =
+    "local dir = ...\n"
+    "local tm = require 'kernbench.torch'\n"
+    "local topos = { kb.topology.load(dir .. '/topologies/small_1cube_1pe.yaml'),\n"
+    "                kb.topology.load(dir .. '/topologies/small_1cube_8pe.yaml') }\n"
+    "local function M(o, k, ...) return o[k](o, ...) end\n"
+    "local function IDX(o, k) return o[k] end\n"
+    "local function SETIDX(o, k, v) o[k] = v end\n"
+    "local function R(ok, v) if ok then return v end end\n"
+    "local OPS = { add = function(a, b) return a + b end, sub = function(a, b) return a - b end,\n"
+    "  mul = function(a, b) return a * b end, div = function(a, b) return a / b end,\n"
+    "  idiv = function(a, b) return a // b end, unm = function(a) return -a end,\n"
+    "  len = function(a) return #a end, str = function(a) return tostring(a) end,\n"
+    "  concat = function(a, b) return a .. b end, eq = function(a, b) return a == b end,\n"
+    "  lt = function(a, b) return a < b end }\n"
+    "return function(chunk, topo, data)\n"
+    "  local torch = tm.new { topology = topos[topo], data_mode = data and 'data' or nil }\n"
+    "  local dp = torch.DPPolicy { pe = topo == 2 and 'row_wise' or 'replicate' }\n"
+    "  local d1 = torch.zeros({ 8, 4 }, { dtype = 'f32', dp = dp })\n"
+    "  local d2 = torch.empty({ 8, 8 }, { dtype = 'f16', dp = torch.DPPolicy {} })\n"
+    "  local V = { torch.ones({ 4, 4 }), torch.arange(0, 64):reshape({ 8, 8 }):half(), d1, d2,\n"
+    "              d1.va_base, d2.va_base, torch.zeros({ 2, 3 }, 'i32'), 2.5 }\n"
+    "  local ok, err = pcall(chunk, torch, V, topo == 2 and { 2, 1 } or 1, M, IDX, SETIDX, OPS, R)\n"
+    "  pcall(torch.close)\n"
+    "  if not ok then error(err, 0) end\n"
+    "end\n";
+
+/* The state's allocator, capped: the fuzz entry point has no context, so
+ * the budget lives here for the process. */
+static struct {
+    lua_Alloc f;
+    void *ud;
+    size_t used, cap;
+} mem;
+
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize > old && mem.used + (nsize - old) > mem.cap)
+        return NULL; /* Lua collects and retries, then raises "not enough memory" */
+    void *p = mem.f(mem.ud, ptr, osize, nsize);
+    if (p || nsize == 0)
+        mem.used = mem.used - old + nsize;
+    return p;
+}
+
+static struct {
+    kb_session session;
+    lua_State *L;
+    int run_ref;
+    bool print;
+} fz;
+
+static void teardown(void) { kb_lua_close(fz.L); }
+
+static void setup(void)
+{
+    char err[512];
+    fz.L = kb_lua_open(&fz.session, KB_FUZZ_SOURCE_DIR "/lua", err, sizeof err);
+    FUZZ_CHECK(fz.L, "cannot open a Lua state: %s", err);
+    lua_State *L = fz.L;
+    FUZZ_CHECK(luaL_loadbuffer(L, driver, sizeof driver - 1, "=fuzz_driver") == LUA_OK, "%s", lua_tostring(L, -1));
+    lua_pushstring(L, KB_FUZZ_SOURCE_DIR);
+    FUZZ_CHECK(lua_pcall(L, 1, 1, 0) == LUA_OK, "%s", lua_tostring(L, -1));
+    fz.run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_gc(L, LUA_GCCOLLECT);
+    mem.f = lua_getallocf(L, &mem.ud);
+    mem.used = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+    mem.cap = mem.used + MEM_HEADROOM;
+    lua_setallocf(L, capped_alloc, NULL);
+    const char *p = getenv("KB_FUZZ_PRINT");
+    fz.print = p && *p && strcmp(p, "0") != 0;
+    atexit(teardown);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!fz.L)
+        setup();
+    if (size == 0)
+        return 0;
+    unsigned flags = data[0];
+    char *src = generate(data + 1, size - 1);
+    if (fz.print)
+        fprintf(stderr, "---- program (topology %u, data %u):\n%s", (flags & 1) + 1, (flags >> 1) & 1, src);
+    lua_State *L = fz.L;
+    int top = lua_gettop(L);
+    int st = luaL_loadbuffer(L, src, strlen(src), "=fuzz_program");
+    FUZZ_CHECK(st == LUA_OK, "the generated program does not compile: %s\n%s", lua_tostring(L, -1), src);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fz.run_ref);
+    lua_insert(L, -2);
+    lua_pushinteger(L, (flags & 1) + 1);
+    lua_pushboolean(L, (flags >> 1) & 1);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+        /* The program's own errors are answers; the driver's setup failing
+         * (the runtime or the pool tensors) is not one it may give. */
+        const char *msg = lua_tostring(L, -1);
+        FUZZ_CHECK(msg && strstr(msg, "not enough memory"), "the driver failed: %s\n%s", msg ? msg : "?", src);
+        lua_pop(L, 1);
+    }
+    FUZZ_CHECK(lua_gettop(L) == top, "the Lua stack grew from %d to %d", top, lua_gettop(L));
+    /* Everything the program made is garbage now: collecting it here keeps
+     * libFuzzer's leak check (which scans the heap whenever a run frees
+     * less than it allocates) for runs that do leak. */
+    lua_gc(L, LUA_GCCOLLECT);
+    kb_val_free(fz.session.runs); /* the session keeps each closed run's statistics */
+    fz.session.runs = NULL;
+    free(src);
+    return 0;
+}
