@@ -132,7 +132,7 @@ static kb_mmu_entry *read_entries(lua_State *L, const char *call, bool map, size
     kb_mmu_entry *e = lua_newuserdatauv(L, (size_t)len * sizeof *e, 0);
     for (int i = 0; i < len; i++) {
         lua_rawgeti(L, -2, i + 1);
-        lua_Integer va, pa = 0, size;
+        lua_Integer va = 0, pa = 0, size = 0;
         if (!lua_istable(L, -1) || !lbind_field_int(L, -1, call, "va", 0, LUA_MAXINTEGER, &va) ||
             !lbind_field_int(L, -1, call, "size", 0, LUA_MAXINTEGER, &size) ||
             (map && !lbind_field_int(L, -1, call, "pa", 0, LUA_MAXINTEGER, &pa)))
