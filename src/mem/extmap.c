@@ -40,27 +40,14 @@ static size_t piece_after(const kb_extmap *m, uint64_t addr)
     return lo;
 }
 
-/* The first mapping that starts at or after addr. */
-static size_t mapping_from(const kb_extmap *m, uint64_t addr)
+/* The first mapping that starts at or after addr (after addr when `after`). */
+static size_t mapping_index(const kb_extmap *m, uint64_t addr, bool after)
 {
     size_t lo = 0, hi = m->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->all[mid]->start < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The first mapping that starts after addr. */
-static size_t mapping_after(const kb_extmap *m, uint64_t addr)
-{
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->all[mid]->start <= addr)
+        uint64_t s = m->all[mid]->start;
+        if (s < addr || (after && s == addr))
             lo = mid + 1;
         else
             hi = mid;
@@ -98,7 +85,7 @@ void kb_extmap_insert(kb_extmap *m, uint64_t start, uint64_t size, uint64_t valu
     }
     kb_extent *e = kb_xmalloc(sizeof *e);
     *e = (kb_extent){start, size, value, tag, ++m->seq, false};
-    size_t at = mapping_after(m, start); /* after every mapping starting at or before it: older first */
+    size_t at = mapping_index(m, start, true); /* after every mapping starting at or before it: older first */
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 16;
         m->all = kb_xrealloc(m->all, m->cap * sizeof *m->all);
@@ -156,7 +143,7 @@ static int newest_first(const void *a, const void *b)
  * address, the newest mapping left that covers it. */
 static void refill(kb_extmap *m, uint64_t a, uint64_t b)
 {
-    size_t stop = mapping_after(m, b - 1), nc = 0;
+    size_t stop = mapping_index(m, b - 1, true), nc = 0;
     kb_extent **cand = kb_xmalloc((stop ? stop : 1) * sizeof *cand);
     for (size_t i = 0; i < stop; i++)
         if (end_of(m->all[i]) > a)
@@ -195,7 +182,7 @@ size_t kb_extmap_remove_inside(kb_extmap *m, uint64_t start, uint64_t size, kb_e
     uint64_t end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
     /* The mappings inside start in [start, end): take them out of `all`,
      * marked dead (seq 0; live ones count from 1). */
-    size_t i = mapping_from(m, start), r = i, k = i, ndead = 0;
+    size_t i = mapping_index(m, start, false), r = i, k = i, ndead = 0;
     kb_extent **dead = NULL;
     for (; r < m->n && m->all[r]->start < end; r++) {
         kb_extent *e = m->all[r];
