@@ -95,6 +95,11 @@ char *kb_stop_text(const kb_session *s, int stopped)
     }
     if (s->stopped_where[0])
         kb_buf_printf(&b, "%sLua code stopped at %s", c->reached.seen ? "; " : ": ", s->stopped_where);
+    if (!c->reached.seen && c->latest.seen) {
+        char now[KB_TIME_STRLEN];
+        kb_buf_printf(&b, "%ssimulation #%d had reached t=%s after %llu events", s->stopped_where[0] ? "; " : ": ",
+                      c->latest.id, kb_time_format(c->latest.now, now), (unsigned long long)c->latest.events);
+    }
     return kb_buf_take(&b);
 }
 
@@ -109,10 +114,13 @@ static void write_stats(kb_session *s, kb_outputs *o, int stopped)
     if (stopped) { /* a complete run's file has none of these keys */
         fputs(",\"interrupted\":true,\"stopped_by\":", f);
         kb_json_write_string(f, kb_stop_name(stopped));
-        if (s->ctl.reached.seen) {
-            fprintf(f, ",\"stopped_at\":{\"sim\":%d,\"sim_ns\":", s->ctl.reached.id);
-            kb_json_write_number(f, kb_ps_to_ns((double)s->ctl.reached.now));
-            fprintf(f, ",\"events\":%llu}", (unsigned long long)s->ctl.reached.events);
+        /* Where the stop found a simulation, or where the last run ended
+         * when the stop found Lua code between runs. */
+        const kb_sim_where *w = s->ctl.reached.seen ? &s->ctl.reached : &s->ctl.latest;
+        if (w->seen) {
+            fprintf(f, ",\"stopped_at\":{\"sim\":%d,\"sim_ns\":", w->id);
+            kb_json_write_number(f, kb_ps_to_ns((double)w->now));
+            fprintf(f, ",\"events\":%llu}", (unsigned long long)w->events);
         }
     }
     fputs("}\n", f);

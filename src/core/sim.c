@@ -130,11 +130,11 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
         sim->now = until;
     /* Where the stop found this run (also one that failed meanwhile: the
      * stop may have raised in a process's Lua code). */
-    if (sim->ctl && sim->ctl->stop && !sim->ctl->reached.seen) {
-        sim->ctl->reached.seen = true;
-        sim->ctl->reached.id = sim->ctl_id;
-        sim->ctl->reached.now = sim->now;
-        sim->ctl->reached.events = sim->events;
+    if (sim->ctl) {
+        kb_sim_where here = {true, sim->ctl_id, sim->now, sim->events};
+        sim->ctl->latest = here;
+        if (sim->ctl->stop && !sim->ctl->reached.seen)
+            sim->ctl->reached = here;
     }
     sim->stop_requested = false;
     sim->running = nested;

@@ -87,19 +87,24 @@ typedef enum kb_stop {
  * KB_STOP_EVENTS; the clock is then set to `until`, as by
  * kb_sim_run(until)), calls on_limit, and returns KB_RUN_INTERRUPTED; an
  * empty queue still ends a run normally. The first run to stop records
- * where it was in `reached`. */
+ * where it was in `reached`; every run records where it ended in `latest`
+ * (where the simulated time was when a stop finds Lua code running between
+ * runs). */
+typedef struct kb_sim_where {
+    bool seen;
+    int id; /* the simulation's id given to kb_sim_set_control */
+    kb_time now;
+    uint64_t events;
+} kb_sim_where;
+
 typedef struct kb_sim_control {
     volatile sig_atomic_t stop; /* a kb_stop */
     kb_time until;              /* > 0, or 0: no limit */
     uint64_t max_events;        /* > 0, or 0: no limit */
     void (*on_limit)(void *ctx);
     void *ctx;
-    struct {
-        bool seen;
-        int id;           /* the simulation's id given to kb_sim_set_control */
-        kb_time now;
-        uint64_t events;
-    } reached;
+    kb_sim_where reached;
+    kb_sim_where latest;
 } kb_sim_control;
 
 /* Puts sim under c (which must outlive it); `id` names it in c->reached.

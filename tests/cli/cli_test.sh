@@ -39,6 +39,7 @@ run() {
 expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1; stderr: $(cat "$tmp/err")"; }
 expect_out() { grep -qF -- "$1" "$tmp/out" || fail "stdout lacks '$1'; stdout was: $(cat "$tmp/out")"; }
 expect_err() { grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1'; stderr was: $(cat "$tmp/err")"; }
+expect_err_where() { grep -qE -- "$1" "$tmp/err" || fail "stderr does not match '$1'; stderr was: $(cat "$tmp/err")"; }
 expect_empty() { [ ! -s "$tmp/$1" ] || fail "$1 should be empty, was: $(cat "$tmp/$1")"; }
 
 case $case_name in
