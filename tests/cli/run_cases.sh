@@ -119,6 +119,11 @@ end }'
   printf 'return { name = "b", description = "d", run = function(torch)\n  io.stdout:setvbuf("no") print("ready")\n  while true do pcall(function() while true do end end) end\nend }\n' >"$tmp/bench.lua"
   signal_when_ready INT -q -t small_1cube_1pe "$tmp/bench.lua"; expect_status 130
   expect_err "kernbench: interrupted (SIGINT): Lua code stopped at $tmp/bench.lua:3"
+  # in the bench after a launch: the message and stats say where the simulation was
+  printf 'return { name = "b", description = "d", run = function(torch)\n  io.stdout:setvbuf("no") torch.launch(function(tl) tl.cycles(10) end, 1)\n  print("ready") while true do end\nend }\n' >"$tmp/after.lua"
+  signal_when_ready INT -q -t small_1cube_1pe --stats-json "$tmp/after.json" "$tmp/after.lua"; expect_status 130
+  expect_err_where "Lua code stopped at $tmp/after.lua:3; simulation #1 had reached t=[0-9.]+ ns after [0-9]+ events"
+  grep -q '"stopped_at":{"sim":1,"sim_ns":' "$tmp/after.json" || fail "stats lack stopped_at: $(tail -c 300 "$tmp/after.json")"
   # in a process of a plain simulation, and in a latency model
   signal_when_ready INT -e 'io.stdout:setvbuf("no") local s = sim.new() s:spawn(function() print("ready") while true do end end) s:run()'
   expect_status 130; expect_err "interrupted (SIGINT): simulation #1 stopped at t=0.000 ns"
