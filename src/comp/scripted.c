@@ -26,7 +26,7 @@ typedef struct note {
 struct kb_scripted {
     kb_comp *c;
     kb_scripted **ref; /* a higher layer's handle, cleared when the component goes */
-    kb_store inbox;    /* kb_txn* or kb_flit* */
+    kb_store *inbox;   /* kb_txn* or kb_flit* */
     int held;          /* taken and not yet forwarded or finished */
     kb_proc *proc;     /* the process that receives, once known */
     note cur;
@@ -61,7 +61,7 @@ static void comp_init(kb_comp *c)
     s->c = c;
     char name[160];
     snprintf(name, sizeof name, "%s inbox", c->n->id);
-    kb_store_init(&s->inbox, kb_fabric_sim(c->fab), name, 0);
+    s->inbox = kb_store_new(kb_fabric_sim(c->fab), name, 0);
     c->state = s;
 }
 
@@ -70,7 +70,7 @@ static void comp_fini(kb_comp *c)
     kb_scripted *s = c->state;
     if (s->ref)
         *s->ref = NULL;
-    kb_store_deinit(&s->inbox);
+    kb_store_close(s->inbox);
     free(s);
 }
 
@@ -84,7 +84,7 @@ static void set_holding(kb_scripted *s, int delta)
 static void arrive(kb_comp *c, void *p)
 {
     kb_scripted *s = c->state;
-    kb_store_put(&s->inbox, (kb_item){.p = p}, NULL);
+    kb_store_put(s->inbox, (kb_item){.p = p}, NULL); /* unbounded: always goes in */
     set_holding(s, 1);
 }
 
@@ -113,7 +113,7 @@ void kb_scripted_set_proc(kb_scripted *s, kb_proc *proc)
     set_holding(s, 0);
 }
 
-size_t kb_scripted_queued(const kb_scripted *s) { return kb_store_count(&s->inbox); }
+size_t kb_scripted_queued(const kb_scripted *s) { return kb_store_count(s->inbox); }
 
 int kb_scripted_held(const kb_scripted *s) { return s->held; }
 
@@ -164,7 +164,7 @@ static void take(kb_scripted *s, kb_item item, kb_scripted_msg *m)
 bool kb_scripted_take(kb_scripted *s, kb_scripted_msg *m)
 {
     kb_item item;
-    if (!kb_store_get(&s->inbox, &item, NULL))
+    if (!kb_store_get(s->inbox, &item, NULL))
         return false;
     take(s, item, m);
     return true;
@@ -180,22 +180,24 @@ static void receive_timeout(kb_sim *sim, void *arg)
         return;
     kb_waiter_cancel(s->waiter);
     s->waiter->item = KB_ITEM_NONE;
+    kb_sim_resuming_last(sim, s->waiter->proc);
     s->waiter->wake(sim, s->waiter);
 }
 
 bool kb_scripted_receive(kb_scripted *s, kb_scripted_msg *m, kb_waiter *w, kb_time timeout)
 {
     s->cur.id = 0;
-    if (kb_scripted_take(s, m))
-        return true;
     if (!w || timeout == 0)
-        return false;
+        return kb_scripted_take(s, m);
     kb_item item;
-    kb_store_get(&s->inbox, &item, w);
+    if (kb_store_get(s->inbox, &item, w)) {
+        take(s, item, m);
+        return true;
+    }
     s->waiter = w;
     s->waiting = true;
     s->deadline = -1;
-    if (timeout > 0) {
+    if (timeout > 0 && kb_waiter_queued(w)) { /* still waiting for an arrival */
         kb_sim *sim = kb_fabric_sim(s->c->fab);
         s->deadline = kb_sim_now(sim) + timeout;
         kb_sim_at(sim, s->deadline, KB_PRIO_NORMAL, receive_timeout, s);

@@ -90,11 +90,12 @@ typedef enum kb_scripted_status {
 /* The next arrival, without blocking: true with *m, false if the inbox is
  * empty. It becomes the component's current message. */
 bool kb_scripted_take(kb_scripted *s, kb_scripted_msg *m);
-/* A receive: clears the current message, then as kb_scripted_take. If the
- * inbox is empty, with w and timeout != 0, w is queued on the inbox and
- * woken with the next arrival, or (timeout > 0, in ps) with KB_ITEM_NONE
- * when the timeout passes first; the woken side then calls
- * kb_scripted_received. Without w or with timeout 0, nothing is queued. */
+/* A receive: clears the current message. Without w or with timeout 0, as
+ * kb_scripted_take. Otherwise a get from the inbox with w (core/store.h):
+ * true with *m when the receiver may go on at once; else w is woken with
+ * the arrival taken for it, or (timeout > 0, in ps) with KB_ITEM_NONE when
+ * the timeout passes while it still waits for one; the woken side then
+ * calls kb_scripted_received. */
 bool kb_scripted_receive(kb_scripted *s, kb_scripted_msg *m, kb_waiter *w, kb_time timeout);
 /* Ends a receive that blocked, with what its waiter got: true with *m (the
  * current message), false if the timeout came first. */

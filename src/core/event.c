@@ -96,6 +96,23 @@ void kb_event_set_name(kb_event *ev, const char *name)
     ev->name = kb_xstrdup(name);
 }
 
+void kb_event_set_unhandled(kb_sim *sim, kb_unhandled_fn fn, void *ctx)
+{
+    sim->on_unhandled = fn;
+    sim->unhandled_ctx = ctx;
+}
+
+static void unhandled(kb_sim *sim, kb_event *ev)
+{
+    if (sim->on_unhandled) {
+        sim->on_unhandled(sim->unhandled_ctx, ev);
+        return;
+    }
+    char what[160];
+    kb_event_describe(ev, what, sizeof what);
+    kb_sim_fail(sim, "%s failed and nothing waited on it", what);
+}
+
 static void event_process(kb_sim *sim, void *arg)
 {
     kb_event *ev = arg;
@@ -103,12 +120,18 @@ static void event_process(kb_sim *sim, void *arg)
     kb_link *l;
     while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
         kb_waiter *w = KB_CONTAINER_OF(l, kb_waiter, link);
-        if (w->proc)
+        if (w->proc) {
             kb_proc_clear_wait(w->proc);
+            if (!ev->ok) /* the process gets the failure raised */
+                ev->defused = true;
+        }
         w->item = ev->value;
         w->ok = ev->ok;
+        kb_sim_resuming_last(sim, kb_list_empty(&ev->waiters) ? w->proc : NULL);
         w->wake(sim, w);
     }
+    if (!ev->ok && !ev->defused)
+        unhandled(sim, ev);
     kb_event_unref(ev); /* the reference held by the schedule */
 }
 
@@ -168,6 +191,8 @@ static void cond_child_processed(kb_sim *sim, void *arg)
 {
     (void)sim;
     cond_waiter *cw = arg;
+    if (!cw->w.ok) /* a pending condition takes its child's failure */
+        cw->cond->children[cw->index]->defused = true;
     cw->cond->done++;
     cond_settle(cw->cond, cw->index, cw->w.ok, cw->w.item);
 }
@@ -217,20 +242,32 @@ kb_event *kb_event_any_of(kb_sim *sim, kb_event *const *children, size_t n)
 
 int kb_event_cond_index(const kb_event *ev) { return ev->cond ? ev->cond->index : -1; }
 
+kb_event *kb_event_cond_failed_child(const kb_event *ev)
+{
+    if (!ev->cond || ev->ok || ev->state == KB_EVENT_PENDING || ev->cond->index < 0)
+        return NULL;
+    return ev->cond->children[ev->cond->index];
+}
+
 size_t kb_event_cond_done(const kb_event *ev) { return ev->cond ? ev->cond->done : 0; }
 
+
+void kb_event_label(const kb_event *ev, char *buf, size_t n)
+{
+    const char *kind = ev->cond ? (ev->cond->any ? "any_of event" : "all_of event") : "event";
+    if (ev->name)
+        snprintf(buf, n, "%s '%s' #%" PRIu64, kind, ev->name, ev->id);
+    else
+        snprintf(buf, n, "%s #%" PRIu64, kind, ev->id);
+}
 
 void kb_event_describe(const kb_event *ev, char *buf, size_t n)
 {
     static const char *const states[] = {"pending", "triggered", "processed"};
-    const char *kind = ev->cond ? (ev->cond->any ? "any_of event" : "all_of event") : "event";
-    char detail[64] = "";
+    char label[200], detail[64] = "";
+    kb_event_label(ev, label, sizeof label);
     if (ev->cond)
         snprintf(detail, sizeof detail, ", %zu of %zu children processed", ev->cond->done,
                  ev->cond->n);
-    if (ev->name)
-        snprintf(buf, n, "%s '%s' #%" PRIu64 " (%s%s)", kind, ev->name, ev->id, states[ev->state],
-                 detail);
-    else
-        snprintf(buf, n, "%s #%" PRIu64 " (%s%s)", kind, ev->id, states[ev->state], detail);
+    snprintf(buf, n, "%s (%s%s)", label, states[ev->state], detail);
 }

@@ -5,6 +5,12 @@
  * timeout) in queue order; processing wakes its waiters in the order they
  * started waiting. all_of / any_of build a condition event over others.
  *
+ * Failures are never ignored, as in SimPy: a failed event is "taken" by a
+ * waiter with a process (the process gets the failure raised) or by a
+ * pending condition it belongs to (which fails in turn). A failed event
+ * that nothing took when it is processed is handed to the simulation's
+ * unhandled hook (kb_event_set_unhandled), or fails the simulation.
+ *
  * Events are reference counted and pooled per simulation: kb_event_new
  * returns one reference; a scheduled processing holds another; a condition
  * holds one on each child. The last unref returns the event to the pool. */
@@ -29,6 +35,7 @@ struct kb_event {
     uint32_t refs;
     uint8_t state;  /* kb_event_state */
     bool ok;
+    bool defused;   /* a failure that a waiter took */
     kb_item value;  /* success value or failure reason */
     kb_link waiters;
     kb_cond *cond;  /* set for all_of / any_of */
@@ -63,6 +70,15 @@ int kb_event_cond_index(const kb_event *ev);
 /* For conditions: children processed so far. */
 size_t kb_event_cond_done(const kb_event *ev);
 
+/* Who is told about failed events that nothing took when they were
+ * processed (NULL: the simulation fails, naming the event). The hook may
+ * fail the simulation itself. */
+void kb_event_set_unhandled(kb_sim *sim, kb_unhandled_fn fn, void *ctx);
+/* For a condition that failed: the child whose failure it took, else NULL. */
+kb_event *kb_event_cond_failed_child(const kb_event *ev);
+
+/* The event's name for messages, e.g. "event 'ready' #7" or "all_of event #9". */
+void kb_event_label(const kb_event *ev, char *buf, size_t n);
 /* A one-line description for reports, e.g. "event 'ready' #7 (pending)". */
 void kb_event_describe(const kb_event *ev, char *buf, size_t n);
 

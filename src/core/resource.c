@@ -1,35 +1,99 @@
 #include "core/resource.h"
 
+#include "core/proc.h"
+#include "core/sim_internal.h"
 #include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-void kb_resource_init(kb_resource *r, kb_sim *sim, const char *name, size_t capacity)
+static void destroy(kb_owned *o)
 {
-    memset(r, 0, sizeof *r);
+    kb_resource *r = KB_CONTAINER_OF(o, kb_resource, owned);
+    kb_waiter_cancel_all(&r->waiters);
+    free(r->name);
+    free(r);
+}
+
+kb_resource *kb_resource_new(kb_sim *sim, const char *name, size_t capacity)
+{
+    kb_resource *r = kb_xcalloc(1, sizeof *r);
     r->w.kind = KB_WAITABLE_RESOURCE;
     r->sim = sim;
     r->name = kb_xstrdup(name);
     r->capacity = capacity;
     kb_list_init(&r->waiters);
+    kb_sim_own(sim, &r->owned, destroy);
+    return r;
 }
 
-void kb_resource_deinit(kb_resource *r)
+void kb_resource_close(kb_resource *r)
 {
     kb_waiter_cancel_all(&r->waiters);
-    free(r->name);
-    r->name = NULL;
+    r->closed = true;
+    if (r->queued == 0)
+        kb_sim_disown(&r->owned);
+}
+
+/* SimPy's _trigger_put: the first waiting request gets a free slot. */
+static kb_waiter *admit(kb_resource *r)
+{
+    if (kb_list_empty(&r->waiters) || r->in_use >= r->capacity)
+        return NULL;
+    r->in_use++;
+    return kb_waiter_take_first(&r->waiters);
+}
+
+static void schedule(kb_resource *r, kb_callback processed, void *arg)
+{
+    r->queued++;
+    kb_sim_after(r->sim, 0, KB_PRIO_NORMAL, processed, arg);
+}
+
+static void processed_one(kb_resource *r)
+{
+    if (--r->queued == 0 && r->closed)
+        kb_sim_disown(&r->owned);
+}
+
+/* Processing a granted request wakes its requester (releases never wait,
+ * so there is nothing else to try). */
+static void acquire_processed(kb_sim *sim, void *arg)
+{
+    kb_waiter *w = arg;
+    processed_one(w->target);
+    w->ok = true;
+    kb_sim_resuming_last(sim, w->proc);
+    w->wake(sim, w);
+}
+
+static void release_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_resource *r = arg;
+    kb_waiter *w = admit(r);
+    if (w)
+        schedule(r, acquire_processed, w);
+    processed_one(r);
 }
 
 bool kb_resource_acquire(kb_resource *r, kb_waiter *w)
 {
-    if (r->in_use < r->capacity) {
+    if (!w) {
+        if (!kb_list_empty(&r->waiters) || r->in_use >= r->capacity)
+            return false;
         r->in_use++;
         return true;
     }
+    w->target = r;
     kb_waiter_enqueue(&r->waiters, w, &r->w, "to acquire");
+    kb_waiter *granted = admit(r);
+    if (granted == w && kb_sim_can_continue(r->sim, w->proc)) {
+        kb_sim_count_inline(r->sim); /* this request's processing, done here */
+        return true;
+    }
+    if (granted)
+        schedule(r, acquire_processed, granted);
     return false;
 }
 
@@ -37,12 +101,8 @@ bool kb_resource_release(kb_resource *r)
 {
     if (r->in_use == 0)
         return false;
-    if (kb_list_empty(&r->waiters)) {
-        r->in_use--;
-        return true;
-    }
-    /* The slot passes straight to the first waiter: in_use is unchanged. */
-    kb_waiter_wake_first(r->sim, &r->waiters)->ok = true;
+    r->in_use--;
+    schedule(r, release_processed, r);
     return true;
 }
 

@@ -1,8 +1,17 @@
-/* Resource: N identical slots, acquired and released in FIFO order.
+/* Resource: N identical slots, with SimPy's semantics.
  *
- * acquire takes a slot if one is free; otherwise the waiter queues and is
- * woken (scheduled at the current time) when a release hands it the slot.
- * See waiter.h for the blocking convention. */
+ * An acquire is a request: requests wait in arrival order and only the
+ * first waiting one is tried. A request granted a slot completes at once
+ * and is processed through the queue at the current time, which wakes the
+ * requester. A release frees its slot at once; processing the release
+ * (queued at the current time) grants the slot to the first waiting
+ * request. See waiter.h for the blocking convention and sim.h
+ * (kb_sim_can_continue) for when a process need not wait for its own
+ * request's processing.
+ *
+ * A resource belongs to its simulation: kb_resource_close gives it up, and
+ * it is freed once no processing of its requests is queued (or with the
+ * simulation). */
 #ifndef KB_CORE_RESOURCE_H
 #define KB_CORE_RESOURCE_H
 
@@ -17,17 +26,24 @@ struct kb_resource {
     size_t capacity;
     size_t in_use;
     kb_link waiters;
+    /* ownership (resource.c) */
+    kb_owned owned;
+    size_t queued; /* processings of this resource's requests in the queue */
+    bool closed;
 };
 
 /* capacity >= 1; name is copied (NULL allowed). */
-void kb_resource_init(kb_resource *r, kb_sim *sim, const char *name, size_t capacity);
-void kb_resource_deinit(kb_resource *r);
+kb_resource *kb_resource_new(kb_sim *sim, const char *name, size_t capacity);
+/* The owner is done with r: waiters still queued are detached without
+ * being woken; r is freed when nothing queued refers to it. */
+void kb_resource_close(kb_resource *r);
 
-/* True if a slot was taken now. Otherwise, with w, w queues and is woken
- * holding the slot; without w, nothing happens. */
+/* Acquire. With w (a process or component waiting): follows waiter.h.
+ * Without w (from outside any process): true if a slot was taken at once,
+ * false and nothing happens if the acquire would have to wait. */
 bool kb_resource_acquire(kb_resource *r, kb_waiter *w);
-/* Frees a slot (or hands it to the first waiter). False if no slot was
- * held: releasing more than was acquired is a caller bug. */
+/* Frees a slot. False if no slot was held: releasing more than was
+ * acquired is a caller bug. */
 bool kb_resource_release(kb_resource *r);
 
 static inline size_t kb_resource_queued(const kb_resource *r) { return kb_list_count(&r->waiters); }

@@ -13,8 +13,21 @@ kb_sim *kb_sim_new(void)
     kb_sim *sim = kb_xcalloc(1, sizeof *sim);
     kb_queue_init(&sim->queue);
     kb_list_init(&sim->procs);
+    kb_list_init(&sim->owned);
     kb_event_pool_init(sim);
     return sim;
+}
+
+void kb_sim_own(kb_sim *sim, kb_owned *o, void (*destroy)(kb_owned *o))
+{
+    o->destroy = destroy;
+    kb_list_push_back(&sim->owned, &o->link);
+}
+
+void kb_sim_disown(kb_owned *o)
+{
+    kb_link_unlink(&o->link);
+    o->destroy(o);
 }
 
 void kb_sim_free(kb_sim *sim)
@@ -25,6 +38,8 @@ void kb_sim_free(kb_sim *sim)
     while (sim->procs.next != &sim->procs)
         kb_proc_end(KB_CONTAINER_OF(sim->procs.next, kb_proc, link));
     kb_queue_destroy(&sim->queue);
+    while (!kb_list_empty(&sim->owned))
+        kb_sim_disown(KB_CONTAINER_OF(sim->owned.next, kb_owned, link));
     kb_event_pool_destroy(sim);
     free(sim->error);
     free(sim);
@@ -62,6 +77,7 @@ static inline void process(kb_sim *sim, kb_qentry e)
 {
     sim->now = e.t;
     sim->events++;
+    sim->last_resumed = NULL;
     if (sim->observer)
         sim->observer(sim->observer_ctx, e.t, e.key, e.fn, e.arg);
     e.fn(sim, e.arg);
@@ -83,7 +99,7 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
 {
     double t0 = kb_wall_seconds();
     uint64_t start = sim->events;
-    bool nested = sim->running;
+    bool nested = sim->running, inline_before = sim->may_inline;
     sim->running = true;
     /* An error recorded outside a run (a bad schedule from a script) fails
      * the next run at once rather than being lost. */
@@ -91,6 +107,8 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     kb_time lim_until = sim->ctl && sim->ctl->until > 0 ? sim->ctl->until : KB_TIME_MAX;
     uint64_t lim_events = sim->ctl && sim->ctl->max_events > 0 ? sim->ctl->max_events : UINT64_MAX;
     kb_time bound = lim_until < until ? lim_until : until;
+    /* Stepping and event limits count events one by one: no shortcuts. */
+    sim->may_inline = max_events == UINT64_MAX && lim_events == UINT64_MAX;
     kb_run_status st = KB_RUN_EMPTY;
     for (;;) {
         if (sim->stop_requested) {
@@ -138,6 +156,8 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     }
     sim->stop_requested = false;
     sim->running = nested;
+    sim->may_inline = inline_before;
+    sim->last_resumed = NULL;
     sim->wall_s += kb_wall_seconds() - t0;
     if (done)
         *done = sim->events - start;
@@ -203,6 +223,24 @@ void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id)
     sim->ctl_id = id;
     sim->interrupt = &c->stop;
 }
+
+void kb_sim_resuming_last(kb_sim *sim, const kb_proc *proc) { sim->last_resumed = proc; }
+
+/* Queue rings of the priorities that would run before a NORMAL event
+ * scheduled now (LATE ones run after it). */
+#define BEFORE_NORMAL ((1u << (KB_PRIO_NORMAL + 1)) - 1)
+
+bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc)
+{
+    /* While an event is processed, now == queue.last, so anything queued
+     * at the current time sits in a ring. */
+    return proc && proc == sim->last_resumed && sim->may_inline && !sim->stop_requested &&
+           !(sim->interrupt && *sim->interrupt) && (sim->queue.ring_mask & BEFORE_NORMAL) == 0;
+}
+
+void kb_sim_count_inline(kb_sim *sim) { sim->events++; }
+
+kb_time kb_sim_peek(const kb_sim *sim) { return kb_queue_min_time(&sim->queue); }
 
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx)
 {

@@ -111,6 +111,35 @@ typedef struct kb_sim_control {
  * Replaces an interrupt flag. */
 void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id);
 
+/* ---- SimPy's order within one instant ----
+ * The core follows SimPy: an operation of a process that can complete at
+ * once (a get from a store with items, a free slot, a zero delay) still
+ * completes through the queue, and the process resumes when that
+ * completion is processed, after everything queued before it at the same
+ * time. Skipping the queue is allowed only where nobody could tell:
+ *
+ * kb_sim_resuming_last(sim, p): the code resuming process p declares that
+ * p's resumption is the last thing the event being processed does (an
+ * event's last waiter, a sleep ending, a process starting). Every event
+ * starts with no such process.
+ *
+ * kb_sim_can_continue(sim, p): true when p may go on at once as if its
+ * completed operation had been processed through the queue: p was resumed
+ * last, nothing with priority NORMAL or more urgent is queued at the
+ * current time, the run is neither stepping nor counting towards an event
+ * limit, and no stop is pending. Queued, that completion would be the next
+ * event and resume p next; continuing is the same.
+ *
+ * kb_sim_count_inline(sim): the caller processed such a completion itself;
+ * it counts as an event, so event counts are the same either way. */
+void kb_sim_resuming_last(kb_sim *sim, const kb_proc *proc);
+bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc);
+void kb_sim_count_inline(kb_sim *sim);
+
+/* Time of the next queued event, or KB_TIME_MAX when none is (SimPy's
+ * peek). */
+kb_time kb_sim_peek(const kb_sim *sim);
+
 /* Called before each event is processed; for tests and tracing. */
 typedef void (*kb_observer)(void *ctx, kb_time t, uint64_t key, kb_callback fn, void *arg);
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx);

@@ -8,6 +8,11 @@
 #include "core/queue.h"
 #include "core/sim.h"
 
+/* Links o into sim's owned list; kb_sim_free calls o->destroy. */
+void kb_sim_own(kb_sim *sim, kb_owned *o, void (*destroy)(kb_owned *o));
+/* Unlinks and destroys o now. */
+void kb_sim_disown(kb_owned *o);
+
 struct kb_sim {
     kb_time now;
     uint64_t seq; /* insertion counter for the queue's tie-break */
@@ -27,6 +32,14 @@ struct kb_sim {
     int ctl_id;
     kb_observer observer;
     void *observer_ctx;
+    /* SimPy's order within one instant (kb_sim_can_continue): the process
+     * the event being processed resumes as its last action, and whether
+     * this run may process an operation without the queue at all. */
+    const kb_proc *last_resumed;
+    bool may_inline;
+    kb_link owned; /* kb_owned objects */
+    kb_unhandled_fn on_unhandled;
+    void *unhandled_ctx;
 };
 
 #endif

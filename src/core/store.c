@@ -1,30 +1,42 @@
 #include "core/store.h"
 
+#include "core/proc.h"
+#include "core/sim_internal.h"
 #include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-void kb_store_init(kb_store *st, kb_sim *sim, const char *name, size_t capacity)
+static void destroy(kb_owned *o)
 {
-    memset(st, 0, sizeof *st);
+    kb_store *st = KB_CONTAINER_OF(o, kb_store, owned);
+    kb_waiter_cancel_all(&st->getters);
+    kb_waiter_cancel_all(&st->putters);
+    free(st->ring);
+    free(st->name);
+    free(st);
+}
+
+kb_store *kb_store_new(kb_sim *sim, const char *name, size_t capacity)
+{
+    kb_store *st = kb_xcalloc(1, sizeof *st);
     st->w.kind = KB_WAITABLE_STORE;
     st->sim = sim;
     st->name = kb_xstrdup(name);
     st->capacity = capacity;
     kb_list_init(&st->getters);
     kb_list_init(&st->putters);
+    kb_sim_own(sim, &st->owned, destroy);
+    return st;
 }
 
-void kb_store_deinit(kb_store *st)
+void kb_store_close(kb_store *st)
 {
     kb_waiter_cancel_all(&st->getters);
     kb_waiter_cancel_all(&st->putters);
-    free(st->ring);
-    free(st->name);
-    st->ring = NULL;
-    st->name = NULL;
+    st->closed = true;
+    if (st->queued == 0)
+        kb_sim_disown(&st->owned);
 }
 
 static bool full(const kb_store *st) { return st->capacity && st->count >= st->capacity; }
@@ -53,37 +65,142 @@ static kb_item ring_pop(kb_store *st)
     return item;
 }
 
+/* ---- serving requests (SimPy's _trigger_put / _trigger_get) ---- */
+
+/* The first waiting putter, if there is room: its item goes in. */
+static kb_waiter *admit_putter(kb_store *st)
+{
+    if (kb_list_empty(&st->putters) || full(st))
+        return NULL;
+    kb_waiter *w = kb_waiter_take_first(&st->putters);
+    ring_push(st, w->item);
+    return w;
+}
+
+/* The first waiting getter, if there is an item: it gets the oldest. */
+static kb_waiter *admit_getter(kb_store *st)
+{
+    if (kb_list_empty(&st->getters) || st->count == 0)
+        return NULL;
+    kb_waiter *w = kb_waiter_take_first(&st->getters);
+    w->item = ring_pop(st);
+    w->ok = true;
+    return w;
+}
+
+static void schedule(kb_store *st, kb_callback processed, void *arg)
+{
+    st->queued++;
+    kb_sim_after(st->sim, 0, KB_PRIO_NORMAL, processed, arg);
+}
+
+/* A processing ran: a closed store with nothing else queued goes. */
+static void processed_one(kb_store *st)
+{
+    if (--st->queued == 0 && st->closed)
+        kb_sim_disown(&st->owned);
+}
+
+static void serve_getter(kb_store *st);
+static void serve_putter(kb_store *st);
+
+/* Processing a put tries the first getter, a get the first putter; a
+ * waiter's requester is then resumed, as the event's last action. */
+static void put_processed(kb_sim *sim, void *arg)
+{
+    kb_waiter *w = arg;
+    kb_store *st = w->target;
+    serve_getter(st);
+    processed_one(st);
+    kb_sim_resuming_last(sim, w->proc);
+    w->wake(sim, w);
+}
+
+static void get_processed(kb_sim *sim, void *arg)
+{
+    kb_waiter *w = arg;
+    kb_store *st = w->target;
+    serve_putter(st);
+    processed_one(st);
+    kb_sim_resuming_last(sim, w->proc);
+    w->wake(sim, w);
+}
+
+static void anonymous_put_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    serve_getter(arg);
+    processed_one(arg);
+}
+
+static void anonymous_get_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    serve_putter(arg);
+    processed_one(arg);
+}
+
+static void serve_putter(kb_store *st)
+{
+    kb_waiter *w = admit_putter(st);
+    if (w)
+        schedule(st, put_processed, w);
+}
+
+static void serve_getter(kb_store *st)
+{
+    kb_waiter *w = admit_getter(st);
+    if (w)
+        schedule(st, get_processed, w);
+}
+
+/* ---- operations ---- */
+
 bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
 {
-    if (!kb_list_empty(&st->getters)) { /* the store is empty: hand over */
-        kb_waiter *g = kb_waiter_wake_first(st->sim, &st->getters);
-        g->item = item; /* read when the scheduled wake-up runs */
-        g->ok = true;
-        return true;
-    }
-    if (!full(st)) {
+    if (!w) {
+        if (!kb_list_empty(&st->putters) || full(st))
+            return false;
         ring_push(st, item);
+        schedule(st, anonymous_put_processed, st);
         return true;
     }
-    if (w) {
-        w->item = item;
-        w->ok = true;
-    }
+    w->item = item;
+    w->ok = true;
+    w->target = st;
     kb_waiter_enqueue(&st->putters, w, &st->w, "to put to");
+    kb_waiter *served = admit_putter(st);
+    if (served == w && kb_sim_can_continue(st->sim, w->proc)) {
+        kb_sim_count_inline(st->sim); /* this put's processing, done here */
+        serve_getter(st);
+        return true;
+    }
+    if (served)
+        schedule(st, put_processed, served);
     return false;
 }
 
 bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
 {
-    if (st->count > 0) {
+    if (!w) {
+        if (!kb_list_empty(&st->getters) || st->count == 0)
+            return false;
         *out = ring_pop(st);
-        if (!kb_list_empty(&st->putters)) { /* room for the first blocked putter */
-            kb_waiter *p = kb_waiter_wake_first(st->sim, &st->putters);
-            ring_push(st, p->item);
-        }
+        if (st->capacity) /* an unbounded store has no putters to serve */
+            schedule(st, anonymous_get_processed, st);
         return true;
     }
+    w->target = st;
     kb_waiter_enqueue(&st->getters, w, &st->w, "to get from");
+    kb_waiter *served = admit_getter(st);
+    if (served == w && kb_sim_can_continue(st->sim, w->proc)) {
+        kb_sim_count_inline(st->sim); /* this get's processing, done here */
+        serve_putter(st);
+        *out = w->item;
+        return true;
+    }
+    if (served)
+        schedule(st, get_processed, served);
     return false;
 }
 

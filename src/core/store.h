@@ -1,10 +1,18 @@
-/* Store: a FIFO of items with an optional capacity.
+/* Store: a FIFO of items with an optional capacity, with SimPy's semantics.
  *
- * put blocks while the store is full, get blocks while it is empty; blocked
- * putters and getters are served in arrival order. A put that finds a
- * getter waiting hands the item straight to it. Wake-ups are scheduled at
- * the current time (NORMAL priority), never run inside put/get, so callers
- * are not re-entered. See waiter.h for the blocking convention. */
+ * Every put and get is a request. Requests wait in arrival order (putters
+ * while the store is full, getters while it is empty) and only the first
+ * waiting request of a kind is tried, as in SimPy's Store. A request that
+ * can be served completes at once (the item moves) and is then processed
+ * through the queue at the current time: processing a put tries the first
+ * waiting getter, processing a get the first waiting putter, and then
+ * wakes the requester. See waiter.h for the blocking convention and
+ * sim.h (kb_sim_can_continue) for when a process need not wait for its own
+ * request's processing.
+ *
+ * A store belongs to its simulation: kb_store_close gives it up, and it is
+ * freed once no processing of its requests is queued (or with the
+ * simulation). */
 #ifndef KB_CORE_STORE_H
 #define KB_CORE_STORE_H
 
@@ -19,19 +27,26 @@ struct kb_store {
     size_t capacity; /* 0 = unbounded */
     kb_item *ring;
     size_t head, count, ring_cap;
-    kb_link getters, putters;
+    kb_link getters, putters; /* requests not yet served */
+    /* ownership (store.c) */
+    kb_owned owned;
+    size_t queued; /* processings of this store's requests in the queue */
+    bool closed;
 };
 
 /* capacity 0 means unbounded. name is copied; NULL is allowed. */
-void kb_store_init(kb_store *st, kb_sim *sim, const char *name, size_t capacity);
-/* Frees the ring; waiters still queued are detached without being woken. */
-void kb_store_deinit(kb_store *st);
+kb_store *kb_store_new(kb_sim *sim, const char *name, size_t capacity);
+/* The owner is done with st: waiters still queued are detached without
+ * being woken; st is freed when nothing queued refers to it. */
+void kb_store_close(kb_store *st);
 
-/* Put: true if accepted now. Otherwise, with w, w is queued holding the
- * item and woken once the item is accepted; without w, nothing happens. */
+/* Put. With w (a process or component waiting): the request queues
+ * holding the item and follows waiter.h. Without w (from outside any
+ * process): true if the item went in at once (its processing is queued),
+ * false and nothing happens if the put would have to wait. */
 bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w);
-/* Get: true with *out set if an item was available. Otherwise, with w,
- * w is queued and woken with the item in w->item; without w, nothing. */
+/* Get. With w: as put; the item arrives in w->item (or *out when true).
+ * Without w: true with *out set if an item could be taken at once. */
 bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w);
 
 static inline size_t kb_store_count(const kb_store *st) { return st->count; }

@@ -5,6 +5,8 @@
 #ifndef KB_CORE_TYPES_H
 #define KB_CORE_TYPES_H
 
+#include "core/list.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +28,10 @@ typedef struct kb_resource kb_resource;
 
 /* Every scheduled action is a callback and an opaque argument. */
 typedef void (*kb_callback)(kb_sim *sim, void *arg);
+
+/* Told about a failed event that nothing took when it was processed
+ * (event.h, kb_event_set_unhandled). */
+typedef void (*kb_unhandled_fn)(void *ctx, kb_event *ev);
 
 /* A value carried by an event or a store: a number or a pointer. */
 typedef union kb_item {
@@ -58,6 +64,14 @@ typedef enum kb_waitable_kind {
 typedef struct kb_waitable {
     kb_waitable_kind kind;
 } kb_waitable;
+
+/* Objects a simulation owns and frees with itself (stores, resources): a
+ * header embedded in each, linked in the simulation's list while it lives
+ * (kb_sim_own in sim_internal.h). */
+typedef struct kb_owned {
+    kb_link link;
+    void (*destroy)(struct kb_owned *o);
+} kb_owned;
 
 #define KB_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -1,7 +1,6 @@
 #include "core/waiter.h"
 
 #include "core/proc.h"
-#include "core/sim.h"
 
 void kb_waiter_cancel(kb_waiter *w)
 {
@@ -21,11 +20,10 @@ void kb_waiter_enqueue(kb_link *queue, kb_waiter *w, const kb_waitable *on, cons
         kb_proc_set_wait(w->proc, on, op);
 }
 
-kb_waiter *kb_waiter_wake_first(kb_sim *sim, kb_link *queue)
+kb_waiter *kb_waiter_take_first(kb_link *queue)
 {
     kb_waiter *w = KB_CONTAINER_OF(queue->next, kb_waiter, link);
     kb_waiter_cancel(w);
-    kb_sim_after(sim, 0, KB_PRIO_NORMAL, w->wake, w);
     return w;
 }
 

@@ -90,14 +90,14 @@ static int inst_receive(lua_State *L)
         return luaL_error(L, "self:receive(): only the component's own process may receive");
     kb_scripted_set_proc(s, &p->proc);
     kb_scripted_msg m;
-    if (kb_scripted_receive(s, &m, NULL, timeout)) {
+    if (timeout != 0)
+        lsim_prepare_block(L, p, "self:receive()");
+    if (kb_scripted_receive(s, &m, timeout != 0 ? &p->waiter : NULL, timeout)) {
         push_msg(L, &m);
         return 1;
     }
     if (timeout == 0)
         return 0;
-    lsim_prepare_block(L, p, "self:receive()");
-    kb_scripted_receive(s, &m, &p->waiter, timeout);
     return lsim_block(L, p, receive_k);
 }
 

@@ -122,7 +122,10 @@ static int l_new(lua_State *L)
     luaL_setmetatable(L, LSIM_MT);
     lua_newtable(L);
     lua_setiuservalue(L, -2, LSIM_UV_PROCS);
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, LSIM_UV_FAILURES);
     S->sim = kb_sim_new();
+    kb_event_set_unhandled(S->sim, lsim_unhandled, S);
     S->session = kb_session_of(L);
     kb_session_watch(S->session, S->sim, S->serial);
     const lsim_ext *ext = ext_of(L);
@@ -242,8 +245,14 @@ static int l_run(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
     kb_time until = KB_TIME_MAX;
-    if (!lua_isnoneornil(L, 2))
+    if (!lua_isnoneornil(L, 2)) {
         until = lsim_check_duration(L, 2, "s:run(until_ns)");
+        if (until < kb_sim_now(S->sim)) {
+            char u[KB_TIME_STRLEN], now[KB_TIME_STRLEN];
+            return luaL_error(L, "s:run(until_ns): until %s is before the current time t=%s",
+                              kb_time_format(until, u), kb_time_format(kb_sim_now(S->sim), now));
+        }
+    }
     lua_settop(L, 1);
     enter_run(L, S, "s:run()");
     kb_run_status st = kb_sim_run(S->sim, until);
@@ -280,6 +289,17 @@ static int l_step(lua_State *L)
     return 1;
 }
 
+/* s:peek(): the time of the next event in ns, math.huge when none is. */
+static int l_peek(lua_State *L)
+{
+    kb_time t = kb_sim_peek(lsim_check(L, 1)->sim);
+    if (t == KB_TIME_MAX)
+        lua_pushnumber(L, HUGE_VAL);
+    else
+        lbind_push_time(L, t);
+    return 1;
+}
+
 static int l_stop(lua_State *L)
 {
     kb_sim_stop(lsim_check(L, 1)->sim);
@@ -303,6 +323,7 @@ static const luaL_Reg sim_methods[] = {
     {"now_ps", l_now_ps},
     {"run", l_run},
     {"step", l_step},
+    {"peek", l_peek},
     {"stop", l_stop},
     {"waiting", l_waiting},
     {"close", l_close},

@@ -49,9 +49,10 @@ typedef struct lsim {
     struct lmachine *mach;
 } lsim;
 
-/* User values of a sim userdata: its processes, its first error, and a
- * value the layer above keeps alive with it (the topology). */
-enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_NUV = LSIM_UV_MODEL };
+/* User values of a sim userdata: its processes, its first error, a value
+ * the layer above keeps alive with it (the topology), and the reasons of
+ * failed events (keyed by their kb_event, lsim_keep_failure). */
+enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_UV_FAILURES, LSIM_NUV = LSIM_UV_FAILURES };
 
 /* Kinds of awaitable userdata; all start with an levent header. */
 typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
@@ -127,6 +128,19 @@ int lsim_event_triggered(lua_State *L);
 int lsim_event_processed(lua_State *L);
 int lsim_event_ok(lua_State *L);
 void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives */
+/* Keeps the reason at reason_idx for ev, which has just failed, so that an
+ * unhandled failure (nothing took it when it was processed) can be raised
+ * by s:run with it, even if nothing references the event any more. The
+ * sim userdata is at sim_idx. Entries are keyed by the kb_event and
+ * overwritten when the pooled object fails again, so they stay as many as
+ * the events ever live at once. */
+void lsim_keep_failure(lua_State *L, int sim_idx, kb_event *ev, int reason_idx);
+/* The simulation's unhandled-failure hook (kb_event_set_unhandled): makes
+ * the run fail with an error object for the event's reason. */
+void lsim_unhandled(void *ctx, kb_event *ev);
+/* Pushes a new error object (LERROR_MT): message = the value at msg_idx,
+ * text = `text`, time_ns = now, and process = `process` unless NULL. */
+void lsim_push_error(lua_State *L, lsim *S, int msg_idx, const char *process, const char *text);
 
 /* lsim_store.c */
 void lsim_open_store(lua_State *L);

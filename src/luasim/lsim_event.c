@@ -6,6 +6,10 @@
  * and reads their values when it is waited on. */
 #include "luasim/lsim.h"
 
+#include "core/util.h"
+#include "luasim/lbind.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 levent *lsim_test_awaitable(lua_State *L, int idx)
@@ -210,11 +214,14 @@ static int ev_fail(lua_State *L)
     levent *e = check_plain(L, "ev:fail()");
     lua_settop(L, 2);
     if (lua_isnil(L, 2)) {
-        char what[160];
-        kb_event_describe(e->ev, what, sizeof what);
+        char what[200];
+        kb_event_label(e->ev, what, sizeof what);
         lua_pushfstring(L, "%s failed", what);
         lua_replace(L, 2);
     }
+    lua_getiuservalue(L, 1, LEV_UV_SIM);
+    lsim_keep_failure(L, 3, e->ev, 2);
+    lua_settop(L, 2);
     lua_setiuservalue(L, 1, LEV_UV_VALUE);
     kb_event_fail(e->ev, KB_ITEM_NONE);
     return 0;
@@ -327,4 +334,90 @@ void lsim_open_event(lua_State *L)
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", ev_gc}, {"__tostring", ev_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LEVENT_MT, methods, meta);
+}
+
+/* ---- failures nothing took ---- */
+
+void lsim_keep_failure(lua_State *L, int sim_idx, kb_event *ev, int reason_idx)
+{
+    reason_idx = lua_absindex(L, reason_idx);
+    lua_getiuservalue(L, sim_idx, LSIM_UV_FAILURES);
+    lua_pushvalue(L, reason_idx);
+    lua_rawsetp(L, -2, ev);
+    lua_pop(L, 1);
+}
+
+void lsim_push_error(lua_State *L, lsim *S, int msg_idx, const char *process, const char *text)
+{
+    msg_idx = lua_absindex(L, msg_idx);
+    lua_createtable(L, 0, 5);
+    lua_pushvalue(L, msg_idx);
+    lua_setfield(L, -2, "message");
+    if (process) {
+        lua_pushstring(L, process);
+        lua_setfield(L, -2, "process");
+    }
+    lbind_push_time(L, kb_sim_now(S->sim));
+    lua_setfield(L, -2, "time_ns");
+    lua_pushstring(L, text);
+    lua_setfield(L, -2, "text");
+    luaL_setmetatable(L, LERROR_MT);
+}
+
+static int tostring_value(lua_State *L)
+{
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+/* The text of the value at idx (its __tostring may raise: then its type). */
+static const char *safe_tostring(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, tostring_value);
+    lua_pushvalue(L, idx);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushstring(L, luaL_typename(L, idx));
+    }
+    return lua_tostring(L, -1);
+}
+
+void lsim_unhandled(void *ctx, kb_event *ev)
+{
+    lsim *S = ctx;
+    lua_State *L = S->L; /* hooks run inside s:run / s:step */
+    char label[200], now[KB_TIME_STRLEN];
+    kb_event_label(ev, label, sizeof label);
+    kb_time_format(kb_sim_now(S->sim), now);
+    if (!L || !lua_checkstack(L, 8)) {
+        kb_sim_fail(S->sim, "%s failed at t=%s and nothing waited on it", label, now);
+        return;
+    }
+    /* A condition's reason is the one of the member whose failure it took. */
+    kb_event *from = ev;
+    for (kb_event *c; (c = kb_event_cond_failed_child(from)) != NULL;)
+        from = c;
+    int top = lua_gettop(L);
+    lua_getiuservalue(L, S->sim_idx, LSIM_UV_FAILURES);
+    lua_rawgetp(L, -1, from);
+    int reason = lua_gettop(L);
+    if (lua_getmetatable(L, reason)) {
+        luaL_getmetatable(L, LERROR_MT);
+        bool is_error = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+        if (is_error) { /* a process's error object: raised as it is */
+            lsim_set_error(L, S, reason);
+            kb_sim_fail(S->sim, "%s failed", label);
+            lua_settop(L, top);
+            return;
+        }
+    }
+    const char *why = safe_tostring(L, reason);
+    char *text = kb_asprintf("%s failed at t=%s and nothing waited on it: %s", label, now, why);
+    lsim_push_error(L, S, reason, NULL, text);
+    free(text);
+    lsim_set_error(L, S, -1);
+    kb_sim_fail(S->sim, "%s failed", label);
+    lua_settop(L, top);
 }

@@ -100,8 +100,10 @@ static void proc_finish(lsim *S, lproc *p, int nres)
     kb_event_succeed(p->hdr.ev, KB_ITEM_NONE);
 }
 
-/* The process raised (msg on L's top) or misbehaved: build an error
- * object, fail the process's event and stop the run. */
+/* The process raised (msg on L's top) or misbehaved: its event fails with
+ * an error object, which goes to whatever waits on the process; if nothing
+ * does when the failure is processed, the run fails with it
+ * (lsim_unhandled). */
 static void proc_fail(lsim *S, lproc *p, int with_traceback)
 {
     lua_State *L = S->L;
@@ -113,21 +115,13 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
         luaL_traceback(L, p->co, text, 0);
     else
         lua_pushstring(L, text);
-    int tb = lua_gettop(L);
-
-    lua_createtable(L, 0, 5);
+    const char *tb = lua_tostring(L, -1);
+    char *full = kb_asprintf("process '%s' failed at t=%s: %s", p->name, now, tb);
+    lsim_push_error(L, S, msg, p->name, full);
+    free(full);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "traceback");
     int err = lua_gettop(L);
-    lua_pushvalue(L, msg);
-    lua_setfield(L, err, "message");
-    lua_pushstring(L, p->name);
-    lua_setfield(L, err, "process");
-    lbind_push_time(L, kb_sim_now(S->sim));
-    lua_setfield(L, err, "time_ns");
-    lua_pushvalue(L, tb);
-    lua_setfield(L, err, "traceback");
-    lua_pushfstring(L, "process '%s' failed at t=%s: %s", p->name, now, lua_tostring(L, tb));
-    lua_setfield(L, err, "text");
-    luaL_setmetatable(L, LERROR_MT);
 
     push_proc_ud(S, p);
     lua_pushvalue(L, err);
@@ -137,8 +131,7 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
     lua_pop(L, 1);
     p->co = NULL;
 
-    lsim_set_error(L, S, err);
-    kb_sim_fail(S->sim, "process '%s' failed", p->name);
+    lsim_keep_failure(L, S->sim_idx, p->hdr.ev, err);
     unanchor(S, p);
     kb_waiter_cancel(&p->waiter);
     kb_proc_end(&p->proc);
@@ -183,8 +176,8 @@ static void proc_wake(kb_sim *sim, void *arg)
 
 static void proc_start(kb_sim *sim, void *arg)
 {
-    (void)sim;
     lproc *p = arg;
+    kb_sim_resuming_last(sim, &p->proc);
     int nargs = p->start_nargs;
     p->start_nargs = 0;
     proc_resume(p, nargs);
@@ -294,8 +287,9 @@ static int sleep_k(lua_State *L, int status, lua_KContext ctx)
 
 static void sleep_done(kb_sim *sim, void *arg)
 {
-    (void)sim;
-    proc_resume(arg, 0);
+    lproc *p = arg;
+    kb_sim_resuming_last(sim, &p->proc);
+    proc_resume(p, 0);
 }
 
 int lsim_sleep(lua_State *L)
@@ -307,6 +301,10 @@ int lsim_sleep(lua_State *L)
         return luaL_error(L, "s:sleep() may only be called inside a process (a function started "
                              "with s:spawn), not from the main script");
     lsim_prepare_block(L, p, "s:sleep()");
+    if (d == 0 && kb_sim_can_continue(S->sim, &p->proc)) { /* the timeout would be the next event */
+        kb_sim_count_inline(S->sim);
+        return 0;
+    }
     kb_sim_after(S->sim, d, KB_PRIO_NORMAL, sleep_done, p);
     return lsim_block(L, p, sleep_k);
 }

@@ -2,20 +2,21 @@
  *
  * A Lua store keeps its items in a table (its first user value) under
  * increasing integer keys; the C store carries only the keys, so FIFO
- * order, capacity and blocking are the core's. */
+ * order, capacity, blocking and SimPy's order of completions are the
+ * core's (core/store.h, core/resource.h). */
 #include "luasim/lsim.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct lstore {
-    kb_store st;
+    kb_store *st;
     lsim *S;
     lua_Integer next_key;
 } lstore;
 
 typedef struct lresource {
-    kb_resource r;
+    kb_resource *r;
     lsim *S;
 } lresource;
 
@@ -72,7 +73,7 @@ int lsim_store_new(lua_State *L)
         snprintf(fallback, sizeof fallback, "store#%d", (int)(++S->objects));
         name = fallback;
     }
-    kb_store_init(&s->st, S->sim, name, (size_t)cap);
+    s->st = kb_store_new(S->sim, name, (size_t)cap);
     luaL_setmetatable(L, LSTORE_MT);
     lua_newtable(L);
     lua_setiuservalue(L, -2, LSTORE_UV_ITEMS);
@@ -102,21 +103,21 @@ static int st_put(lua_State *L)
     lstore *s = check_store(L);
     luaL_checkany(L, 2);
     lua_settop(L, 2);
+    lproc *p = lsim_current(L, s->S, "st:put()");
+    if (p)
+        lsim_prepare_block(L, p, "st:put()");
     lua_Integer key = ++s->next_key;
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
     lua_pushvalue(L, 2);
     lua_rawseti(L, -2, key);
     lua_pop(L, 1);
     kb_item item = {.i = key};
-    lproc *p = lsim_current(L, s->S, "st:put()");
-    if (kb_store_put(&s->st, item, NULL))
+    if (kb_store_put(s->st, item, p ? &p->waiter : NULL))
         return 0;
     if (!p) {
         take_item(L, key);
         return lsim_would_block(L, "st:put()", "the store is full");
     }
-    lsim_prepare_block(L, p, "st:put()");
-    kb_store_put(&s->st, item, &p->waiter);
     return lsim_block(L, p, put_k);
 }
 
@@ -134,28 +135,28 @@ static int st_get(lua_State *L)
     lua_settop(L, 1);
     kb_item item;
     lproc *p = lsim_current(L, s->S, "st:get()");
-    if (kb_store_get(&s->st, &item, NULL)) {
+    if (p)
+        lsim_prepare_block(L, p, "st:get()");
+    if (kb_store_get(s->st, &item, p ? &p->waiter : NULL)) {
         take_item(L, item.i);
         return 1;
     }
     if (!p)
         return lsim_would_block(L, "st:get()", "the store is empty");
-    lsim_prepare_block(L, p, "st:get()");
-    kb_store_get(&s->st, &item, &p->waiter);
     return lsim_block(L, p, get_k);
 }
 
 static int st_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)kb_store_count(&check_store(L)->st));
+    lua_pushinteger(L, (lua_Integer)kb_store_count(check_store(L)->st));
     return 1;
 }
 
 static int st_capacity(lua_State *L)
 {
     lstore *s = check_store(L);
-    if (s->st.capacity)
-        lua_pushinteger(L, (lua_Integer)s->st.capacity);
+    if (s->st->capacity)
+        lua_pushinteger(L, (lua_Integer)s->st->capacity);
     else
         lua_pushnil(L);
     return 1;
@@ -163,7 +164,7 @@ static int st_capacity(lua_State *L)
 
 static int st_name(lua_State *L)
 {
-    lua_pushstring(L, check_store(L)->st.name);
+    lua_pushstring(L, check_store(L)->st->name);
     return 1;
 }
 
@@ -175,7 +176,7 @@ static int st_tostring(lua_State *L)
         return 1;
     }
     char what[256];
-    kb_store_describe(&s->st, what, sizeof what);
+    kb_store_describe(s->st, what, sizeof what);
     lua_pushstring(L, what);
     return 1;
 }
@@ -183,8 +184,8 @@ static int st_tostring(lua_State *L)
 static int st_gc(lua_State *L)
 {
     lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
-    if (s->S)
-        kb_store_deinit(&s->st);
+    if (s->S && s->S->sim) /* else the simulation freed it */
+        kb_store_close(s->st);
     s->S = NULL;
     return 0;
 }
@@ -214,7 +215,7 @@ int lsim_resource_new(lua_State *L)
         snprintf(fallback, sizeof fallback, "resource#%d", (int)(++S->objects));
         name = fallback;
     }
-    kb_resource_init(&r->r, S->sim, name, (size_t)cap);
+    r->r = kb_resource_new(S->sim, name, (size_t)cap);
     luaL_setmetatable(L, LRES_MT);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, LRES_UV_SIM);
@@ -232,44 +233,44 @@ static int r_acquire(lua_State *L)
     lresource *r = check_res(L);
     lua_settop(L, 1);
     lproc *p = lsim_current(L, r->S, "r:acquire()");
-    if (kb_resource_acquire(&r->r, NULL))
+    if (p)
+        lsim_prepare_block(L, p, "r:acquire()");
+    if (kb_resource_acquire(r->r, p ? &p->waiter : NULL))
         return 0;
     if (!p)
         return lsim_would_block(L, "r:acquire()", "every slot is in use");
-    lsim_prepare_block(L, p, "r:acquire()");
-    kb_resource_acquire(&r->r, &p->waiter);
     return lsim_block(L, p, acquire_k);
 }
 
 static int r_release(lua_State *L)
 {
     lresource *r = check_res(L);
-    if (!kb_resource_release(&r->r))
-        return luaL_error(L, "r:release(): resource '%s' has no slot in use", r->r.name);
+    if (!kb_resource_release(r->r))
+        return luaL_error(L, "r:release(): resource '%s' has no slot in use", r->r->name);
     return 0;
 }
 
 static int r_in_use(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)check_res(L)->r.in_use);
+    lua_pushinteger(L, (lua_Integer)check_res(L)->r->in_use);
     return 1;
 }
 
 static int r_capacity(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)check_res(L)->r.capacity);
+    lua_pushinteger(L, (lua_Integer)check_res(L)->r->capacity);
     return 1;
 }
 
 static int r_queued(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)kb_resource_queued(&check_res(L)->r));
+    lua_pushinteger(L, (lua_Integer)kb_resource_queued(check_res(L)->r));
     return 1;
 }
 
 static int r_name(lua_State *L)
 {
-    lua_pushstring(L, check_res(L)->r.name);
+    lua_pushstring(L, check_res(L)->r->name);
     return 1;
 }
 
@@ -281,7 +282,7 @@ static int r_tostring(lua_State *L)
         return 1;
     }
     char what[256];
-    kb_resource_describe(&r->r, what, sizeof what);
+    kb_resource_describe(r->r, what, sizeof what);
     lua_pushstring(L, what);
     return 1;
 }
@@ -289,8 +290,8 @@ static int r_tostring(lua_State *L)
 static int r_gc(lua_State *L)
 {
     lresource *r = luaL_checkudata(L, 1, LRES_MT);
-    if (r->S)
-        kb_resource_deinit(&r->r);
+    if (r->S && r->S->sim) /* else the simulation freed it */
+        kb_resource_close(r->r);
     r->S = NULL;
     return 0;
 }

@@ -49,15 +49,14 @@ static void test_simulations_can_be_created_and_freed_repeatedly(void **state)
     /* Leaks are caught by the sanitizer build, which runs this test too. */
     for (int i = 0; i < 200; i++) {
         kb_sim *sim = kb_sim_new();
-        kb_store st;
-        kb_store_init(&st, sim, "s", 0);
+        kb_store *st = kb_store_new(sim, "s", 0);
         for (int k = 0; k < 50; k++)
-            kb_store_put(&st, (kb_item){.i = k}, NULL);
+            kb_store_put(st, (kb_item){.i = k}, NULL);
         kb_event *ev = kb_event_timeout(sim, 10, KB_ITEM_NONE);
         (void)ev; /* left live on purpose: freeing the sim reclaims it */
         if (i % 2)
             kb_sim_run(sim, KB_TIME_MAX);
-        kb_store_deinit(&st);
+        kb_store_close(st);
         kb_sim_free(sim);
     }
 }

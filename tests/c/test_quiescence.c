@@ -17,10 +17,8 @@ static void test_report_lists_each_blocked_process_and_its_object(void **state)
 {
     (void)state;
     kb_sim *sim = kb_sim_new();
-    kb_store st;
-    kb_store_init(&st, sim, "inbox", 4);
-    kb_resource r;
-    kb_resource_init(&r, sim, "bus", 1);
+    kb_store *st = kb_store_new(sim, "inbox", 4);
+    kb_resource *r = kb_resource_new(sim, "bus", 1);
     kb_event *ev = kb_event_new(sim);
     kb_event_set_name(ev, "go");
     actor a, b, c;
@@ -28,10 +26,10 @@ static void test_report_lists_each_blocked_process_and_its_object(void **state)
     actor_init(&b, sim, 1, NULL, "starter", 0);
     actor_init(&c, sim, 2, NULL, "writer", 0);
     kb_item out;
-    kb_store_get(&st, &out, &a.w);
+    kb_store_get(st, &out, &a.w);
     kb_event_wait(ev, &b.w);
-    kb_resource_acquire(&r, NULL);
-    kb_resource_acquire(&r, &c.w);
+    kb_resource_acquire(r, NULL);
+    kb_resource_acquire(r, &c.w);
     kb_sim_run(sim, KB_TIME_MAX);
 
     kb_sim_stats stats;
@@ -50,8 +48,8 @@ static void test_report_lists_each_blocked_process_and_its_object(void **state)
     kb_proc_end(&a.proc);
     kb_proc_end(&b.proc);
     kb_proc_end(&c.proc);
-    kb_store_deinit(&st);
-    kb_resource_deinit(&r);
+    kb_store_close(st);
+    kb_resource_close(r);
     kb_sim_free(sim);
 }
 
@@ -59,25 +57,24 @@ static void test_woken_processes_and_daemons_are_not_reported(void **state)
 {
     (void)state;
     kb_sim *sim = kb_sim_new();
-    kb_store st;
-    kb_store_init(&st, sim, "port", 0);
+    kb_store *st = kb_store_new(sim, "port", 0);
     actor svc, user;
     actor_init(&svc, sim, 0, NULL, "router-worker", KB_PROC_DAEMON);
     actor_init(&user, sim, 1, NULL, "user", 0);
     kb_item out;
-    kb_store_get(&st, &out, &svc.w);
-    kb_store_get(&st, &out, &user.w);
+    kb_store_get(st, &out, &svc.w);
+    kb_store_get(st, &out, &user.w);
     assert_non_null(user.proc.wait_on);
-    kb_store_put(&st, (kb_item){.i = 1}, NULL); /* goes to the daemon, first in line */
-    kb_store_put(&st, (kb_item){.i = 2}, NULL); /* then to the user */
+    kb_store_put(st, (kb_item){.i = 1}, NULL); /* goes to the daemon, first in line */
+    kb_store_put(st, (kb_item){.i = 2}, NULL); /* then to the user */
     kb_sim_run(sim, KB_TIME_MAX);
     assert_null(kb_sim_quiescence_report(sim));
-    kb_store_get(&st, &out, &svc.w); /* the daemon waits again: still no report */
+    kb_store_get(st, &out, &svc.w); /* the daemon waits again: still no report */
     kb_sim_run(sim, KB_TIME_MAX);
     assert_null(kb_sim_quiescence_report(sim));
     kb_proc_end(&svc.proc);
     kb_proc_end(&user.proc);
-    kb_store_deinit(&st);
+    kb_store_close(st);
     kb_sim_free(sim);
 }
 

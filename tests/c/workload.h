@@ -31,8 +31,8 @@ typedef struct worker {
 
 struct workload {
     kb_sim *sim;
-    kb_store store;
-    kb_resource res;
+    kb_store *store;
+    kb_resource *res;
     worker workers[WL_WORKERS];
     uint64_t step_hash;
     uint64_t event_hash;
@@ -72,7 +72,7 @@ static void wl_step(kb_sim *sim, void *arg)
         return;
     }
     if (k->holding == 2) {
-        kb_resource_release(&wl->res);
+        kb_resource_release(wl->res);
         k->holding = 0;
     }
     uint64_t r = wl_rand(&k->rng);
@@ -90,15 +90,15 @@ static void wl_step(kb_sim *sim, void *arg)
         return;
     case 1:
         if (k->id % 2 == 0) {
-            done_now = kb_store_put(&wl->store, (kb_item){.u = r}, w);
+            done_now = kb_store_put(wl->store, (kb_item){.u = r}, w);
         } else {
             kb_item got;
-            done_now = kb_store_get(&wl->store, &got, w);
+            done_now = kb_store_get(wl->store, &got, w);
         }
         break;
     case 2:
         k->holding = 1;
-        done_now = kb_resource_acquire(&wl->res, w);
+        done_now = kb_resource_acquire(wl->res, w);
         break;
     }
     if (done_now)
@@ -110,8 +110,8 @@ static inline void wl_start(workload *wl, uint64_t seed)
     wl->sim = kb_sim_new();
     wl->step_hash = wl->event_hash = 1469598103934665603u;
     kb_sim_set_observer(wl->sim, wl_observe, wl);
-    kb_store_init(&wl->store, wl->sim, "shared", 3);
-    kb_resource_init(&wl->res, wl->sim, "bus", 2);
+    wl->store = kb_store_new(wl->sim, "shared", 3);
+    wl->res = kb_resource_new(wl->sim, "bus", 2);
     for (int i = 0; i < WL_WORKERS; i++) {
         worker *k = &wl->workers[i];
         k->wl = wl;
@@ -131,8 +131,8 @@ static inline void wl_finish(workload *wl)
         kb_waiter_cancel(&wl->workers[i].w);
         kb_proc_end(&wl->workers[i].proc);
     }
-    kb_store_deinit(&wl->store);
-    kb_resource_deinit(&wl->res);
+    kb_store_close(wl->store);
+    kb_resource_close(wl->res);
     kb_sim_free(wl->sim);
 }
 

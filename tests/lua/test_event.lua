@@ -33,7 +33,10 @@ function TestEvent:test_fail_without_reason_names_the_event()
   local s = sim.new()
   local ev = s:event("link")
   ev:fail()
-  s:run()
+  local ran, failure = pcall(s.run, s) -- nothing waited on it: the run fails
+  lu.assertFalse(ran)
+  lu.assertStrContains(tostring(failure), "event 'link' #1 failed at t=0.000 ns and nothing waited on it: "
+    .. "event 'link' #1 failed")
   local ok, err = pcall(ev.value, ev)
   lu.assertFalse(ok)
   lu.assertStrContains(err, "event 'link' #1")
