@@ -17,10 +17,10 @@
 
 /* ==== the userdata ==== */
 
-kb_tensor *ltensor_test(lua_State *L, int idx) { return luaL_testudata(L, idx, TENSOR_MT); }
+kb_tensor *ltensor_test(lua_State *L, int idx) { return lbind_testudata(L, idx, TENSOR_MT); }
 kb_tensor *ltensor_check(lua_State *L, int idx)
 {
-    kb_tensor *t = luaL_testudata(L, idx, TENSOR_MT);
+    kb_tensor *t = lbind_testudata(L, idx, TENSOR_MT);
     if (t)
         return t;
     int mt = luaL_getmetafield(L, idx, "__name"); /* the runtime's device tensors are tables named so */

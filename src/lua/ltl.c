@@ -81,7 +81,7 @@ static void ctx_wake(kb_kernel *k, void *arg)
 /* Commands and composites in flight keep the instance alive without us. */
 static int ctx_gc(lua_State *L)
 {
-    ltl_ctx *c = luaL_checkudata(L, 1, LTL_MT);
+    ltl_ctx *c = lbind_checkudata(L, 1, LTL_MT);
     if (c->k) {
         kb_kernel_set_wake(c->k, NULL, NULL);
         kb_kernel_unref(c->k);

@@ -1,6 +1,8 @@
 /* A Lua state with everything kernbench preloads (state.h). */
 #include "lua/state.h"
 
+#include "luasim/lbind.h"
+
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
 #include "lua/lmachine.h"
@@ -58,6 +60,7 @@ lua_State *kb_lua_open(kb_session *session, const char *lua_dir, char *err, size
         snprintf(err, errn, "cannot create a Lua state (out of memory)");
         return NULL;
     }
+    lbind_init_state(L); /* before any coroutine: they inherit it */
     kb_session_attach(L, session);
     lua_pushcfunction(L, open_state);
     lua_pushlightuserdata(L, (void *)lua_dir);

@@ -2,7 +2,9 @@
 #include "luasim/lbind.h"
 
 #include <lauxlib.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *message(const char *msg) { return msg ? msg : "error without a message"; }
 
@@ -132,4 +134,67 @@ void lbind_push_val(lua_State *L, const kb_val *v)
         }
         break;
     }
+}
+
+/* Metatables of type names by the name's address: a small open-addressed
+ * table, a full userdata anchored in the registry (freed with the state). */
+#define TYPE_SLOTS 64
+typedef struct type_cache {
+    const char *name[TYPE_SLOTS];
+    const void *mt[TYPE_SLOTS];
+} type_cache;
+
+static const char TYPE_CACHE_KEY;
+
+void lbind_init_state(lua_State *L)
+{
+    type_cache *c = lua_newuserdatauv(L, sizeof *c, 0);
+    memset(c, 0, sizeof *c);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &TYPE_CACHE_KEY);
+    *(type_cache **)lua_getextraspace(L) = c;
+}
+
+/* The metatable registered as tname, or NULL when there is no cache or no
+ * such metatable yet (then nothing is cached). */
+static const void *metatable_named(lua_State *L, const char *tname)
+{
+    type_cache *c = *(type_cache **)lua_getextraspace(L);
+    if (!c)
+        return NULL;
+    for (size_t i = ((uintptr_t)tname >> 3) % TYPE_SLOTS, n = 0; n < TYPE_SLOTS; i = (i + 1) % TYPE_SLOTS, n++) {
+        if (c->name[i] == tname)
+            return c->mt[i];
+        if (!c->name[i]) {
+            luaL_getmetatable(L, tname);
+            const void *mt = lua_topointer(L, -1);
+            lua_pop(L, 1);
+            if (mt) {
+                c->name[i] = tname;
+                c->mt[i] = mt;
+            }
+            return mt;
+        }
+    }
+    return NULL; /* full: the slow path */
+}
+
+void *lbind_testudata(lua_State *L, int idx, const char *tname)
+{
+    void *p = lua_touserdata(L, idx);
+    if (!p)
+        return NULL;
+    const void *want = metatable_named(L, tname);
+    if (!want)
+        return luaL_testudata(L, idx, tname);
+    if (!lua_getmetatable(L, idx))
+        return NULL;
+    bool same = lua_topointer(L, -1) == want;
+    lua_pop(L, 1);
+    return same ? p : NULL;
+}
+
+void *lbind_checkudata(lua_State *L, int idx, const char *tname)
+{
+    void *p = lbind_testudata(L, idx, tname);
+    return p ? p : luaL_checkudata(L, idx, tname); /* raises the usual message */
 }

@@ -33,6 +33,18 @@ bool lbind_field_int(lua_State *L, int idx, const char *call, const char *key, l
 lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
                            lua_Integer max);
 
+/* luaL_testudata / luaL_checkudata for hot paths: the metatable of a
+ * type name is looked up once per state and then compared by address
+ * (luaL_testudata fetches it from the registry by name on every call,
+ * which costs more than the operations checked). The cache is keyed by
+ * the address of `tname`, so pass the same string constant each time.
+ * Without lbind_init_state these are luaL_testudata / luaL_checkudata. */
+void *lbind_testudata(lua_State *L, int idx, const char *tname);
+void *lbind_checkudata(lua_State *L, int idx, const char *tname);
+/* Gives the state the cache lbind_testudata uses (in the state's extra
+ * space, which coroutines inherit): call once, right after creating it. */
+void lbind_init_state(lua_State *L);
+
 /* Simulated times (ps) as Lua numbers of ns. Two forms, each kept where it
  * was first used since results print them differently: a time is an
  * integer when it falls on a whole ns (else a float); an "ns" figure is

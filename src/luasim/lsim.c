@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-lsim *lsim_check_any(lua_State *L, int idx) { return luaL_checkudata(L, idx, LSIM_MT); }
+lsim *lsim_check_any(lua_State *L, int idx) { return lbind_checkudata(L, idx, LSIM_MT); }
 
 void lsim_check_open(lua_State *L, const lsim *S)
 {

@@ -75,6 +75,7 @@ typedef struct lproc {
     lua_State *co;
     int start_nargs; /* arguments for the first resume */
     int blocked;     /* set by a blocking call just before it yields */
+    void *blocked_on; /* what the blocking call's continuation needs (its object) */
     char *name;      /* owned copy: outlives the simulation, for messages */
 } lproc;
 

@@ -14,8 +14,8 @@
 
 levent *lsim_test_awaitable(lua_State *L, int idx)
 {
-    levent *e = luaL_testudata(L, idx, LEVENT_MT);
-    return e ? e : luaL_testudata(L, idx, LPROC_MT);
+    levent *e = lbind_testudata(L, idx, LEVENT_MT);
+    return e ? e : lbind_testudata(L, idx, LPROC_MT);
 }
 
 levent *lsim_check_awaitable(lua_State *L, int idx)

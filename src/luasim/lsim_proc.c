@@ -324,7 +324,7 @@ int lsim_current_process(lua_State *L)
 
 /* ---- process objects ---- */
 
-static lproc *check_proc(lua_State *L, int idx) { return luaL_checkudata(L, idx, LPROC_MT); }
+static lproc *check_proc(lua_State *L, int idx) { return lbind_checkudata(L, idx, LPROC_MT); }
 
 static int p_name(lua_State *L)
 {

@@ -6,13 +6,21 @@
  * core's (core/store.h, core/resource.h). */
 #include "luasim/lsim.h"
 
+#include "core/util.h"
+#include "luasim/lbind.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct lstore {
     kb_store *st;
     lsim *S;
     lua_Integer next_key;
+    /* keys given back by gets, reused first so that the items table keeps
+     * small integer keys (its array part) however many items pass */
+    lua_Integer *free_keys;
+    size_t nfree, free_cap;
 } lstore;
 
 typedef struct lresource {
@@ -52,7 +60,7 @@ static bool parse_opts(lua_State *L, const char *call, lua_Integer *cap, const c
 
 static lstore *check_store(lua_State *L)
 {
-    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    lstore *s = lbind_checkudata(L, 1, LSTORE_MT);
     lsim_check_open(L, s->S);
     return s;
 }
@@ -82,9 +90,25 @@ int lsim_store_new(lua_State *L)
     return 1;
 }
 
-/* Moves the item under key from the items table to the stack top. */
-static void take_item(lua_State *L, lua_Integer key)
+static lua_Integer new_key(lstore *s)
 {
+    return s->nfree ? s->free_keys[--s->nfree] : ++s->next_key;
+}
+
+static void free_key(lstore *s, lua_Integer key)
+{
+    if (s->nfree == s->free_cap) {
+        s->free_cap = s->free_cap ? 2 * s->free_cap : 16;
+        s->free_keys = kb_xrealloc(s->free_keys, s->free_cap * sizeof *s->free_keys);
+    }
+    s->free_keys[s->nfree++] = key;
+}
+
+/* Moves the item under key from the items table (store at 1) to the stack
+ * top. */
+static void take_item(lua_State *L, lstore *s, lua_Integer key)
+{
+    free_key(s, key);
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
     lua_rawgeti(L, -1, key);
     lua_pushnil(L);
@@ -106,7 +130,7 @@ static int st_put(lua_State *L)
     lproc *p = lsim_current(L, s->S, "st:put()");
     if (p)
         lsim_prepare_block(L, p, "st:put()");
-    lua_Integer key = ++s->next_key;
+    lua_Integer key = new_key(s);
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
     lua_pushvalue(L, 2);
     lua_rawseti(L, -2, key);
@@ -115,7 +139,7 @@ static int st_put(lua_State *L)
     if (kb_store_put(s->st, item, p ? &p->waiter : NULL))
         return 0;
     if (!p) {
-        take_item(L, key);
+        take_item(L, s, key);
         return lsim_would_block(L, "st:put()", "the store is full");
     }
     return lsim_block(L, p, put_k);
@@ -125,7 +149,7 @@ static int get_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
-    take_item(L, p->waiter.item.i);
+    take_item(L, p->blocked_on, p->waiter.item.i);
     return 1;
 }
 
@@ -138,11 +162,12 @@ static int st_get(lua_State *L)
     if (p)
         lsim_prepare_block(L, p, "st:get()");
     if (kb_store_get(s->st, &item, p ? &p->waiter : NULL)) {
-        take_item(L, item.i);
+        take_item(L, s, item.i);
         return 1;
     }
     if (!p)
         return lsim_would_block(L, "st:get()", "the store is empty");
+    p->blocked_on = s;
     return lsim_block(L, p, get_k);
 }
 
@@ -170,7 +195,7 @@ static int st_name(lua_State *L)
 
 static int st_tostring(lua_State *L)
 {
-    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    lstore *s = lbind_checkudata(L, 1, LSTORE_MT);
     if (!s->S->sim) {
         lua_pushliteral(L, "store (simulation closed)");
         return 1;
@@ -183,10 +208,12 @@ static int st_tostring(lua_State *L)
 
 static int st_gc(lua_State *L)
 {
-    lstore *s = luaL_checkudata(L, 1, LSTORE_MT);
+    lstore *s = lbind_checkudata(L, 1, LSTORE_MT);
     if (s->S && s->S->sim) /* else the simulation freed it */
         kb_store_close(s->st);
     s->S = NULL;
+    free(s->free_keys);
+    s->free_keys = NULL;
     return 0;
 }
 
@@ -194,7 +221,7 @@ static int st_gc(lua_State *L)
 
 static lresource *check_res(lua_State *L)
 {
-    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    lresource *r = lbind_checkudata(L, 1, LRES_MT);
     lsim_check_open(L, r->S);
     return r;
 }
@@ -276,7 +303,7 @@ static int r_name(lua_State *L)
 
 static int r_tostring(lua_State *L)
 {
-    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    lresource *r = lbind_checkudata(L, 1, LRES_MT);
     if (!r->S->sim) {
         lua_pushliteral(L, "resource (simulation closed)");
         return 1;
@@ -289,7 +316,7 @@ static int r_tostring(lua_State *L)
 
 static int r_gc(lua_State *L)
 {
-    lresource *r = luaL_checkudata(L, 1, LRES_MT);
+    lresource *r = lbind_checkudata(L, 1, LRES_MT);
     if (r->S && r->S->sim) /* else the simulation freed it */
         kb_resource_close(r->r);
     r->S = NULL;
