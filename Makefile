@@ -14,7 +14,7 @@ DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_HARNESSES := topo addr tl_torch
 
-.PHONY: all deps fuzz-deps build run test test-asan fuzz-build fuzz install perf clean
+.PHONY: all deps fuzz-deps build run test test-asan conformance fuzz-build fuzz install perf clean
 
 all: build
 
@@ -62,6 +62,14 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# The SimPy conformance suite (tests/conformance/README.md): regenerates the
+# logs with SimPy 3 (Debian's python3-simpy3) and checks them against the
+# committed ones, then compares kernbench's output with them.
+conformance: build
+	$(call install_debs,python3-simpy3)
+	tests/conformance/simpy.sh
+	tests/conformance/check.sh ./$(BUILD)/bin/kernbench
 
 # The libFuzzer harnesses of tests/fuzz, built with clang and ASan + UBSan;
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds on a scratch copy of its
