@@ -140,7 +140,8 @@ static int st_put(lua_State *L)
         return 0;
     if (!p) {
         take_item(L, s, key);
-        return lsim_would_block(L, "st:put()", "the store is full");
+        return lsim_would_block(L, "st:put()", kb_list_empty(&s->st->putters) ? "the store is full"
+                                                   : "puts made earlier are waiting for room");
     }
     return lsim_block(L, p, put_k);
 }
@@ -166,7 +167,8 @@ static int st_get(lua_State *L)
         return 1;
     }
     if (!p)
-        return lsim_would_block(L, "st:get()", "the store is empty");
+        return lsim_would_block(L, "st:get()", kb_store_count(s->st) == 0 ? "the store is empty"
+                                                   : "gets made earlier are waiting for its items");
     p->blocked_on = s;
     return lsim_block(L, p, get_k);
 }
@@ -265,7 +267,9 @@ static int r_acquire(lua_State *L)
     if (kb_resource_acquire(r->r, p ? &p->waiter : NULL))
         return 0;
     if (!p)
-        return lsim_would_block(L, "r:acquire()", "every slot is in use");
+        return lsim_would_block(L, "r:acquire()", r->r->in_use >= r->r->capacity
+                                                       ? "every slot is in use"
+                                                       : "requests made earlier are waiting for a slot");
     return lsim_block(L, p, acquire_k);
 }
 
