@@ -38,7 +38,7 @@ static const char MSG_KEY; /* the message metatable's registry key */
 
 static kb_scripted *check_inst(lua_State *L, int idx)
 {
-    kb_scripted **u = luaL_checkudata(L, idx, LINST_MT);
+    kb_scripted **u = lbind_checkudata(L, idx, LINST_MT);
     if (!*u)
         luaL_error(L, "the component's simulation is closed");
     return *u;
