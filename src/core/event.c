@@ -17,6 +17,10 @@ typedef struct cond_waiter {
 
 struct kb_cond {
     bool any;
+    /* Its waiters may be queued on children: it holds a reference on self
+     * meanwhile, as SimPy's children keep a condition alive through their
+     * callbacks, so it fires and takes failures with no other owner. */
+    bool listening;
     size_t n, done;
     int index; /* child that decided the outcome, -1 until then */
     kb_event *self;
@@ -113,10 +117,14 @@ static void unhandled(kb_sim *sim, kb_event *ev)
     kb_sim_fail(sim, "%s failed and nothing waited on it", what);
 }
 
+static void detach_nested(kb_cond *c);
+
 static void event_process(kb_sim *sim, void *arg)
 {
     kb_event *ev = arg;
     ev->state = KB_EVENT_PROCESSED;
+    if (ev->cond)
+        detach_nested(ev->cond);
     kb_link *l;
     while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
         kb_waiter *w = KB_CONTAINER_OF(l, kb_waiter, link);
@@ -171,6 +179,32 @@ bool kb_event_wait(kb_event *ev, kb_waiter *w)
 
 /* ---- conditions ---- */
 
+/* The condition no longer watches its children (SimPy removes its
+ * _check callbacks). May free c: nothing may touch it afterwards. */
+static void stop_listening(kb_cond *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        kb_waiter_cancel(&c->waiters[i].w);
+    if (c->listening) {
+        c->listening = false;
+        kb_event_unref(c->self);
+    }
+}
+
+/* Processing a condition detaches the conditions nested in it, however
+ * deep, as SimPy's _remove_check_callbacks does: one still pending then
+ * never fires. Children are held by their parents, so none is freed here. */
+static void detach_nested(kb_cond *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        kb_cond *inner = c->children[i]->cond;
+        if (inner) {
+            stop_listening(inner);
+            detach_nested(inner);
+        }
+    }
+}
+
 static void cond_settle(kb_cond *c, size_t index, bool ok, kb_item value)
 {
     kb_event *self = c->self;
@@ -179,11 +213,11 @@ static void cond_settle(kb_cond *c, size_t index, bool ok, kb_item value)
     if (c->any || !ok) {
         c->index = (int)index;
         trigger(self, ok, value, 0);
-        for (size_t i = 0; i < c->n; i++) /* the outcome is known: stop listening */
-            kb_waiter_cancel(&c->waiters[i].w);
+        stop_listening(c); /* the outcome is known (trigger holds self) */
     } else if (c->done == c->n) {
         c->index = (int)index;
         trigger(self, true, (kb_item){.u = c->n}, 0);
+        stop_listening(c);
     }
 }
 
@@ -226,6 +260,10 @@ static kb_event *cond_new(kb_sim *sim, kb_event *const *children, size_t n, bool
             c->done++;
             cond_settle(c, i, c->waiters[i].w.ok, c->waiters[i].w.item);
         }
+    }
+    if (self->state == KB_EVENT_PENDING) {
+        c->listening = true;
+        kb_event_ref(self);
     }
     return self;
 }

@@ -186,8 +186,7 @@ bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
         if (!kb_list_empty(&st->getters) || st->count == 0)
             return false;
         *out = ring_pop(st);
-        if (st->capacity) /* an unbounded store has no putters to serve */
-            schedule(st, anonymous_get_processed, st);
+        schedule(st, anonymous_get_processed, st);
         return true;
     }
     w->target = st;

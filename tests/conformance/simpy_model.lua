@@ -328,19 +328,22 @@ function Sim:step()
   return 1
 end
 
+-- An until event stops whichever run processes it (SimPy raises
+-- StopSimulation from its callback), so one left queued by a run that
+-- crashed stops a later run at that time.
 function Sim:run(untl)
-  local stop = false
+  self._stop = false
   if untl then
     if untl <= self._now then error('until must be > now') end
     local u = new_event(self); u._ok = true; u._value = nil
-    u.callbacks[1] = function() stop = true end
+    u.callbacks[1] = function() self._stop = true end
     self._eid = self._eid + 1
     hpush(self._q, {untl, URGENT, self._eid, u})
   end
-  while not stop do
+  while not self._stop do
     if self:step() == 0 then break end
   end
-  if stop then return 'until' end
+  if self._stop then self._stop = false; return 'until' end
   for _, p in ipairs(self._procs) do
     if p._value == PENDING and not p.daemon then
       error('deadlock: process still waiting', 0)
