@@ -152,7 +152,8 @@ static void proc_resume(lproc *p, int nargs)
     kb_session_leave(S->session, outer_co);
     S->running = outer;
     if (status == LUA_YIELD) {
-        lua_pop(p->co, nres);
+        if (nres)
+            lua_pop(p->co, nres);
         if (!p->blocked) {
             lua_pushliteral(S->L, "the process yielded outside a simulation call "
                                   "(coroutine.yield cannot be used to suspend a process; use "

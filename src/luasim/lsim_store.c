@@ -105,7 +105,7 @@ static void free_key(lstore *s, lua_Integer key)
 }
 
 /* Moves the item under key from the items table (store at 1) to the stack
- * top. */
+ * top (the items table stays below it: callers return the top value). */
 static void take_item(lua_State *L, lstore *s, lua_Integer key)
 {
     free_key(s, key);
@@ -113,7 +113,6 @@ static void take_item(lua_State *L, lstore *s, lua_Integer key)
     lua_rawgeti(L, -1, key);
     lua_pushnil(L);
     lua_rawseti(L, -3, key);
-    lua_remove(L, -2);
 }
 
 static int put_k(lua_State *L, int status, lua_KContext ctx)
@@ -126,15 +125,14 @@ static int st_put(lua_State *L)
 {
     lstore *s = check_store(L);
     luaL_checkany(L, 2);
-    lua_settop(L, 2);
     lproc *p = lsim_current(L, s->S, "st:put()");
     if (p)
         lsim_prepare_block(L, p, "st:put()");
     lua_Integer key = new_key(s);
+    lua_settop(L, 2);
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
-    lua_pushvalue(L, 2);
-    lua_rawseti(L, -2, key);
-    lua_pop(L, 1);
+    lua_rotate(L, 2, 1); /* items, value */
+    lua_rawseti(L, 2, key);
     kb_item item = {.i = key};
     if (kb_store_put(s->st, item, p ? &p->waiter : NULL))
         return 0;
@@ -157,7 +155,6 @@ static int get_k(lua_State *L, int status, lua_KContext ctx)
 static int st_get(lua_State *L)
 {
     lstore *s = check_store(L);
-    lua_settop(L, 1);
     kb_item item;
     lproc *p = lsim_current(L, s->S, "st:get()");
     if (p)
