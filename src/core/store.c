@@ -104,28 +104,22 @@ static void processed_one(kb_store *st)
 static void serve_getter(kb_store *st);
 static void serve_putter(kb_store *st);
 
-/* Processing a put tries the first getter, a get the first putter; a
- * waiter's requester is then resumed, as the event's last action. */
-static void put_processed(kb_sim *sim, void *arg)
+/* Processing a put tries the first getter, a get the first putter
+ * (`serve`); a waiter's requester is then resumed, as the event's last
+ * action. */
+static void finish(kb_sim *sim, kb_waiter *w, void (*serve)(kb_store *st))
 {
-    kb_waiter *w = arg;
     kb_store *st = w->target;
-    serve_getter(st);
+    serve(st);
     processed_one(st);
     kb_sim_resuming_last(sim, w->proc);
     w->wake(sim, w);
 }
 
-static void get_processed(kb_sim *sim, void *arg)
-{
-    kb_waiter *w = arg;
-    kb_store *st = w->target;
-    serve_putter(st);
-    processed_one(st);
-    kb_sim_resuming_last(sim, w->proc);
-    w->wake(sim, w);
-}
+static void put_processed(kb_sim *sim, void *arg) { finish(sim, arg, serve_getter); }
+static void get_processed(kb_sim *sim, void *arg) { finish(sim, arg, serve_putter); }
 
+/* The same for a put or get from outside any process: nobody to resume. */
 static void anonymous_put_processed(kb_sim *sim, void *arg)
 {
     (void)sim;
