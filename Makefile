@@ -65,11 +65,13 @@ test-asan: deps
 
 # The SimPy conformance suite (tests/conformance/README.md): regenerates the
 # logs with SimPy 3 (Debian's python3-simpy3) and checks them against the
-# committed ones, then compares kernbench's output with them.
+# committed ones, then compares kernbench's output with them, then runs 3000
+# random models (random_models.lua) against kernbench and against SimPy itself.
 conformance: build
 	$(call install_debs,python3-simpy3)
 	tests/conformance/simpy.sh
 	tests/conformance/check.sh ./$(BUILD)/bin/kernbench
+	tests/conformance/random_simpy.sh ./$(BUILD)/bin/kernbench 1 3000
 
 # The libFuzzer harnesses of tests/fuzz, built with clang and ASan + UBSan;
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds on a scratch copy of its
