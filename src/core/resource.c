@@ -30,9 +30,7 @@ kb_resource *kb_resource_new(kb_sim *sim, const char *name, size_t capacity)
 void kb_resource_close(kb_resource *r)
 {
     kb_waiter_cancel_all(&r->waiters);
-    r->closed = true;
-    if (r->queued == 0)
-        kb_sim_disown(&r->owned);
+    kb_owned_close(&r->owned);
 }
 
 /* SimPy's _trigger_put: the first waiting request gets a free slot. */
@@ -46,15 +44,10 @@ static kb_waiter *admit(kb_resource *r)
 
 static void schedule(kb_resource *r, kb_callback processed, void *arg)
 {
-    r->queued++;
-    kb_sim_after(r->sim, 0, KB_PRIO_NORMAL, processed, arg);
+    kb_owned_schedule(r->sim, &r->owned, processed, arg);
 }
 
-static void processed_one(kb_resource *r)
-{
-    if (--r->queued == 0 && r->closed)
-        kb_sim_disown(&r->owned);
-}
+static void processed_one(kb_resource *r) { kb_owned_ran(&r->owned); }
 
 /* Processing a granted request wakes its requester (releases never wait,
  * so there is nothing else to try). */

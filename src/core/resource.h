@@ -26,10 +26,7 @@ struct kb_resource {
     size_t capacity;
     size_t in_use;
     kb_link waiters;
-    /* ownership (resource.c) */
-    kb_owned owned;
-    size_t queued; /* processings of this resource's requests in the queue */
-    bool closed;
+    kb_owned owned; /* its simulation owns it (sim_internal.h) */
 };
 
 /* capacity >= 1; name is copied (NULL allowed). */

@@ -30,6 +30,25 @@ void kb_sim_disown(kb_owned *o)
     o->destroy(o);
 }
 
+void kb_owned_schedule(kb_sim *sim, kb_owned *o, kb_callback fn, void *arg)
+{
+    o->queued++;
+    kb_sim_after(sim, 0, KB_PRIO_NORMAL, fn, arg);
+}
+
+void kb_owned_ran(kb_owned *o)
+{
+    if (--o->queued == 0 && o->closed)
+        kb_sim_disown(o);
+}
+
+void kb_owned_close(kb_owned *o)
+{
+    o->closed = true;
+    if (o->queued == 0)
+        kb_sim_disown(o);
+}
+
 void kb_sim_free(kb_sim *sim)
 {
     if (!sim)

@@ -12,6 +12,12 @@
 void kb_sim_own(kb_sim *sim, kb_owned *o, void (*destroy)(kb_owned *o));
 /* Unlinks and destroys o now. */
 void kb_sim_disown(kb_owned *o);
+/* Schedules fn(sim, arg) at the current time (NORMAL), a callback that
+ * refers to o; kb_owned_ran(o) when it has run. */
+void kb_owned_schedule(kb_sim *sim, kb_owned *o, kb_callback fn, void *arg);
+void kb_owned_ran(kb_owned *o);
+/* The owner is done with o: destroyed now, or after its last queued callback. */
+void kb_owned_close(kb_owned *o);
 
 struct kb_sim {
     kb_time now;

@@ -34,9 +34,7 @@ void kb_store_close(kb_store *st)
 {
     kb_waiter_cancel_all(&st->getters);
     kb_waiter_cancel_all(&st->putters);
-    st->closed = true;
-    if (st->queued == 0)
-        kb_sim_disown(&st->owned);
+    kb_owned_close(&st->owned);
 }
 
 static bool full(const kb_store *st) { return st->capacity && st->count >= st->capacity; }
@@ -90,16 +88,10 @@ static kb_waiter *admit_getter(kb_store *st)
 
 static void schedule(kb_store *st, kb_callback processed, void *arg)
 {
-    st->queued++;
-    kb_sim_after(st->sim, 0, KB_PRIO_NORMAL, processed, arg);
+    kb_owned_schedule(st->sim, &st->owned, processed, arg);
 }
 
-/* A processing ran: a closed store with nothing else queued goes. */
-static void processed_one(kb_store *st)
-{
-    if (--st->queued == 0 && st->closed)
-        kb_sim_disown(&st->owned);
-}
+static void processed_one(kb_store *st) { kb_owned_ran(&st->owned); }
 
 static void serve_getter(kb_store *st);
 static void serve_putter(kb_store *st);

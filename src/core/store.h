@@ -28,10 +28,7 @@ struct kb_store {
     kb_item *ring;
     size_t head, count, ring_cap;
     kb_link getters, putters; /* requests not yet served */
-    /* ownership (store.c) */
-    kb_owned owned;
-    size_t queued; /* processings of this store's requests in the queue */
-    bool closed;
+    kb_owned owned; /* its simulation owns it (sim_internal.h) */
 };
 
 /* capacity 0 means unbounded. name is copied; NULL is allowed. */

@@ -67,10 +67,13 @@ typedef struct kb_waitable {
 
 /* Objects a simulation owns and frees with itself (stores, resources): a
  * header embedded in each, linked in the simulation's list while it lives
- * (kb_sim_own in sim_internal.h). */
+ * (kb_sim_own in sim_internal.h). A queued callback may refer to one, so
+ * one its owner has closed goes only when none is queued any more. */
 typedef struct kb_owned {
     kb_link link;
     void (*destroy)(struct kb_owned *o);
+    size_t queued; /* callbacks in the queue that refer to it */
+    bool closed;   /* its owner is done with it */
 } kb_owned;
 
 #define KB_CONTAINER_OF(ptr, type, member) \
