@@ -112,8 +112,8 @@ static void unhandled(kb_sim *sim, kb_event *ev)
         sim->on_unhandled(sim->unhandled_ctx, ev);
         return;
     }
-    char what[160];
-    kb_event_describe(ev, what, sizeof what);
+    char what[200];
+    kb_event_label(ev, what, sizeof what);
     kb_sim_fail(sim, "%s failed and nothing waited on it", what);
 }
 

@@ -1,6 +1,5 @@
 #include "core/resource.h"
 
-#include "core/proc.h"
 #include "core/sim_internal.h"
 #include "core/util.h"
 
