@@ -120,18 +120,21 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     uint64_t start = sim->events;
     bool nested = sim->running, inline_before = sim->may_inline;
     sim->running = true;
+    sim->until_reached = false;
     /* An error recorded outside a run (a bad schedule from a script) fails
      * the next run at once rather than being lost. */
     sim->stop_requested = sim->error != NULL;
     kb_time lim_until = sim->ctl && sim->ctl->until > 0 ? sim->ctl->until : KB_TIME_MAX;
     uint64_t lim_events = sim->ctl && sim->ctl->max_events > 0 ? sim->ctl->max_events : UINT64_MAX;
-    kb_time bound = lim_until < until ? lim_until : until;
+    /* A run's own until event at exactly the limit is processed: it ends
+     * the run there, which passes nothing. */
+    kb_time bound = until != KB_TIME_MAX && until == lim_until ? lim_until + 1 : lim_until;
     /* Stepping and event limits count events one by one: no shortcuts. */
     sim->may_inline = max_events == UINT64_MAX && lim_events == UINT64_MAX;
     kb_run_status st = KB_RUN_EMPTY;
     for (;;) {
         if (sim->stop_requested) {
-            st = sim->error ? KB_RUN_FAILED : KB_RUN_STOPPED;
+            st = sim->error ? KB_RUN_FAILED : sim->until_reached ? KB_RUN_UNTIL : KB_RUN_STOPPED;
             break;
         }
         if (sim->interrupt && *sim->interrupt) {
@@ -149,22 +152,16 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
         }
         kb_qentry e;
         if (!kb_queue_pop_before(&sim->queue, bound, &e)) {
-            /* Past the limit: the next event, or the clock a bounded run advances. */
-            if (bound < until && (kb_queue_size(&sim->queue) || until != KB_TIME_MAX)) {
+            if (kb_queue_size(&sim->queue)) { /* past the simulated-time limit */
                 if (sim->now < lim_until)
                     sim->now = lim_until;
                 limit_reached(sim, KB_STOP_UNTIL);
                 st = KB_RUN_INTERRUPTED;
-                break;
             }
-            st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
             break;
         }
         process(sim, e);
     }
-    if (until != KB_TIME_MAX && (st == KB_RUN_UNTIL || st == KB_RUN_EMPTY) && sim->now < until &&
-        max_events == UINT64_MAX)
-        sim->now = until;
     /* Where the stop found this run (also one that failed meanwhile: the
      * stop may have raised in a process's Lua code). */
     if (sim->ctl) {
@@ -183,11 +180,24 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     return st;
 }
 
+/* SimPy's until event: it stops whichever run processes it. */
+static void until_reached(kb_sim *sim, void *arg)
+{
+    (void)arg;
+    sim->until_reached = true;
+    sim->stop_requested = true;
+}
+
 kb_run_status kb_sim_run(kb_sim *sim, kb_time until)
 {
     if (until < sim->now)
         until = sim->now;
-    return loop(sim, until, UINT64_MAX, NULL);
+    if (until != KB_TIME_MAX)
+        kb_sim_at(sim, until, KB_PRIO_URGENT, until_reached, NULL);
+    kb_run_status st = loop(sim, until, UINT64_MAX, NULL);
+    if (st == KB_RUN_UNTIL && until != KB_TIME_MAX && kb_queue_size(&sim->queue) == 0)
+        st = KB_RUN_EMPTY; /* its own limit reached, nothing left */
+    return st;
 }
 
 kb_run_status kb_sim_step(kb_sim *sim, uint64_t n, uint64_t *done)

@@ -34,9 +34,14 @@ typedef enum kb_run_status {
     KB_RUN_INTERRUPTED /* the interrupt flag was raised (e.g. by Ctrl-C) */
 } kb_run_status;
 
-/* Processes events with time < until (KB_TIME_MAX: until none remain).
- * When the run ends by reaching `until`, the clock is set to `until`, so
- * run(10); run(20) covers [0,10) then [10,20). */
+/* Processes events until none remain (until == KB_TIME_MAX) or until the
+ * clock reaches `until`: as SimPy's run(until), `until` is an URGENT event
+ * at that time which stops whichever run processes it (events at `until`
+ * are left for the next run and the clock is set to `until`, so run(10);
+ * run(20) covers [0,10) then [10,20)). A run that ends earlier (a stop, a
+ * failure) leaves that event queued: it then stops a later run at `until`,
+ * as SimPy's does. Returns KB_RUN_EMPTY when a run reaches its own
+ * `until` with nothing left, KB_RUN_UNTIL when events remain. */
 kb_run_status kb_sim_run(kb_sim *sim, kb_time until);
 /* Processes at most n events; *done (may be NULL) receives the count. */
 kb_run_status kb_sim_step(kb_sim *sim, uint64_t n, uint64_t *done);

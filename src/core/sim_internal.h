@@ -43,6 +43,7 @@ struct kb_sim {
      * this run may process an operation without the queue at all. */
     const kb_proc *last_resumed;
     bool may_inline;
+    bool until_reached; /* a run(until) event stopped the run */
     kb_link owned; /* kb_owned objects */
     kb_unhandled_fn on_unhandled;
     void *unhandled_ctx;

@@ -241,13 +241,6 @@ static void leave_run(lsim *S)
         S->session->runs_active--;
 }
 
-static void until_reached(kb_sim *sim, void *arg)
-{
-    lsim *S = arg;
-    S->until_reached = true;
-    kb_sim_stop(sim);
-}
-
 static int l_run(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
@@ -262,17 +255,8 @@ static int l_run(lua_State *L)
     }
     lua_settop(L, 1);
     enter_run(L, S, "s:run()");
-    /* SimPy's run(until): an URGENT event at `until` that stops the run
-     * processing it. A run that ends otherwise (a failure, a stop) leaves it
-     * queued, and then it stops a later run there, as in SimPy. */
-    if (until != KB_TIME_MAX)
-        kb_sim_at(S->sim, until, KB_PRIO_URGENT, until_reached, S);
-    S->until_reached = false;
-    kb_run_status st = kb_sim_run(S->sim, KB_TIME_MAX);
+    kb_run_status st = kb_sim_run(S->sim, until); /* until: SimPy's until event (sim.h) */
     leave_run(S);
-    if (st == KB_RUN_STOPPED && S->until_reached) /* "empty": this run's until, nothing left */
-        st = until != KB_TIME_MAX && kb_sim_peek(S->sim) == KB_TIME_MAX ? KB_RUN_EMPTY : KB_RUN_UNTIL;
-    S->until_reached = false;
     if (st == KB_RUN_FAILED)
         return raise_run_error(L, S);
     if (st == KB_RUN_INTERRUPTED)

@@ -40,7 +40,6 @@ typedef struct lsim {
     int sim_idx;           /* index of this userdata on L while running */
     struct lproc *running; /* the process being resumed, if any */
     uint64_t resumes;      /* coroutine resumes so far */
-    bool until_reached;    /* an s:run(until) event stopped the run */
     int serial;            /* creation number within this Lua state */
     int objects;           /* stores and resources made, for default names */
     struct kb_session *session; /* NULL when the state has none */
