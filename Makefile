@@ -6,6 +6,9 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH      ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+# V=1: show the cmake configure and compiler output as it runs (default:
+# in $(BUILD)/build.log, shown only when the build fails).
+V          ?= 0
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
@@ -14,7 +17,7 @@ DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_HARNESSES := topo addr tl_torch
 
-.PHONY: all deps fuzz-deps build run test test-asan conformance fuzz-build fuzz install perf clean
+.PHONY: all deps fuzz-deps build run test test-asan conformance fuzz-build fuzz install plots perf clean
 
 all: build
 
@@ -38,6 +41,32 @@ define install_debs
 	fi
 endef
 
+# $(call cmake_build,DIR,CONFIGURE_ARGS[,BUILD_ARGS]): configures and builds
+# DIR. Quiet unless V=1: the output goes to DIR/build.log and is shown only
+# when the configure or the build fails (then the build's without progress
+# lines, its last 100 lines).
+ifeq ($(V),1)
+define cmake_build
+	cmake -S . -B $(1) $(2)
+	cmake --build $(1) -j $(JOBS) $(3)
+endef
+else
+define cmake_build
+	@mkdir -p "$(1)"; log="$(1)/build.log"; \
+	if ! cmake -S . -B "$(1)" $(2) >"$$log" 2>&1; then \
+	  cat "$$log"; echo "cmake configure failed in $(1)/ (log: $$log)"; exit 1; \
+	fi; \
+	configured=$$(wc -l <"$$log"); \
+	if cmake --build "$(1)" -j $(JOBS) $(3) >>"$$log" 2>&1; then \
+	  echo "built $(1)/ (compiler output in $$log; V=1 shows it)"; \
+	else \
+	  tail -n +$$((configured + 1)) "$$log" \
+	    | grep -Ev '^\[ *[0-9]+%\] |^g?make\[[0-9]+\]: (Entering|Leaving) directory' | tail -n 100; \
+	  echo "build failed in $(1)/: the full log is $$log (V=1 shows the build as it runs)"; exit 1; \
+	fi
+endef
+endif
+
 deps:
 	$(call install_debs,$(DEB_PACKAGES))
 
@@ -45,8 +74,7 @@ fuzz-deps:
 	$(call install_debs,$(FUZZ_DEB_PACKAGES))
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j $(JOBS)
+	$(call cmake_build,$(BUILD),-DCMAKE_BUILD_TYPE=Release)
 
 # The main job: the 2-D sharded GEMM on the default topology, checked
 # against a CPU reference; `make run BENCH=benches/x.lua` runs another bench.
@@ -58,8 +86,7 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	$(call cmake_build,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
@@ -77,15 +104,23 @@ conformance: build
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds on a scratch copy of its
 # seed corpus and prints executions, coverage and findings per harness.
 fuzz-build: deps fuzz-deps
-	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DKB_FUZZ=ON -DKB_BUILD_TESTS=OFF
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
+	$(call cmake_build,$(FUZZ_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DKB_FUZZ=ON -DKB_BUILD_TESTS=OFF,--target $(addprefix fuzz_,$(FUZZ_HARNESSES)))
 
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
+# The executable, the Lua library, topologies, kernels and benches, the docs
+# (share/doc/kernbench), the man page (man kernbench) and the bash completion.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The GEMM milestone's quick sweep with its PNG plots: installs gnuplot-nox
+# when missing, then writes gemm_sweep.csv, efficiency.png and
+# stage_breakdown.png to out/milestone_gemm/ (docs/benches.md).
+plots: build
+	$(call install_debs,gnuplot-nox)
+	./$(BUILD)/bin/kernbench -q --param quick=true run milestone-gemm
 
 # Benchmarks of the simulator itself (see docs/PERFORMANCE.md).
 perf: build

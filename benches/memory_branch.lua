@@ -3,18 +3,21 @@
 -- the blocks that are set, skipping the rest. PEs with fewer blocks set
 -- finish earlier. Needs data mode, which this bench turns on itself.
 --
--- Environment (optional): BRANCH_BLOCKS (per PE, default 16),
--- BRANCH_BLOCK (elements per block, default 256), BRANCH_DENSITY (fraction
--- of blocks set, default 0.5).
+-- Parameters (--param KEY=VALUE; also from the environment variables named):
+-- blocks (per PE, default 16), block (elements per block, default 256),
+-- density (fraction of blocks set, default 0.5).
 return {
   name = "memory-branch",
   description = "kernel control flow on loaded values: per-PE block mask decides which blocks to compute",
   needs_data = true,
-  run = function(torch)
+  params = {
+    blocks = { default = 16, min = 1, env = "BRANCH_BLOCKS", help = "blocks per PE" },
+    block = { default = 256, min = 1, env = "BRANCH_BLOCK", help = "elements per block" },
+    density = { default = 0.5, min = 0, max = 1, env = "BRANCH_DENSITY", help = "fraction of blocks set" },
+  },
+  run = function(torch, p)
     local pes = torch.spec.pes_per_cube
-    local nb = tonumber(os.getenv("BRANCH_BLOCKS")) or 16
-    local B = tonumber(os.getenv("BRANCH_BLOCK")) or 256
-    local density = tonumber(os.getenv("BRANCH_DENSITY")) or 0.5
+    local nb, B, density = p.blocks, p.block, p.density
     torch.manual_seed(4)
     local u = torch.rand({ pes, nb })
     local mask = torch.zeros({ pes, nb }, { dtype = "i32" })
@@ -45,5 +48,8 @@ return {
     print(("masked exp over %d PEs, %d blocks of %d f32 each per PE:"):format(pes, nb, B))
     print(table.concat(lines, "\n"))
     torch.verify("y", dy:cpu(), ref)
+    local per_pe = {}
+    for i, r in ipairs(h.result.pes) do per_pe[i] = r.pe_exec_ns end
+    return { pe_exec_ns = per_pe }
   end,
 }

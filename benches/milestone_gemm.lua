@@ -2,25 +2,26 @@
 -- shapes, operand staging and placement, against the roofline of the
 -- modelled PEs (docs/benches.md).
 --
---   kernbench benches/milestone_gemm.lua [--quick] [--out DIR]
+--   kernbench [--param quick=true] [--param out=DIR] [--results-json FILE] run milestone-gemm
 --
 -- Shapes: 16^3 .. 512^3, 32x3072x32 and 256x64x1024. Staging: load_ref (A
 -- loaded into TCM and pinned, B streamed tile by tile), ref_ref (both
 -- streamed), load_load (both pinned). Placement: one PE, the 8 PEs of a cube,
 -- the 128 PEs of a SIP (B and C split by columns, A replicated; a point whose
 -- N does not split evenly is listed as skipped, with the reason).
--- `--quick` (or MILESTONE_QUICK=1) runs 3 shapes x load_ref x {pe, cube}.
+-- quick=true (or MILESTONE_QUICK=1) runs 3 shapes x load_ref x {pe, cube}.
 --
 -- For each point: simulated time of the kernel (PE window) and of the
 -- composite pipeline alone, achieved TFLOP/s, the roofline (compute bound or
 -- HBM bound) and the efficiency against it, pipeline efficiency per engine
 -- (its busy time / the composite's makespan), and stage-record counts.
--- Writes gemm_sweep.json and gemm_sweep.csv to DIR (default
--- out/milestone_gemm/), and with gnuplot installed, efficiency.png and
--- stage_breakdown.png; each file appears only once complete (kb.open_output:
--- an interrupted run or a full disk leaves none, and a write error fails the
--- bench). With --verify-data, every point's C is checked against the CPU
--- reference.
+-- Returns every point (--results-json FILE writes them with the run's
+-- topology, parameters and totals); writes gemm_sweep.csv to the `out`
+-- directory (default out/milestone_gemm/), and with gnuplot installed,
+-- efficiency.png and stage_breakdown.png; each file appears only once
+-- complete (kb.open_output: an interrupted run or a full disk leaves none,
+-- and a write error fails the bench). With --verify-data, every point's C
+-- is checked against the CPU reference.
 local json = require "kernbench.json"
 
 local SHAPES = { { 16, 16, 16 }, { 32, 32, 32 }, { 64, 64, 64 }, { 128, 128, 128 }, { 256, 256, 256 },
@@ -29,24 +30,6 @@ local QUICK_SHAPES = { { 32, 32, 32 }, { 128, 128, 128 }, { 32, 3072, 32 } }
 local VARIANTS = { load_ref = { true, false }, ref_ref = { false, false }, load_load = { true, true } }
 local VARIANT_ORDER = { "load_ref", "ref_ref", "load_load" }
 local STAGES = { "DMA_READ", "FETCH", "GEMM", "MATH", "STORE", "DMA_WRITE" }
-
-local function options()
-  local o = { quick = os.getenv("MILESTONE_QUICK") == "1", out = "out/milestone_gemm" }
-  local args = _G.arg or {}
-  local i = 1
-  while i <= #args do
-    if args[i] == "--quick" then o.quick = true
-    elseif args[i] == "--out" then
-      i = i + 1
-      o.out = args[i] or error("milestone-gemm: --out needs a directory", 0)
-    elseif args[i]:match("^%-%-out=") then o.out = args[i]:sub(7)
-    elseif args[i] ~= "--data" and args[i] ~= "--verify-data" then
-      error(("milestone-gemm: unknown option %s (--quick, --out DIR)"):format(args[i]), 0)
-    end
-    i = i + 1
-  end
-  return o
-end
 
 -- The roofline of `npes` PEs for C[M, N] = A[M, K] x B[K, N] in f16: each
 -- PE reads all of A and its share of B and writes its share of C, once.
@@ -135,7 +118,7 @@ end
 -- (kb.open_output), so an interrupted or failed run leaves none.
 local function open_outputs(dir)
   os.execute(("mkdir -p %q"):format(dir))
-  local outs = { json = kb.open_output(dir .. "/gemm_sweep.json"), csv = kb.open_output(dir .. "/gemm_sweep.csv") }
+  local outs = { csv = kb.open_output(dir .. "/gemm_sweep.csv") }
   if os.execute("command -v gnuplot >/dev/null 2>&1") then
     outs.efficiency = kb.open_output(dir .. "/efficiency.png")
     outs.stages = kb.open_output(dir .. "/stage_breakdown.png")
@@ -143,7 +126,9 @@ local function open_outputs(dir)
   return outs
 end
 
-local function to_json(points, o, torch)
+-- What the bench returns (written by --results-json): the tile sizes and
+-- every point.
+local function result_of(points, o, torch)
   local rows = {}
   for _, p in ipairs(points) do
     local fields = { { "label", label(p) }, { "m", p.shape[1] }, { "k", p.shape[2] }, { "n", p.shape[3] },
@@ -171,10 +156,9 @@ local function to_json(points, o, torch)
     rows[#rows + 1] = json.obj(table.unpack(fields))
   end
   local sched = torch.topology:node(torch.topology:node_at { kind = "pe_scheduler", sip = 0, cube = 0, pe = 0 }).attrs
-  return json.encode(json.obj({ "bench", "milestone-gemm" }, { "topology", torch.topology.name },
-    { "quick", o.quick }, { "dtype", "f16" },
+  return json.obj({ "quick", o.quick }, { "dtype", "f16" },
     { "tile_sizes", json.obj({ "m", sched.tile_m }, { "k", sched.tile_k }, { "n", sched.tile_n }) },
-    { "points", rows })) .. "\n"
+    { "points", rows })
 end
 
 local CSV_HEAD = "label,m,k,n,variant,placement,pes,tiles,pe_window_ns,composite_window_ns,tflops,bound," ..
@@ -204,7 +188,7 @@ end
 local function plots(points, dir, outs)
   if not outs.efficiency then
     print("milestone-gemm: gnuplot is not installed: no PNG plots (apt-get install gnuplot-nox); " ..
-          "the JSON and CSV hold every figure")
+          "the CSV holds every figure")
     return
   end
   local dat = {}
@@ -218,6 +202,7 @@ local function plots(points, dir, outs)
   kb.write_file(dir .. "/plot.dat", table.concat(dat, "\n") .. "\n")
   kb.write_file(dir .. "/plot.gp", ([[
 set terminal pngcairo size 1400,700
+set termoption noenhanced
 set datafile separator " "
 set style fill solid 0.8
 set boxwidth 0.7
@@ -243,15 +228,19 @@ plot "%s/plot.dat" using 4:xtic(2) title "DMA in+out", "" using 5 title "fetch",
   else
     outs.efficiency:abort()
     outs.stages:abort()
-    print("milestone-gemm: gnuplot failed; the JSON and CSV hold every figure")
+    print("milestone-gemm: gnuplot failed; the CSV holds every figure")
   end
 end
 
 return {
   name = "milestone-gemm",
   description = "f16 composite GEMM sweep (shapes x operand staging x PE/cube/SIP) against the roofline",
-  run = function(torch)
-    local o = options()
+  params = {
+    quick = { default = false, env = "MILESTONE_QUICK",
+              help = "3 shapes x load_ref x {pe, cube} instead of the full sweep" },
+    out = { default = "out/milestone_gemm", help = "directory of gemm_sweep.csv and the PNG plots (created)" },
+  },
+  run = function(torch, o)
     local outs = open_outputs(o.out)
     torch.manual_seed(5)
     local shapes = o.quick and QUICK_SHAPES or SHAPES
@@ -260,9 +249,12 @@ return {
     local points = {}
     print(("%-32s %6s %12s %9s %8s %6s  %s"):format("point", "tiles", "time", "TFLOP/s", "bound", "eff",
       "busy/makespan: dma_rd fetch gemm store dma_wr"))
+    local k, n = 0, #shapes * #variants * #placements
     for _, shape in ipairs(shapes) do
       for _, v in ipairs(variants) do
         for _, pl in ipairs(placements) do
+          k = k + 1
+          kb.progress(k, n, ("%dx%dx%d/%s/%s"):format(shape[1], shape[2], shape[3], v, pl))
           local p = run_point(torch, shape, v, pl)
           points[#points + 1] = p
           if p.skipped then
@@ -276,9 +268,10 @@ return {
         end
       end
     end
-    outs.json:write(to_json(points, o, torch)):close()
     outs.csv:write(to_csv(points)):close()
-    print(("milestone-gemm: %d points, written to %s/gemm_sweep.json and gemm_sweep.csv"):format(#points, o.out))
+    print(("milestone-gemm: %d points, written to %s/gemm_sweep.csv (every figure: --results-json FILE)"):format(
+      #points, o.out))
     plots(points, o.out, outs)
+    return result_of(points, o, torch)
   end,
 }

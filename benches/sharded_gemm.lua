@@ -3,19 +3,25 @@
 -- over cubes and PEs; each PE computes its column block
 -- (kernels/sharded_gemm.lua). `make run` runs it with --verify-data.
 --
--- Environment (optional): SGEMM_M, SGEMM_K (default 64, 256),
--- SGEMM_NLOCAL (columns per PE, default 64), SGEMM_PES, SGEMM_CUBES (the
--- grid, default: every PE of every cube).
+-- Parameters (--param KEY=VALUE; also from the environment variables named):
+-- m, k (default 64, 256), n_local (columns per PE, default 64), pes, cubes
+-- (the grid; default 0: every PE of every cube).
 return {
   name = "sharded-gemm",
   description = "2-D sharded f16 GEMM over the cubes and PEs of a SIP (program_id axes 0 and 1)",
-  run = function(torch)
+  params = {
+    m = { default = 64, min = 1, env = "SGEMM_M", help = "rows of A and C" },
+    k = { default = 256, min = 1, env = "SGEMM_K", help = "columns of A, rows of B" },
+    n_local = { default = 64, min = 1, env = "SGEMM_NLOCAL", help = "columns of C per PE" },
+    pes = { default = 0, min = 0, env = "SGEMM_PES", help = "PEs per cube in the grid (0: every PE of a cube)" },
+    cubes = { default = 0, min = 0, env = "SGEMM_CUBES", help = "cubes in the grid (0: every cube of the SIP)" },
+  },
+  run = function(torch, p)
     local P = torch.spec
-    local pes = tonumber(os.getenv("SGEMM_PES")) or P.pes_per_cube
-    local cubes = tonumber(os.getenv("SGEMM_CUBES")) or P.cubes_per_sip
-    local M = tonumber(os.getenv("SGEMM_M")) or 64
-    local K = tonumber(os.getenv("SGEMM_K")) or 256
-    local N = (tonumber(os.getenv("SGEMM_NLOCAL")) or 64) * pes * cubes
+    local pes = p.pes > 0 and p.pes or P.pes_per_cube
+    local cubes = p.cubes > 0 and p.cubes or P.cubes_per_sip
+    local M, K = p.m, p.k
+    local N = p.n_local * pes * cubes
     torch.manual_seed(2)
     local a = torch.randn({ M, K }, { dtype = "f16" })
     local b = torch.randn({ K, N }, { dtype = "f16" })
@@ -31,5 +37,7 @@ return {
       kb.format_ns(r.pe_exec_ns), kb.format_ns(r.dma_ns), kb.format_ns(r.compute_ns),
       2 * M * K * N / r.pe_exec_ns / 1000))
     torch.verify("C", dc:cpu(), torch.matmul(a:float(), b:float()):half())
+    return { launch_ns = h:elapsed_ns(), pe_exec_ns = r.pe_exec_ns, dma_ns = r.dma_ns, compute_ns = r.compute_ns,
+             tflops = 2 * M * K * N / r.pe_exec_ns / 1000, pes = pes, cubes = cubes }
   end,
 }

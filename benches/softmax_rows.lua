@@ -3,16 +3,20 @@
 -- (kernels/softmax_rows.lua); both checked against the CPU reference in
 -- data mode.
 --
--- Environment (optional): SOFTMAX_ROWS (per PE, default 16), SOFTMAX_COLS
--- (default 256), SOFTMAX_DTYPE (f32, f16 or bf16; default f32).
+-- Parameters (--param KEY=VALUE; also from the environment variables named):
+-- rows (per PE, default 16), cols (default 256), dtype (f32, f16 or bf16;
+-- default f32).
 return {
   name = "softmax-rows",
   description = "row softmax with tl.softmax and with tl.max/tl.sum/tl.exp on every PE of a cube",
-  run = function(torch)
+  params = {
+    rows = { default = 16, min = 1, env = "SOFTMAX_ROWS", help = "rows per PE" },
+    cols = { default = 256, min = 1, env = "SOFTMAX_COLS", help = "columns (the softmax axis)" },
+    dtype = { default = "f32", choices = { "f32", "f16", "bf16" }, env = "SOFTMAX_DTYPE", help = "element type" },
+  },
+  run = function(torch, p)
     local pes = torch.spec.pes_per_cube
-    local R = tonumber(os.getenv("SOFTMAX_ROWS")) or 16
-    local C = tonumber(os.getenv("SOFTMAX_COLS")) or 256
-    local dtype = os.getenv("SOFTMAX_DTYPE") or "f32"
+    local R, C, dtype = p.rows, p.cols, p.dtype
     torch.manual_seed(3)
     local x = torch.randn({ R * pes, C }, { dtype = dtype })
     local dp = torch.DPPolicy { cube = "replicate", pe = "row_wise", num_cubes = 1 }
@@ -28,5 +32,6 @@ return {
     local ref = torch.softmax(x:float(), 1):to(dtype)
     torch.verify("softmax (tl.softmax)", dy:cpu(), ref)
     torch.verify("softmax (max/exp/sum)", dz:cpu(), ref)
+    return { pe_exec_ns = h.result.pe_exec_ns, dma_ns = h.result.dma_ns, compute_ns = h.result.compute_ns }
   end,
 }

@@ -1,7 +1,11 @@
---- Benches: Lua files that return {name=, description=, run=function(torch)}.
--- This module checks the contract, lists the benches of a directory and
--- runs one on a simulation (the command line's `kernbench FILE.lua`,
--- `kernbench run FILE.lua` and `kernbench list`). Reference: docs/benches.md.
+--- Benches: Lua files that return {name=, description=, run=function(torch,
+-- params)[, params=]}. This module checks the contract and runs a bench on
+-- a simulation (the command line's `kernbench FILE.lua`, `kernbench run
+-- NAME`); kernbench.bench_find lists and finds them, kernbench.bench_params
+-- handles their parameters. Reference: docs/benches.md.
+local bench_params = require "kernbench.bench_params"
+local find = require "kernbench.bench_find"
+
 local M = {}
 
 local NAME_PATTERN = "^[a-z][a-z0-9]*%-?[a-z0-9%-]*$"
@@ -21,113 +25,107 @@ function M.problem(v)
     return "field 'description' is missing or empty"
   end
   if type(v.run) ~= "function" then return "field 'run' is missing or not a function" end
-  return nil
+  return bench_params.problem(v.params)
 end
 
 --- Whether v is a bench table.
 function M.is_bench(v) return M.problem(v) == nil end
 
-local function lua_files(dir, out, skip)
-  local p = io.popen(("find %q -name '*.lua' -type f 2>/dev/null | LC_ALL=C sort"):format(dir))
-  for path in p:lines() do
-    if not (skip and path:find(skip, 1, true)) then out[#out + 1] = path end
-  end
-  p:close()
-  return out
-end
-
---- The benches under dir (recursively), sorted by name: a list of
--- {index=, name=, description=, path=}, and a list of {path=, reason=} for
--- files that are not valid benches. Files under dir/perf/ (simulator
--- benchmarks and demos, run as plain scripts) are not considered.
-function M.list(dir)
-  local benches, problems, names = {}, {}, {}
-  for _, path in ipairs(lua_files(dir, {}, "/perf/")) do
-    local chunk, err = loadfile(path)
-    local ok, v = false, err
-    if chunk then ok, v = pcall(chunk) end
-    local why = not ok and ("it fails to load: " .. tostring(v)) or M.problem(v)
-    if not why and names[v.name] then
-      why = ("name '%s' is also used by %s"):format(v.name, names[v.name])
-    end
-    if why then
-      problems[#problems + 1] = { path = path, reason = why }
-    else
-      names[v.name] = path
-      benches[#benches + 1] = { name = v.name, description = v.description, path = path }
-    end
-  end
-  table.sort(benches, function(a, b) return a.name < b.name end)
-  for i, b in ipairs(benches) do b.index = i end
-  return benches, problems
-end
-
---- `kernbench list [DIR]`: prints the benches and the problems; returns the
--- exit status (1 if any file is not a valid bench).
-function M.list_main(args)
-  local dir = args[1] or (kb.lua_dir and kb.lua_dir:gsub("/lua$", "/benches")) or "benches"
-  if args[1] == "-h" or args[1] == "--help" then
-    print("usage: kernbench list [DIR]\n\nLists the benches under DIR (default: the shipped benches/),\n" ..
-          "sorted by name: index, name and description. Files that do not return a\n" ..
-          "valid bench table are reported with the reason (exit status 1).")
-    return 0
-  end
-  local benches, problems = M.list(dir)
-  local w = 4
-  for _, b in ipairs(benches) do w = math.max(w, #b.name) end
-  for _, b in ipairs(benches) do
-    print(("%3d  %-" .. w .. "s  %s"):format(b.index, b.name, b.description))
-  end
-  if #benches == 0 then print(("no benches under %s"):format(dir)) end
-  for _, p in ipairs(problems) do
-    io.stderr:write(("kernbench list: %s: not a bench: %s\n"):format(p.path, p.reason))
-  end
-  return #problems > 0 and 1 or 0
-end
-
---- Parses --device: "all" (nil) or "sip:N" (N).
+--- Parses --device: "all" (nil) or "sip:N" (N); a bad one is a usage error.
 function M.parse_device(spec, nsips)
   if spec == nil or spec == "all" then return nil end
   local n = spec:match("^sip:(%d+)$")
-  if not n then error(("--device '%s': expected all or sip:N"):format(spec), 0) end
+  if not n then bench_params.usage_error("--device '%s': expected all or sip:N", spec) end
   n = tonumber(n)
   if nsips and n >= nsips then
-    error(("--device %s: the topology has %d SIP(s) (sip:0 .. sip:%d)"):format(spec, nsips, nsips - 1), 0)
+    bench_params.usage_error("--device %s: the topology has %d SIP(s) (sip:0 .. sip:%d)", spec, nsips, nsips - 1)
   end
   return n
 end
 
+-- The data mode: the command line's, or `--data` / `--verify-data` after
+-- the bench file; any other argument after the bench is a usage error.
+local function mode_from(args, mode, b)
+  for _, a in ipairs(args) do
+    if a == "--verify-data" then mode = "verify"
+    elseif a == "--data" then mode = mode or "data"
+    else
+      local key = a:match("^%-%-([%w_]+)$")
+      local hint = key and b.params and b.params[key] and (" (did you mean --param %s=...?)"):format(key) or ""
+      bench_params.usage_error("bench %s: unexpected argument '%s' after the bench: only --data and --verify-data " ..
+        "may follow it; parameters are set with --param KEY=VALUE before the bench%s", b.name, a, hint)
+    end
+  end
+  return mode
+end
+
+local function params_text(values)
+  local parts = {}
+  for _, k in ipairs(bench_params.keys(values)) do parts[#parts + 1] = k .. "=" .. tostring(values[k]) end
+  return #parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or ""
+end
+
+-- What a failed bench run reports: the error with its one traceback.
+local function report_failure(b, err)
+  io.stderr:write(("kernbench: bench %s: %s\n"):format(b.name, tostring(err)))
+end
+
 --- Runs bench table b on a new simulation of the default topology (the
 -- command line's --topology/--set) with a torch runtime bound to it:
--- run(torch), then drain outstanding work, then a summary line. Returns the
--- exit status: 1 with NO_REQUESTS when the bench submitted nothing.
+-- run(torch, params), then drain outstanding work, then a summary line.
+-- opts: topology, device, data_mode, params (list of "key=value"; default
+-- the command line's --param), args (what followed the bench file: the
+-- command line passes arg), path. Returns the exit status: 1 when the bench fails (reported
+-- once, with its traceback), submits nothing (NO_REQUESTS) or verifies
+-- nothing under --verify-data. A usage error (--param, --device, an
+-- argument after the bench) raises a kernbench.bench_params.Usage error.
+-- With --results-json, kb.results_document is set to the results document.
 function M.run(b, opts)
   opts = opts or {}
-  local topo = opts.topology or kb.topology.load()
-  local device = M.parse_device(opts.device or kb.device, topo:params().sips)
-  local mode = opts.data_mode or kb.data_mode
-  for _, a in ipairs(_G.arg or {}) do -- `kernbench FILE --data` / `--verify-data`
-    if a == "--verify-data" then mode = "verify" elseif a == "--data" and mode == nil then mode = "data" end
-  end
+  local values, sources = bench_params.resolve(b, opts.params or kb.params)
+  local mode = mode_from(opts.args or {}, opts.data_mode or kb.data_mode, b)
   if b.needs_data and mode == nil then
     mode = "data" -- the bench reads values its kernels compute or load
   end
+  local topo = opts.topology or kb.topology.load()
+  local device = M.parse_device(opts.device or kb.device, topo:params().sips)
   local torch = require("kernbench.torch").new { topology = topo, device = device, data_mode = mode }
-  local ok, err = xpcall(b.run, debug.traceback, torch)
+  local ok, result = xpcall(b.run, debug.traceback, torch, values)
+  local status, err = "ok", nil
   if not ok then
-    torch.close()
-    error(("bench %s: %s"):format(b.name, tostring(err)), 0)
+    local v = torch.verified()
+    status = (#v > 0 and not v[#v].ok) and "verification_failed" or "failed"
+    err = tostring(result)
+    result = nil
+  else
+    torch.synchronize()
   end
-  torch.synchronize()
   local st = torch.stats()
   torch.close()
+  local function document()
+    if not kb.results_requested or status == "failed" then return end
+    local text_ok, text = pcall(require("kernbench.results").document, {
+      bench = b, path = opts.path, topology = topo, overrides = kb.topology.default_overrides or {},
+      device = opts.device or kb.device or "all", params = values, sources = sources,
+      mode = mode or "timing", stats = st, verified = torch.verified(), status = status, error = err,
+      result = result })
+    if not text_ok then
+      error(("bench %s: its result cannot be written to --results-json: %s"):format(b.name, tostring(text)), 0)
+    end
+    kb.results_document = text
+  end
+  if not ok then
+    report_failure(b, err)
+    document()
+    return 1
+  end
   if st.requests == 0 then
     io.stderr:write(("kernbench: bench %s: NO_REQUESTS: it submitted no request to the simulator " ..
                      "(create a tensor on the device or launch a kernel)\n"):format(b.name))
     return 1
   end
-  print(("bench %s on %s: %d request(s), simulated time %s"):format(b.name, topo.name, st.requests,
-    kb.format_ns(st.sim_ns)))
+  print(("bench %s%s on %s: %d host request(s), simulated time %s"):format(b.name, params_text(values), topo.name,
+    st.requests, kb.format_ns(st.sim_ns)))
   if mode == "verify" then
     local v = torch.verified()
     if #v == 0 then
@@ -136,21 +134,47 @@ function M.run(b, opts)
       return 1
     end
     for _, r in ipairs(v) do
-      print(("verified %s (%s): worst |error| %.3g within rtol = atol = %g"):format(r.name, r.dtype, r.worst, r.tol))
+      print(("verified %s (%s) within rtol = atol = %g: %s"):format(r.name, r.dtype, r.tol,
+        require("kernbench.torch").describe_worst(r)))
     end
   end
+  document()
   return 0
 end
 
 --- Called by the command line with what a script returned: a bench table
 -- is run (returns the exit status); anything else means a plain script
--- (nil), unless `strict` (`kernbench run FILE`) requires a bench.
+-- (nil), unless `strict` (`kernbench run NAME`) requires a bench. Usage
+-- errors print with the usage line and return 2.
 function M.after_script(v, path, strict)
   local looks_like_bench = type(v) == "table" and v.run ~= nil
-  if not looks_like_bench and not strict then return nil end
+  if not looks_like_bench and not strict then
+    local given = (kb.params and #kb.params > 0) and "--param" or kb.results_requested and "--results-json"
+    if given then
+      return M.usage(("%s: %s needs a bench, and %s is a plain script (it returns no bench table)"):format(
+        path, given, path))
+    end
+    return nil
+  end
   local why = M.problem(v)
   if why then error(("%s: not a bench: %s"):format(path, why), 0) end
-  return M.run(v, { path = path })
+  local ok, status = pcall(M.run, v, { path = path, args = _G.arg })
+  if ok then return status end
+  if bench_params.is_usage_error(status) then return M.usage(status.message) end
+  error(status, 0)
 end
+
+--- Prints a usage error and returns its exit status (2).
+function M.usage(message)
+  io.stderr:write(("kernbench: %s\nusage: kernbench [options] [--param KEY=VALUE ...] run BENCH | BENCH.lua\n" ..
+                   "run 'kernbench --help' for the options, 'kernbench help BENCH' for a bench's parameters\n"):format(
+                   message))
+  return 2
+end
+
+--- `kernbench run NAME`: the file of the bench NAME (kernbench.bench_find).
+M.resolve = find.resolve
+M.list = find.list
+M.list_main = find.list_main
 
 return M

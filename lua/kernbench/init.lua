@@ -67,8 +67,24 @@ function kb.write_file(path, text)
   out:close()
 end
 
+--- kb.progress(k, n[, label]): the bench has started point k of n (k from
+-- 1; 0: none yet), shown on the command line's progress line with an
+-- estimate of the time left (docs/lua-api.md). Writes nothing itself.
+kb.progress = require("kernbench.progress_c").progress
+
 --- A torch-like runtime on a new simulation (docs/torch.md), for the REPL
 -- and scripts: kb.torch{topology = t, device = n}.
 function kb.torch(opts) return require("kernbench.torch").new(opts) end
+
+--- The fabric probe as a library (kb.probe.run{case = name}; docs/repl.md).
+kb.probe = require "kernbench.probe"
+
+--- v as the REPL prints it: a nested Lua literal, tensors, topologies and
+-- simulations summarised (kernbench.pretty; docs/repl.md).
+function kb.pretty(v, opts) return require("kernbench.pretty").format(v, opts) end
+
+--- Prints the help of x, or the list of everything (kernbench.help, the
+-- global help of the REPL; docs/repl.md).
+function kb.help(...) return require("kernbench.help").help(...) end
 
 return kb

@@ -79,7 +79,7 @@ function M.load(path, overrides)
     normalise(M.default_overrides, list)
   end
   normalise(overrides, list)
-  return C.load(M.find(path), list)
+  return C.load(M.find(path), list, M.dir)
 end
 
 return M

@@ -15,6 +15,24 @@ local pe_c = require "kernbench.pe_c"
 
 local M = {}
 
+-- The 0-based index {i, j, ...} of flat element `flat` of a tensor of `shape`.
+local function worst_index(shape, flat)
+  local idx = {}
+  for d = #shape, 1, -1 do
+    idx[d] = flat % shape[d]
+    flat = flat // shape[d]
+  end
+  return idx
+end
+
+--- "worst |error| 0.5 at [1, 3] (got 2.5, expected 2)" for a record of
+-- torch.verified().
+function M.describe_worst(r)
+  if not r.index then return "no elements" end
+  return ("worst |error| %.6g at [%s] (got %.9g, expected %.9g)"):format(r.worst, table.concat(r.index, ", "),
+    r.got, r.expected)
+end
+
 --- A new runtime on a new simulation of `opts.topology` (default: the
 -- command line's); `opts.device` is the SIP that torch.ahbm.current_device()
 -- starts on (nil: none, tensors go to SIP 0); `opts.pa_fallback = true`
@@ -509,17 +527,23 @@ function M.new(opts)
     local dt = got.dtype
     local tol = (o and o.tol) or TOL[dt] or 0
     local diff = tc.abs(tc.sub(got:float(), expected:float()))
-    local worst = diff:numel() > 0 and tc.max(diff) or 0
-    local ok = tc.allclose(got:float(), expected:float(), tol, tol)
-    verified[#verified + 1] = { name = name, dtype = dt, worst = worst, tol = tol, ok = ok }
-    if not ok then
-      error(("verify %s: %s result differs from the reference beyond rtol = atol = %g: worst |error| %g"):format(
-        name, dt, tol, worst), 2)
+    local r = { name = name, dtype = dt, worst = 0, tol = tol }
+    if diff:numel() > 0 then -- the element with the largest |got - expected|
+      local v, flat = tc.max(diff:flatten(), 0)
+      r.worst, r.index = v:item(), worst_index(got:size(), flat:item())
+      r.got, r.expected = got:float():flatten():get(flat:item()), expected:float():flatten():get(flat:item())
     end
-    return worst
+    r.ok = tc.allclose(got:float(), expected:float(), tol, tol)
+    verified[#verified + 1] = r
+    if not r.ok then
+      error(("verify %s: %s result differs from the reference beyond rtol = atol = %g: %s"):format(
+        name, dt, tol, M.describe_worst(r)), 2)
+    end
+    return r.worst
   end
 
-  --- What torch.verify checked so far: a list of {name, dtype, worst, tol, ok}.
+  --- What torch.verify checked so far: a list of {name, dtype, tol, ok, worst
+  -- (the largest |got - expected|), index (0-based, of that element), got, expected}.
   function torch.verified() return verified end
 
   function torch.stats()

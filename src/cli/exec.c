@@ -109,6 +109,7 @@ int kb_exec_report(lua_State *L, int status)
         if (!msg)
             msg = "(error object is not a string)";
         kb_session *s = kb_session_of(L);
+        kb_session_clear_line(s); /* the progress line, if an error left one */
         if (!s || !s->ctl.stop) { /* a stop's error: reported once, with what was reached */
             fprintf(stderr, "kernbench: %s\n", msg);
             if (s && s->trace)

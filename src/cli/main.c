@@ -3,6 +3,7 @@
 #include "cli/exec.h"
 #include "cli/outputs.h"
 #include "cli/paths.h"
+#include "cli/progress.h"
 #include "cli/repl.h"
 #include "core/util.h"
 #include "lua/state.h"
@@ -30,9 +31,11 @@ enum {
 
 static const char USAGE[] =
     "usage: kernbench [options] [script.lua [args...]]\n"
+    "       kernbench [options] run BENCH      (a name or index from 'kernbench list', or a file)\n"
+    "       kernbench [options] BENCH.lua      (a file returning {name, description, run})\n"
     "       kernbench [options] probe [--case NAME] [--json] [--topology T] [--set K=V]\n"
-    "       kernbench [options] [run] BENCH.lua      (a file returning {name, description, run})\n"
-    "       kernbench list [DIR]\n"
+    "       kernbench list [--verbose] [DIR]\n"
+    "       kernbench help BENCH\n"
     "\n"
     "Runs a Lua script against the kernbench simulator, or starts an interactive\n"
     "Lua REPL when no script or -e is given. The globals `sim` (event core) and\n"
@@ -42,8 +45,11 @@ static const char USAGE[] =
     "subcommands:\n"
     "  probe          fabric traffic-pattern checks on a topology (see\n"
     "                 'kernbench probe --help')\n"
-    "  run FILE.lua   run a bench file (same as 'kernbench FILE.lua')\n"
-    "  list [DIR]     list the benches under DIR (default: the shipped benches)\n"
+    "  run BENCH      run a bench: its name or index from 'kernbench list', its\n"
+    "                 file name (deploy_roundtrip) or a path (BENCH.lua)\n"
+    "  list [--verbose] [DIR]  list the benches under DIR (default: the shipped\n"
+    "                 benches); --verbose adds their files and parameters\n"
+    "  help BENCH     a bench's description, file and parameters\n"
     "\n"
     "options:\n"
     "  -t, --topology T  the topology kb.topology.load() loads by default: a\n"
@@ -77,6 +83,11 @@ static const char USAGE[] =
     "  --max-events N stop each simulation after N events (exit 4)\n"
     "                 (a stopped run writes its outputs marked truncated)\n"
     "  -q, --quiet    no summary after a script or probe run\n"
+    "  --param KEY=VALUE  set a parameter of the bench (repeatable; before the\n"
+    "                 bench; 'kernbench help BENCH' lists them)\n"
+    "  --results-json FILE  write what the bench returned, its parameters,\n"
+    "                 topology, simulated time, events and verification to\n"
+    "                 FILE (JSON; schema in docs/cli.md)\n"
     "  --device D     for benches: all (default) or sip:N, the SIP that\n"
     "                 torch.ahbm.current_device() starts on\n"
     "  --data         data mode: kernels compute real values (tl.load data can\n"
@@ -94,9 +105,13 @@ static const char USAGE[] =
     "                     (default: <bin>/../share/kernbench/lua)\n"
     "  KERNBENCH_HISTORY  REPL history file (default: ~/.kernbench_history;\n"
     "                     empty: no history)\n"
+    "  KERNBENCH_PROGRESS 1: always show the progress line (also when stderr\n"
+    "                     is not a terminal), 0: never (default: on a terminal,\n"
+    "                     after 1 s, unless --quiet)\n"
     "\n"
-    "exit status: 0 success, 1 script or model error (or an output not written),\n"
-    "  2 usage error (also an output path that cannot be written), 3 --until\n"
+    "exit status: 0 success, 1 script, model or bench error (or an output not\n"
+    "  written), 2 usage error (unknown option, bad value, unknown bench or\n"
+    "  parameter, an output path that cannot be written), 3 --until\n"
     "  reached, 4 --max-events reached, 124 --timeout reached, 130 SIGINT\n"
     "  (Ctrl-C; a second one ends the process at once), 143 SIGTERM\n";
 
@@ -108,6 +123,8 @@ typedef struct options {
     const char *topology;
     const char **sets; /* --set assignments, in order */
     int nsets;
+    const char **params; /* --param assignments, in order */
+    int nparams;
     const char *device; /* --device all|sip:N */
     const char *data;   /* --data: "data", --verify-data: "verify" */
     bool interactive;
@@ -235,7 +252,7 @@ static int parse_valued_option(int argc, char **argv, int *i, options *o, bool *
 {
     static const char *const names[] = {"--trace", "--stats-json", "--op-log", "--dump-config",
                                         "--trace-window", "--trace-counter-ns", "--timeout", "--until",
-                                        "--max-events", "--trace-filter"};
+                                        "--max-events", "--results-json", "--trace-filter"};
     enum { NNAMES = sizeof names / sizeof *names, REPEATABLE = NNAMES - 1 };
     kb_outputs *out = &o->out;
     const char *v = NULL;
@@ -286,6 +303,7 @@ static int parse_valued_option(int argc, char **argv, int *i, options *o, bool *
             return usage_error("--max-events '%s': expected a whole number of events >= 1 and <= "
                                "18446744073709551615", v);
         break;
+    case 9: out->results_json = v; break;
     default: out->filters[out->trace.nfilters++] = v;
     }
     return -1;
@@ -297,8 +315,9 @@ static int parse(int argc, char **argv, options *o)
     o->code = calloc((size_t)argc, sizeof *o->code);
     o->requires = calloc((size_t)argc, sizeof *o->requires);
     o->sets = calloc((size_t)argc, sizeof *o->sets);
+    o->params = calloc((size_t)argc, sizeof *o->params);
     o->out.filters = calloc((size_t)argc, sizeof *o->out.filters);
-    if (!o->code || !o->sets || !o->out.filters)
+    if (!o->code || !o->requires || !o->sets || !o->params || !o->out.filters)
         return EXIT_ERROR;
     o->out.trace.filters = o->out.filters;
     o->out.trace.win_end = KB_TIME_MAX;
@@ -333,6 +352,12 @@ static int parse(int argc, char **argv, options *o)
             if (!dv || !*dv)
                 return usage_error("option '%s' needs a module name", "--require");
             o->requires[o->nrequires++] = dv;
+            continue;
+        }
+        if (take_opt(argc, argv, &i, "--param", &dv)) {
+            if (!dv || !strchr(dv, '=') || *dv == '=')
+                return usage_error("option '%s' needs KEY=VALUE", "--param");
+            o->params[o->nparams++] = dv;
             continue;
         }
         if (take_opt(argc, argv, &i, "--device", &dv)) {
@@ -406,6 +431,88 @@ static int run_code(lua_State *L, kb_session *session, const char *code)
     return kb_exec_report(L, status);
 }
 
+/* A --topology that names nothing is a usage error before anything runs,
+ * whether or not the script loads a topology. */
+static bool topology_exists(lua_State *L, const char *topology)
+{
+    static const char code[] = "local name = ... return kb.topology.find(name)";
+    if (!topology || luaL_loadbuffer(L, code, sizeof code - 1, "=(topology)") != LUA_OK) {
+        lua_pop(L, topology ? 1 : 0);
+        return true;
+    }
+    lua_pushstring(L, topology);
+    if (lua_pcall(L, 1, 0, 0) == LUA_OK)
+        return true;
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "kernbench: --topology %s: %s\nusage: kernbench [options] [script.lua [args...]]\n"
+                    "run 'kernbench --help' for the options\n",
+            topology, msg ? msg : "not found");
+    lua_pop(L, 1);
+    return false;
+}
+
+/* The script's directory goes first in package.path: `require "kernels.X"`
+ * finds kernels beside the bench (then in the library's tree, then in the
+ * current directory). */
+static void add_script_dir(lua_State *L, const char *script)
+{
+    static const char code[] = "local dir = ... package.path = dir .. '/?.lua;' .. dir .. '/?/init.lua;' .. "
+                               "package.path";
+    const char *slash = strrchr(script, '/');
+    if (luaL_loadbuffer(L, code, sizeof code - 1, "=(path)") != LUA_OK) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (slash)
+        lua_pushlstring(L, script, slash == script ? 1 : (size_t)(slash - script));
+    else
+        lua_pushliteral(L, ".");
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+        lua_pop(L, 1);
+}
+
+/* `kernbench run NAME`: the bench's file (kernbench.bench.resolve), newly
+ * allocated, or NULL after printing a usage error (*usage) or an error. */
+static char *resolve_bench(lua_State *L, kb_session *session, const char *name, bool *usage)
+{
+    static const char code[] =
+        "local name = ... local ok, r = pcall(require('kernbench.bench').resolve, name) "
+        "if ok then return r end "
+        "if require('kernbench.bench_params').is_usage_error(r) then return nil, r.message end error(r, 0)";
+    *usage = false;
+    int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(run)");
+    if (status == LUA_OK) {
+        lua_pushstring(L, name);
+        status = kb_exec_call(L, session, 1, 2);
+    }
+    if (status != LUA_OK) {
+        kb_exec_report(L, status);
+        return NULL;
+    }
+    char *path = lua_isstring(L, -2) ? kb_xstrdup(lua_tostring(L, -2)) : NULL;
+    if (!path) {
+        *usage = true;
+        fprintf(stderr, "kernbench: run: %s\n", lua_tostring(L, -1));
+    }
+    lua_pop(L, 2);
+    return path;
+}
+
+/* The results document a bench left in kb.results_document (taken). */
+static char *take_results(lua_State *L)
+{
+    char *doc = NULL;
+    lua_getglobal(L, "kb");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "results_document");
+        if (lua_type(L, -1) == LUA_TSTRING)
+            doc = kb_xstrdup(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return doc;
+}
+
 /* Runs a script; a script that returns a bench table ({name, description,
  * run}) is then run as a bench (kernbench.bench.after_script), whose exit
  * status goes to *exit_status. `require_bench`: `kernbench run FILE`. */
@@ -415,6 +522,8 @@ static int run_script(lua_State *L, kb_session *session, int argc, char **argv, 
     const char *name = argv[script];
     if (strcmp(name, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
         name = NULL; /* stdin */
+    if (name)
+        add_script_dir(L, name);
     int status = luaL_loadfile(L, name);
     if (status == LUA_OK) {
         int nargs = argc - script - 1;
@@ -480,24 +589,33 @@ static int set_topology_defaults(lua_State *L, const options *o)
         lua_pushstring(L, o->data);
         lua_setfield(L, -2, "data_mode");
     }
+    lua_createtable(L, o->nparams, 0); /* for benches: kernbench.bench reads kb.params */
+    for (int i = 0; i < o->nparams; i++) {
+        lua_pushstring(L, o->params[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_pushboolean(L, o->out.results_json != NULL);
+    lua_setfield(L, -2, "results_requested");
     lua_pop(L, 1);
     return LUA_OK;
 }
 
-/* `kernbench probe|list ...`: the Lua module's main(args) returns the exit status. */
-static int run_subcommand(lua_State *L, kb_session *session, const char *module, int argc, char **argv,
-                          int first, int *exit_status)
+/* `kernbench probe|list|help ...`: the Lua function module.fn(args) returns the exit status. */
+static int run_subcommand(lua_State *L, kb_session *session, const char *module, const char *fn, int argc,
+                          char **argv, int first, int *exit_status)
 {
-    static const char code[] = "local m, args = ... return require(m).main(args)";
+    static const char code[] = "local m, f, args = ... return require(m)[f](args)";
     int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(subcommand)");
     if (status == LUA_OK) {
         lua_pushstring(L, module);
+        lua_pushstring(L, fn);
         lua_createtable(L, argc - first, 0);
         for (int i = first; i < argc; i++) {
             lua_pushstring(L, argv[i]);
             lua_rawseti(L, -2, i - first + 1);
         }
-        status = kb_exec_call(L, session, 2, 1);
+        status = kb_exec_call(L, session, 3, 1);
         if (status == LUA_OK) {
             *exit_status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_OK;
             lua_pop(L, 1);
@@ -511,6 +629,7 @@ static void free_options(options *o)
     free(o->code);
     free(o->requires);
     free(o->sets);
+    free(o->params);
     free(o->out.filters);
 }
 
@@ -558,30 +677,50 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     kb_session_track_coroutines(L);
+    kb_progress progress; /* the progress line on a terminal (docs/cli.md "Progress") */
+    kb_progress_start(&progress, &session, L, o.out.quiet);
 
     int status = set_topology_defaults(L, &o);
     int exit_status = EXIT_OK;
     const char *sub = o.script ? argv[o.script] : "";
     bool probe = strcmp(sub, "probe") == 0, list = strcmp(sub, "list") == 0;
-    bool run = strcmp(sub, "run") == 0;
-    make_arg_table(L, argc, argv, run ? o.script + 1 : o.script);
-    if (run && o.script + 1 >= argc) {
-        fprintf(stderr, "kernbench: run: which bench file? (kernbench run FILE.lua)\n");
+    bool help = strcmp(sub, "help") == 0, run = strcmp(sub, "run") == 0;
+    bool usage = status == LUA_OK && !topology_exists(L, o.topology);
+    char *bench_path = NULL;
+    if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help)) {
+        usage_error("%s", "--param and --results-json need a bench: kernbench [options] run BENCH");
+        usage = true;
+    }
+    if (!usage && run && o.script + 1 >= argc) {
+        fprintf(stderr, "kernbench: run: which bench? (kernbench run NAME: 'kernbench list' shows the names)\n");
+        usage = true;
+    }
+    if (!usage && run && status == LUA_OK) {
+        bench_path = resolve_bench(L, &session, argv[o.script + 1], &usage);
+        if (bench_path)
+            argv[o.script + 1] = bench_path; /* arg[0] is the bench's file */
+        else if (!usage)
+            status = LUA_ERRRUN;
+    }
+    if (usage) {
         kb_lua_close(L);
         kb_outputs_abort(&session, &o.out);
         free_options(&o);
         return EXIT_USAGE;
     }
+    make_arg_table(L, argc, argv, run ? o.script + 1 : o.script);
 #define GOING_ON (status == LUA_OK && !session.ctl.stop)
     for (int i = 0; i < o.nrequires && GOING_ON; i++)
         status = run_require(L, &session, o.requires[i]);
     for (int i = 0; i < o.ncode && GOING_ON; i++)
         status = run_code(L, &session, o.code[i]);
-    if (GOING_ON && (probe || list))
-        status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.list", argc, argv,
-                                o.script + 1, &exit_status);
+    if (GOING_ON && (probe || list || help))
+        status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.bench_find",
+                                probe ? "main" : list ? "list_main" : "help_main", argc, argv, o.script + 1,
+                                &exit_status);
     else if (GOING_ON && o.script)
         status = run_script(L, &session, argc, argv, run ? o.script + 1 : o.script, run, &exit_status);
+    kb_progress_end(&progress); /* no line in the REPL, the summary or the messages at exit */
     if (GOING_ON && (o.interactive || (!o.script && o.ncode == 0)))
         kb_repl(L, &session);
 #undef GOING_ON
@@ -591,8 +730,12 @@ int main(int argc, char **argv)
     int stopped = session.ctl.stop;
 
     fflush(stdout);
+    o.out.results = take_results(L);
     kb_lua_close(L); /* closes the simulations still open (and reports them) */
-    bool written = kb_outputs_finish(&session, &o.out, o.script != 0, stopped);
+    free(bench_path);
+    /* A failed run has said why; no summary after it. */
+    bool failed = status != LUA_OK || exit_status != EXIT_OK;
+    bool written = kb_outputs_finish(&session, &o.out, o.script != 0 && !failed, stopped, failed);
     bool marked = o.out.trace_path || o.out.stats_json || o.out.op_log;
     free_options(&o);
     if (stopped) {

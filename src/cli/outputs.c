@@ -26,10 +26,12 @@ static bool distinct(const named *n, size_t k, char *err, size_t errn)
 
 bool kb_outputs_open(kb_session *s, kb_outputs *o, char *err, size_t errn)
 {
-    named n[4] = {{"--trace", NULL}, {"--stats-json", NULL}, {"--op-log", NULL}, {"--dump-config", NULL}};
-    const char *paths[4] = {o->trace_path, o->stats_json, o->op_log, o->dump_config};
+    enum { N = 5 };
+    named n[N] = {{"--trace", NULL}, {"--stats-json", NULL}, {"--op-log", NULL}, {"--dump-config", NULL},
+                  {"--results-json", NULL}};
+    const char *paths[N] = {o->trace_path, o->stats_json, o->op_log, o->dump_config, o->results_json};
     bool ok = true;
-    for (int i = 0; i < 4 && ok; i++) {
+    for (int i = 0; i < N && ok; i++) {
         char *e = NULL;
         if (paths[i] && !(n[i].f = kb_outfile_open(paths[i], n[i].opt, &e))) {
             snprintf(err, errn, "%s", e);
@@ -38,9 +40,9 @@ bool kb_outputs_open(kb_session *s, kb_outputs *o, char *err, size_t errn)
         }
     }
     if (ok)
-        ok = distinct(n, 4, err, errn);
+        ok = distinct(n, N, err, errn);
     if (!ok) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < N; i++)
             kb_outfile_abort(n[i].f);
         return false;
     }
@@ -49,6 +51,7 @@ bool kb_outputs_open(kb_session *s, kb_outputs *o, char *err, size_t errn)
     o->stats_file = n[1].f;
     o->oplog_file = n[2].f;
     o->config_file = n[3].f;
+    o->results_file = n[4].f;
     if (o->oplog_file) {
         s->oplog_out = kb_outfile_stream(o->oplog_file);
         /* spill files beside the target; a device target's go to $TMPDIR */
@@ -126,7 +129,27 @@ static void write_stats(kb_session *s, kb_outputs *o, int stopped)
     fputs("}\n", f);
 }
 
-bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped)
+/* The results file: the bench's document, or nothing. */
+static bool finish_results(kb_outputs *o, int stopped, bool failed)
+{
+    bool ok = true;
+    if (o->results_file && o->results && !stopped) {
+        fputs(o->results, kb_outfile_stream(o->results_file));
+        ok = commit(o->results_file);
+    } else if (o->results_file) {
+        if (!stopped && !failed)
+            fprintf(stderr, "kernbench: --results-json %s: not written: no bench ran to completion\n",
+                    o->results_json);
+        ok = stopped || failed;
+        kb_outfile_abort(o->results_file);
+    }
+    o->results_file = NULL;
+    free(o->results);
+    o->results = NULL;
+    return ok;
+}
+
+bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped, bool failed)
 {
     bool ok = true;
     char *why = stopped ? kb_stop_text(s, stopped) : NULL;
@@ -168,6 +191,7 @@ bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped)
     }
     ok = commit(o->config_file) && ok;
     o->config_file = NULL;
+    ok = finish_results(o, stopped, failed) && ok;
     s->oplog_out = s->config_out = NULL;
     free(s->oplog_error);
     s->oplog_error = NULL;
@@ -189,6 +213,9 @@ void kb_outputs_abort(kb_session *s, kb_outputs *o)
     kb_outfile_abort(o->stats_file);
     kb_outfile_abort(o->oplog_file);
     kb_outfile_abort(o->config_file);
-    o->stats_file = o->oplog_file = o->config_file = NULL;
+    kb_outfile_abort(o->results_file);
+    o->stats_file = o->oplog_file = o->config_file = o->results_file = NULL;
+    free(o->results);
+    o->results = NULL;
     s->oplog_out = s->config_out = NULL;
 }

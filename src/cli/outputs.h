@@ -18,10 +18,12 @@ typedef struct kb_outputs {
     const char *stats_json;   /* --stats-json */
     const char *op_log;       /* --op-log */
     const char *dump_config;  /* --dump-config */
+    const char *results_json; /* --results-json */
+    char *results;            /* the bench's results document, NULL: none (taken) */
     bool quiet;               /* --quiet: no summary */
     bool counter_window_set;  /* --trace-counter-ns given */
     /* the open files */
-    kb_outfile *stats_file, *oplog_file, *config_file;
+    kb_outfile *stats_file, *oplog_file, *config_file, *results_file;
 } kb_outputs;
 
 /* Checks every output path and opens the files on the session: false
@@ -30,10 +32,13 @@ typedef struct kb_outputs {
 bool kb_outputs_open(kb_session *s, kb_outputs *o, char *err, size_t errn);
 /* After every simulation is closed: writes the statistics file, prints the
  * summary (when `summary` and not quiet) on stderr, and commits the files.
+ * The results file is written only when the run was not stopped and has a
+ * results document; otherwise it is dropped (and its absence reported
+ * unless the run failed or stopped anyway: `failed`).
  * `stopped` (a kb_stop, 0: none) says the run ended early: the trace, the
  * statistics and the op log then say so. False if a file could not be
  * written (reported on stderr; that file is then not created). */
-bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped);
+bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped, bool failed);
 
 /* What a stop reached, newly allocated: "interrupted (SIGINT): simulation
  * #1 stopped at t=... after N events; Lua code stopped at FILE:LINE" (each

@@ -18,7 +18,16 @@ typedef struct repl {
     kb_session *session;
     bool tty;
     char *history; /* file, or NULL */
+    int show;      /* registry ref of kernbench.pretty.show, or LUA_NOREF: print */
+    int complete;  /* registry ref of kernbench.help.complete, or LUA_NOREF */
 } repl;
+
+/* libedit's completion callback has no user data: the REPL it serves. */
+static repl *completing;
+
+/* Characters that end a word for completion: not '.' or ':', so that
+ * "kb.topology.lo" and "t:su" are completed as a whole. */
+static const char word_breaks[] = " \t\n\"\\'`@$><=;|&{(,)[]+-*/%^~#";
 
 /* One line without its newline, or NULL at end of input. */
 static char *read_line(repl *r, const char *prompt)
@@ -89,7 +98,10 @@ static void remember(repl *r, const char *entry)
         write_history(r->history);
 }
 
-/* Prints the values left on the stack above base with the global print. */
+/* Prints the values left on the stack above base: as one line of
+ * kernbench.pretty.show (strings and numbers as print shows them, tables and
+ * userdata as literals and summaries), or with the global print when the
+ * library has no pretty printer. */
 static void print_results(repl *r, int base)
 {
     lua_State *L = r->L;
@@ -97,10 +109,98 @@ static void print_results(repl *r, int base)
     if (n <= 0)
         return;
     luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-    lua_getglobal(L, "print");
+    if (r->show == LUA_NOREF) {
+        lua_getglobal(L, "print");
+        lua_insert(L, base + 1);
+        if (lua_pcall(L, n, 0, 0) != LUA_OK)
+            kb_exec_report(L, LUA_ERRRUN);
+        return;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->show);
     lua_insert(L, base + 1);
-    if (lua_pcall(L, n, 0, 0) != LUA_OK)
+    if (lua_pcall(L, n, 1, 0) != LUA_OK) {
         kb_exec_report(L, LUA_ERRRUN);
+        return;
+    }
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    if (text) {
+        fwrite(text, 1, len, stdout);
+        putchar('\n');
+    }
+}
+
+/* Loads the pretty printer and the help (the global `help`, unless a
+ * script defined one), each optional: a library without them (an old or
+ * custom KERNBENCH_PATH) leaves print and no completion. */
+static void load_helpers(repl *r)
+{
+    static const char code[] =
+        "local okp, pretty = pcall(require, 'kernbench.pretty')\n"
+        "local okh, help = pcall(require, 'kernbench.help')\n"
+        "if okh and rawget(_G, 'help') == nil then _G.help = help.help end\n"
+        "return okp and pretty.show or nil, okh and help.complete or nil";
+    lua_State *L = r->L;
+    r->show = r->complete = LUA_NOREF;
+    if (luaL_loadbuffer(L, code, sizeof code - 1, "=repl") != LUA_OK || lua_pcall(L, 0, 2, 0) != LUA_OK) {
+        lua_pop(L, 1);
+        return;
+    }
+    r->complete = lua_isfunction(L, -1) ? luaL_ref(L, LUA_REGISTRYINDEX) : (lua_pop(L, 1), LUA_NOREF);
+    r->show = lua_isfunction(L, -1) ? luaL_ref(L, LUA_REGISTRYINDEX) : (lua_pop(L, 1), LUA_NOREF);
+}
+
+/* The candidates of the word being completed, from kernbench.help.complete
+ * (a Lua function that reads tables and metatables raw and calls nothing). */
+static char **candidates;
+static size_t ncandidates;
+
+static void drop_candidates(void)
+{
+    for (size_t i = 0; i < ncandidates; i++)
+        free(candidates[i]);
+    free(candidates);
+    candidates = NULL;
+    ncandidates = 0;
+}
+
+static char *next_candidate(const char *text, int state)
+{
+    static size_t i;
+    (void)text;
+    if (state == 0)
+        i = 0;
+    return i < ncandidates ? kb_xstrdup(candidates[i++]) : NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1; /* never file names */
+    repl *r = completing;
+    if (!r || r->complete == LUA_NOREF)
+        return NULL;
+    lua_State *L = r->L;
+    int top = lua_gettop(L);
+    drop_candidates();
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->complete);
+    lua_pushstring(L, text);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+        size_t n = (size_t)luaL_len(L, -1);
+        candidates = kb_xmalloc((n + 1) * sizeof *candidates);
+        for (size_t i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            const char *c = lua_tostring(L, -1);
+            if (c)
+                candidates[ncandidates++] = kb_xstrdup(c);
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, top);
+    if (ncandidates == 0)
+        return NULL;
+    return rl_completion_matches(text, next_candidate);
 }
 
 static char *history_file(void)
@@ -115,10 +215,17 @@ static char *history_file(void)
 void kb_repl(lua_State *L, kb_session *session)
 {
     repl r = {.L = L, .session = session, .tty = isatty(STDIN_FILENO)};
+    load_helpers(&r);
     if (r.tty) {
-        printf("kernbench %s (%s) - globals: sim, kb; Ctrl-D exits\n", KB_VERSION, LUA_RELEASE);
+        printf("kernbench %s (%s) - globals: sim, kb%s; %sCtrl-D exits\n", KB_VERSION, LUA_RELEASE,
+               r.complete != LUA_NOREF ? ", help" : "",
+               r.complete != LUA_NOREF ? "help() lists what they hold, Tab completes names; " : "");
         fflush(stdout);
         rl_readline_name = "kernbench";
+        completing = &r;
+        rl_attempted_completion_function = complete;
+        rl_basic_word_break_characters = word_breaks;
+        rl_completion_append_character = '\0';
         using_history();
         stifle_history(HISTORY_LINES);
         r.history = history_file();
@@ -160,4 +267,8 @@ void kb_repl(lua_State *L, kb_session *session)
         putchar('\n');
     fflush(stdout);
     free(r.history);
+    drop_candidates();
+    completing = NULL;
+    luaL_unref(L, LUA_REGISTRYINDEX, r.show);
+    luaL_unref(L, LUA_REGISTRYINDEX, r.complete);
 }

@@ -11,6 +11,7 @@
 typedef struct item {
     double util;
     int64_t sim;
+    size_t order; /* position in the listing: ties never depend on addresses */
     const kb_val *v;
 } item;
 
@@ -36,7 +37,7 @@ static int by_util(const void *a, const void *b)
         return x->util > y->util ? -1 : 1;
     if (x->sim != y->sim)
         return x->sim < y->sim ? -1 : 1;
-    return x->v < y->v ? -1 : x->v > y->v;
+    return x->order < y->order ? -1 : x->order > y->order;
 }
 
 /* Collects the entries of array `key` of every run. */
@@ -56,7 +57,8 @@ static item *collect(const kb_val *runs, const char *key, size_t *n)
                     abort();
             }
             const kb_val *e = arr->u.c.items[i];
-            out[(*n)++] = (item){num(e, "util"), (int64_t)num(run, "sim"), e};
+            out[*n] = (item){num(e, "util"), (int64_t)num(run, "sim"), *n, e};
+            (*n)++;
         }
     }
     return out;
@@ -108,7 +110,8 @@ void kb_print_summary(FILE *out, const kb_val *runs)
             fprintf(out, "  (sim %lld)", (long long)links[0].sim);
         fputc('\n', out);
     }
-    /* Request latencies: the extremes over every run, the count in all. */
+    /* Host requests (memory, map and launch requests issued from Lua; not the
+     * fabric transactions of the components): latency extremes, the count in all. */
     double nreq = 0, lo = 0, hi = 0;
     for (size_t r = 0; r < runs->u.c.n; r++) {
         const kb_val *rl = kb_obj_get(runs->u.c.items[r], "request_latency");
@@ -120,7 +123,7 @@ void kb_print_summary(FILE *out, const kb_val *runs)
         nreq += n;
     }
     if (nreq > 0)
-        fprintf(out, "  requests: %.0f, latency min %.3f / max %.3f ns\n", nreq, lo, hi);
+        fprintf(out, "  host requests: %.0f, latency min %.3f / max %.3f ns\n", nreq, lo, hi);
     free(comps);
     free(links);
 }

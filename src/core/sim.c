@@ -114,6 +114,23 @@ static void limit_reached(kb_sim *sim, kb_stop why)
         c->on_limit(c->ctx);
 }
 
+/* Reports to the control's on_progress (sim.h). */
+static void report_progress(kb_sim *sim, double t0, bool ended)
+{
+    double clock = kb_wall_seconds();
+    kb_sim_progress p = {sim->ctl_id, sim->now, sim->events, sim->wall_s + (clock - t0), clock, ended};
+    sim->ctl->on_progress(sim->ctl->progress_ctx, &p);
+}
+
+static inline uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+/* The next event count at which a run reports its progress. */
+static inline uint64_t next_report(const kb_sim *sim) { return (sim->events | (KB_SIM_PROGRESS_EVERY - 1)) + 1; }
+
 static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint64_t *done)
 {
     double t0 = kb_wall_seconds();
@@ -131,6 +148,13 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     kb_time bound = until != KB_TIME_MAX && until == lim_until ? lim_until + 1 : lim_until;
     /* Stepping and event limits count events one by one: no shortcuts. */
     sim->may_inline = max_events == UINT64_MAX && lim_events == UINT64_MAX;
+    /* The step count, the event limit and the progress reports share one
+     * comparison per event: `check_at` is the nearest event count of the
+     * three (UINT64_MAX: none is ever reached). */
+    uint64_t step_end = max_events < UINT64_MAX - start ? start + max_events : UINT64_MAX;
+    bool reports = sim->ctl && sim->ctl->on_progress;
+    uint64_t report_at = reports ? next_report(sim) : UINT64_MAX;
+    uint64_t check_at = min3(step_end, lim_events, report_at);
     kb_run_status st = KB_RUN_EMPTY;
     for (;;) {
         if (sim->stop_requested) {
@@ -141,14 +165,21 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
             st = KB_RUN_INTERRUPTED;
             break;
         }
-        if (sim->events - start >= max_events) {
-            st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
-            break;
-        }
-        if (sim->events >= lim_events && kb_queue_size(&sim->queue)) {
-            limit_reached(sim, KB_STOP_EVENTS);
-            st = KB_RUN_INTERRUPTED;
-            break;
+        if (sim->events >= check_at) {
+            if (sim->events >= step_end) {
+                st = kb_queue_size(&sim->queue) ? KB_RUN_UNTIL : KB_RUN_EMPTY;
+                break;
+            }
+            if (sim->events >= lim_events && kb_queue_size(&sim->queue)) {
+                limit_reached(sim, KB_STOP_EVENTS);
+                st = KB_RUN_INTERRUPTED;
+                break;
+            }
+            if (sim->events >= report_at) {
+                report_progress(sim, t0, false);
+                report_at = next_report(sim);
+            }
+            check_at = min3(step_end, lim_events, report_at);
         }
         kb_qentry e;
         if (!kb_queue_pop_before(&sim->queue, bound, &e)) {
@@ -174,6 +205,8 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
     sim->running = nested;
     sim->may_inline = inline_before;
     sim->last_resumed = NULL;
+    if (reports && sim->ctl->on_progress) /* the run returns: e.g. a progress line goes */
+        report_progress(sim, t0, true);
     sim->wall_s += kb_wall_seconds() - t0;
     if (done)
         *done = sim->events - start;

@@ -102,12 +102,30 @@ typedef struct kb_sim_where {
     uint64_t events;
 } kb_sim_where;
 
+/* What a run under a control reports to its on_progress. */
+typedef struct kb_sim_progress {
+    int id;          /* the simulation's id given to kb_sim_set_control */
+    kb_time now;     /* its clock */
+    uint64_t events; /* events it has processed, all runs */
+    double wall_s;   /* wall time its runs have taken, this one so far */
+    double clock_s;  /* kb_wall_seconds() at the call */
+    bool ended;      /* the run is returning (its last call) */
+} kb_sim_progress;
+
+/* Progress reports: a run under a control with on_progress calls it
+ * between events each time its simulation's event count passes a multiple
+ * of KB_SIM_PROGRESS_EVERY, and once as it returns (ended). The callback
+ * must not touch the simulation; NULL costs nothing per event. */
+#define KB_SIM_PROGRESS_EVERY (UINT64_C(1) << 16)
+
 typedef struct kb_sim_control {
     volatile sig_atomic_t stop; /* a kb_stop */
     kb_time until;              /* > 0, or 0: no limit */
     uint64_t max_events;        /* > 0, or 0: no limit */
     void (*on_limit)(void *ctx);
     void *ctx;
+    void (*on_progress)(void *progress_ctx, const kb_sim_progress *p);
+    void *progress_ctx;
     kb_sim_where reached;
     kb_sim_where latest;
 } kb_sim_control;

@@ -1,7 +1,7 @@
 /* Topologies in Lua: the C side of kb.topology (lua/kernbench/topology.lua
  * adds file lookup and command-line defaults).
  *
- *   T.load(path[, {"key.path=value", ...}]) -> topology | raises
+ *   T.load(path[, {"key.path=value", ...}[, shipped_dir]]) -> topology | raises
  *   topo:nodes([glob]) -> {id, ...} in id order
  *   topo:node(id) -> {id, kind, impl, attrs, sip, cube, pe, io, pos_mm}
  *   topo:edges(id) -> {{src, dst, kind, bw_gbs, mm}, ...}
@@ -125,6 +125,7 @@ static int t_gc(lua_State *L)
 static int l_load(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    const char *shipped = luaL_optstring(L, 3, NULL); /* where `base: NAME` looks */
     size_t n = 0;
     const char **ov = NULL;
     if (!lua_isnoneornil(L, 2)) {
@@ -146,7 +147,7 @@ static int l_load(lua_State *L)
     lua_pushlstring(L, slash ? path : ".", slash ? (size_t)(slash - path) : 1); /* the directory, anchored */
     r->L = L;
     r->dir = lua_tostring(L, -1);
-    kb_topo *topo = kb_topo_load(path, ov, n, r->reg, &err);
+    kb_topo *topo = kb_topo_load_from(path, shipped, ov, n, r->reg, &err);
     r->L = NULL;
     r->dir = NULL;
     lua_pop(L, 1);

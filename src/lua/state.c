@@ -35,6 +35,8 @@ static int open_state(lua_State *L)
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.output_c", luaopen_kb_output, 0);
     lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.progress_c", luaopen_kb_progress, 0); /* kb.progress */
+    lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");
         /* lua_dir/.. holds kernels/: require "kernels.NAME" */

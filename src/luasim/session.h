@@ -11,10 +11,24 @@
 #include <lua.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct kb_trace_file;
 struct kb_val;
+
+/* kb.progress(k, n[, label]): the point of n a bench has started (k from
+ * 1; 0: none yet). `since_s` is when point k started and `first_*` the
+ * first point started since n last changed or k went back (kb_wall_seconds
+ * values): the command line's estimate of the time left. */
+#define KB_SESSION_LABEL_MAX 48
+typedef struct kb_session_point {
+    int64_t k, n; /* n == 0: the bench said nothing */
+    char label[KB_SESSION_LABEL_MAX + 1];
+    double since_s;
+    int64_t first_k; /* 0: no point started yet */
+    double first_s;
+} kb_session_point;
 
 typedef struct kb_session {
     bool print_stats; /* print a line per simulation when it is closed */
@@ -44,6 +58,12 @@ typedef struct kb_session {
     lua_State *volatile current;
     volatile sig_atomic_t in_call;
     char stopped_where[256]; /* where the hook first stopped Lua code ("file:line"), or "" */
+    kb_session_point point; /* kb.progress */
+    /* The command line's progress line (cli/progress.h), or NULL: whatever
+     * the session writes on stderr or stdout clears it first
+     * (kb_session_clear_line). */
+    void (*clear_line)(void *ctx);
+    void *clear_ctx;
 } kb_session;
 
 /* Makes `session` the state's (it must outlive the state). */
@@ -64,6 +84,12 @@ void kb_session_dump_config(kb_session *session, const char *yaml);
 void kb_session_add_run(lua_State *L, struct kb_val *stats);
 /* Keeps the first op-log error (taken) for the report at exit. */
 void kb_session_oplog_error(kb_session *session, char *err);
+/* Clears the progress line, if any is shown (session may be NULL). */
+void kb_session_clear_line(kb_session *session);
+/* The module kernbench.progress_c: progress(k, n[, label]), which is
+ * kb.progress (docs/lua-api.md). It validates its arguments and records
+ * them in the state's session, if any; it writes nothing. */
+int luaopen_kb_progress(lua_State *L);
 
 /* ---- stopping Lua code (stop.c) ----
  * A stop (signal, limit) must also end Lua code that never returns to a

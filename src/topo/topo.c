@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const edge_kind_names[KB_EK_COUNT] = {
     [KB_EK_PE_INTERNAL] = "pe_internal",
@@ -190,12 +191,39 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
     return t;
 }
 
-/* Reads a file and, if it names a `base:` topology (a path relative to
- * the file), lays it over that base. `chain` holds the files of the
- * inclusion chain so far (to name a cycle); a nested failure's message is
- * already complete and is passed up unchanged. */
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+/* The file a `base:` value names: a path relative to the including file;
+ * or, for a bare name ("default", "small_2x2.yaml") with no such file
+ * there, the shipped topology of that name in `shipped` (may be NULL). */
+static char *base_file(const char *path, const char *base, const char *shipped)
+{
+    const char *slash = strrchr(path, '/');
+    char *full = base[0] == '/' || !slash ? kb_xstrdup(base)
+                                          : kb_asprintf("%.*s/%s", (int)(slash - path), path, base);
+    if (is_file(full) || !shipped || strchr(base, '/'))
+        return full;
+    size_t n = strlen(base);
+    bool yaml = (n > 5 && strcmp(base + n - 5, ".yaml") == 0) || (n > 4 && strcmp(base + n - 4, ".yml") == 0);
+    char *in_shipped = kb_asprintf("%s/%s%s", shipped, base, yaml ? "" : ".yaml");
+    if (!is_file(in_shipped)) {
+        free(in_shipped);
+        return full;
+    }
+    free(full);
+    return in_shipped;
+}
+
+/* Reads a file and, if it names a `base:` topology (base_file), lays it
+ * over that base. `chain` holds the files of the inclusion chain so far
+ * (to name a cycle); a nested failure's message is already complete and is
+ * passed up unchanged. */
 #define MAX_BASE_DEPTH 16
-static kb_ydoc *read_with_base(const char *path, const char **chain, int depth, char **err)
+static kb_ydoc *read_with_base(const char *path, const char *shipped, const char **chain, int depth, char **err)
 {
     kb_ydoc *doc = kb_ydoc_load_file(path, err);
     if (!doc)
@@ -206,9 +234,7 @@ static kb_ydoc *read_with_base(const char *path, const char **chain, int depth, 
         return doc;
     char where[512];
     kb_ymark_format(&mark, where, sizeof where);
-    const char *slash = strrchr(path, '/');
-    char *full = base[0] == '/' || !slash ? kb_xstrdup(base)
-                                          : kb_asprintf("%.*s/%s", (int)(slash - path), path, base);
+    char *full = base_file(path, base, shipped);
     chain[depth] = path;
     char *real_full = realpath(full, NULL);
     bool cycle = false;
@@ -237,13 +263,16 @@ static kb_ydoc *read_with_base(const char *path, const char **chain, int depth, 
         kb_ydoc_free(doc);
         return NULL;
     }
+    bool bare = shipped && !strchr(base, '/');
     free(base);
     char *berr = NULL;
-    kb_ydoc *b = read_with_base(full, chain, depth + 1, &berr);
+    kb_ydoc *b = read_with_base(full, shipped, chain, depth + 1, &berr);
     if (!b) {
         /* A base that cannot be read is named from the line that asked for it. */
         bool nested = strstr(berr, ": base: ") != NULL;
-        *err = nested ? berr : kb_asprintf("%s: base: %s", where, berr);
+        *err = nested ? berr
+               : bare ? kb_asprintf("%s: base: %s (nor is it a shipped topology in %s)", where, berr, shipped)
+                      : kb_asprintf("%s: base: %s", where, berr);
         if (!nested)
             free(berr);
         free(full);
@@ -258,8 +287,14 @@ static kb_ydoc *read_with_base(const char *path, const char **chain, int depth, 
 kb_topo *kb_topo_load(const char *path, const char *const *overrides, size_t noverrides,
                       const kb_registry *reg, char **err)
 {
+    return kb_topo_load_from(path, NULL, overrides, noverrides, reg, err);
+}
+
+kb_topo *kb_topo_load_from(const char *path, const char *shipped, const char *const *overrides,
+                           size_t noverrides, const kb_registry *reg, char **err)
+{
     const char *chain[MAX_BASE_DEPTH];
-    kb_ydoc *doc = read_with_base(path, chain, 0, err);
+    kb_ydoc *doc = read_with_base(path, shipped, chain, 0, err);
     if (!doc)
         return NULL;
     return load_doc(doc, path, overrides, noverrides, reg, err);

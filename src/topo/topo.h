@@ -101,6 +101,11 @@ typedef struct kb_topo kb_topo;
  * path. */
 kb_topo *kb_topo_load(const char *path, const char *const *overrides, size_t noverrides,
                       const kb_registry *reg, char **err);
+/* Same, where a `base:` that is a bare name ("default", "small_2x2.yaml")
+ * with no such file beside the including file names the topology of that
+ * name in the directory `shipped` (the shipped topologies; NULL: none). */
+kb_topo *kb_topo_load_from(const char *path, const char *shipped, const char *const *overrides,
+                           size_t noverrides, const kb_registry *reg, char **err);
 /* Same, from YAML text (`name` stands for the file in messages). */
 kb_topo *kb_topo_load_string(const char *yaml, const char *name, const char *const *overrides,
                              size_t noverrides, const kb_registry *reg, char **err);

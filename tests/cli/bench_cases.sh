@@ -8,7 +8,7 @@ bench_cases=(bench_runs bench_no_requests bench_run_requires_a_bench bench_devic
 bench_runs() {
   DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 benches/deploy_roundtrip.lua; expect_status 0
   expect_out "deployed 64 x 32 f16 (4096 bytes) over"; expect_out "data identical"
-  expect_out "bench deploy-roundtrip on small_2x2: "; expect_out "simulated time"
+  expect_out "bench deploy-roundtrip (cols=32, rows=64, seed=7) on small_2x2: "; expect_out "simulated time"
   DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 run benches/deploy_roundtrip.lua; expect_status 0
   cp "$tmp/out" "$tmp/first"
   DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 benches/deploy_roundtrip.lua
@@ -19,24 +19,32 @@ bench_no_requests() {
   printf 'return { name = "idle", description = "does nothing", run = function(torch) end }\n' >"$tmp/idle.lua"
   run -q "$tmp/idle.lua"; expect_status 1; expect_err "bench idle: NO_REQUESTS"
   printf 'return { name = "boom", description = "fails", run = function(torch) error("kaput") end }\n' >"$tmp/boom.lua"
-  run -q "$tmp/boom.lua"; expect_status 1; expect_err "bench boom: "; expect_err "kaput"
+  run "$tmp/boom.lua"; expect_status 1; expect_err "bench boom: "; expect_err "kaput"
+  # one report with one traceback, and no summary after a failure
+  [ "$(grep -c 'stack traceback' "$tmp/err")" -eq 1 ] || fail "not one traceback: $(cat "$tmp/err")"
+  ! grep -q "^summary:" "$tmp/err" || fail "a summary after a failed bench: $(cat "$tmp/err")"
 }
 
 bench_run_requires_a_bench() {
   printf 'print("plain")\n' >"$tmp/plain.lua"
   run -q "$tmp/plain.lua"; expect_status 0; expect_out "plain"
   run -q run "$tmp/plain.lua"; expect_status 1; expect_err "not a bench: the file returns nothing"
+  run -q --param n=1 "$tmp/plain.lua"; expect_status 2; expect_err "--param needs a bench"
+  run -q --results-json "$tmp/r.json" "$tmp/plain.lua"; expect_status 2; expect_err "--results-json needs a bench"
+  [ ! -e "$tmp/r.json" ] || fail "a results file for a plain script"
+  run -q --param n=1 -e 'print(1)'; expect_status 2; expect_err "--param and --results-json need a bench"
   printf 'return { name = "Bad_Name", description = "x", run = function() end }\n' >"$tmp/bad.lua"
   run -q "$tmp/bad.lua"; expect_status 1; expect_err "name 'Bad_Name' must be lowercase"
-  run run; expect_status 2; expect_err "run: which bench file?"
+  run run; expect_status 2; expect_err "run: which bench?"
 }
 
 bench_device() {
   printf 'return { name = "dev", description = "where", run = function(torch)\n  local d = torch.empty({2, 4}, {dtype = "f16", dp = torch.DPPolicy{num_cubes = 1, num_pes = 1}})\n  print("sip", d.shards[1].sip, torch.ahbm.current_device())\nend }\n' >"$tmp/dev.lua"
   run -q --device sip:1 "$tmp/dev.lua"; expect_status 0; expect_out "sip	1	1"
   run -q "$tmp/dev.lua"; expect_status 0; expect_out "sip	0	nil"
-  run -q --device sip:5 "$tmp/dev.lua"; expect_status 1; expect_err "--device sip:5: the topology has 2 SIP(s)"
-  run -q --device gpu0 "$tmp/dev.lua"; expect_status 1; expect_err "--device 'gpu0': expected all or sip:N"
+  run -q --device sip:5 "$tmp/dev.lua"; expect_status 2; expect_err "--device sip:5: the topology has 2 SIP(s)"
+  expect_err "usage: kernbench"; ! grep -q traceback "$tmp/err" || fail "a traceback for a usage error"
+  run -q --device gpu0 "$tmp/dev.lua"; expect_status 2; expect_err "--device 'gpu0': expected all or sip:N"
 }
 
 bench_list() {

@@ -14,8 +14,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/bench_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/kernel_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/golden_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/run_cases.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/repl_cases.sh"
+cases+=("${repl_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/names_cases.sh"
+cases+=("${names_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/install_cases.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/progress_cases.sh"
+cases+=("${progress_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
-        "${run_cases[@]}")
+        "${run_cases[@]}" "${install_cases[@]}")
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${cases[@]}"
@@ -46,9 +53,10 @@ case $case_name in
 help)
   run --help; expect_status 0
   expect_out "usage: kernbench [options] [script.lua [args...]]"
-  expect_out "exit status: 0 success, 1 script or model error"
+  expect_out "exit status: 0 success, 1 script, model or bench error"
   expect_out "2 usage error"; expect_out "130 SIGINT"
-  run -h; expect_status 0; expect_out "--stats"
+  run -h; expect_status 0; expect_out "--stats"; expect_out "--param KEY=VALUE"; expect_out "--results-json FILE"
+  expect_out "help BENCH"
   expect_out "--timeout SECONDS"; expect_out "--until NS"; expect_out "--max-events N" ;;
 version)
   run --version; expect_status 0; expect_out "kernbench 0.1.0 (Lua 5.4" ;;
@@ -160,7 +168,13 @@ install_runs_anywhere)
   # kernels are found with require "kernels.NAME" from anywhere
   (cd / && "$tmp/prefix/bin/kernbench" -q -t small_1cube_1pe "$tmp/prefix/share/kernbench/benches/gemm_single_pe.lua" \
      --verify-data) >"$tmp/out" 2>"$tmp/err"; status=$?
-  expect_status 0; expect_out "verified C (f16)" ;;
+  expect_status 0; expect_out "verified C (f16)"
+  # the shipped benches are listed, and one runs by its path, from anywhere
+  (cd / && "$tmp/prefix/bin/kernbench" list) >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "sharded-gemm"; expect_out "milestone-gemm"
+  (cd / && DEPLOY_ROWS=64 DEPLOY_COLS=32 "$tmp/prefix/bin/kernbench" -q -t small_2x2 \
+     "$tmp/prefix/share/kernbench/benches/deploy_roundtrip.lua") >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "data identical" ;;
 library_path_override)
   mkdir -p "$tmp/lib/kernbench"
   printf 'return { version = "custom", format_ns = tostring }\n' >"$tmp/lib/kernbench/init.lua"
@@ -168,7 +182,10 @@ library_path_override)
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
-  | results_match_golden_digests | runs_*)
+  | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
+  | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script)
+  "$case_name" ;;
+repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;
 *)
   fail "unknown case" ;;

@@ -77,8 +77,8 @@ kernel_trace_and_op_log() {
 }
 
 milestone_quick_writes_its_reports() {
-  run -q benches/milestone_gemm.lua --quick --out "$tmp/ms"; expect_status 0
-  expect_out "32x3072x32/load_ref/cube"; expect_out "written to $tmp/ms/gemm_sweep.json"
+  run -q --param quick=true --param out="$tmp/ms" --results-json "$tmp/ms.json" run milestone-gemm; expect_status 0
+  expect_out "32x3072x32/load_ref/cube"; expect_out "written to $tmp/ms/gemm_sweep.csv"
   [ -f "$tmp/ms/gemm_sweep.csv" ] || fail "no CSV"
   [ "$(wc -l <"$tmp/ms/gemm_sweep.csv")" -eq 7 ] || fail "the CSV should have a header and 6 rows"
   cat >"$tmp/check.lua" <<'LUA'
@@ -86,9 +86,11 @@ package.path = "tests/lua/?.lua;" .. package.path
 local f = assert(io.open(arg[1]))
 local doc = require("json_decode")(f:read("a"))
 f:close()
-assert(doc.bench == "milestone-gemm" and doc.quick == true and #doc.points == 6)
-assert(doc.tile_sizes.m == 32 and doc.tile_sizes.k == 64 and doc.tile_sizes.n == 32)
-for _, p in ipairs(doc.points) do
+assert(doc.bench.name == "milestone-gemm" and doc.params.quick == true and doc.status == "ok")
+local r = doc.result
+assert(r.quick == true and #r.points == 6)
+assert(r.tile_sizes.m == 32 and r.tile_sizes.k == 64 and r.tile_sizes.n == 32)
+for _, p in ipairs(r.points) do
   assert(p.tiles >= 1 and p.pe_window_ns > 0 and p.efficiency > 0 and p.efficiency <= 1, p.label)
   assert(p.bound == "compute" or p.bound == "hbm", p.label)
   assert(p.stage_counts.GEMM == p.tiles and p.stage_counts.DMA_WRITE >= 1, p.label)
@@ -96,21 +98,21 @@ for _, p in ipairs(doc.points) do
 end
 print("ok")
 LUA
-  "$KB" "$tmp/check.lua" "$tmp/ms/gemm_sweep.json" >"$tmp/out" 2>"$tmp/err"; status=$?
+  "$KB" "$tmp/check.lua" "$tmp/ms.json" >"$tmp/out" 2>"$tmp/err"; status=$?
   expect_status 0; expect_out "ok"
   # with --verify-data every point is checked against the CPU reference
-  run -q benches/milestone_gemm.lua --quick --out "$tmp/ms2" --verify-data; expect_status 0
+  run -q --param quick=true --param out="$tmp/ms2" benches/milestone_gemm.lua --verify-data; expect_status 0
   expect_out "verified C 128x128x128 load_ref cube (f16)"
   # the systolic latency model (fill, drain) lengthens every point's compute and window
   run -q --set cube.pe_template.components.pe_gemm.latency_model=lua:models.systolic_gemm \
-    benches/milestone_gemm.lua --quick --out "$tmp/ms3"; expect_status 0
+    --param quick=1 --param out="$tmp/ms3" --results-json "$tmp/ms3.json" run milestone-gemm; expect_status 0
   cat >"$tmp/compare.lua" <<'LUA'
 package.path = "tests/lua/?.lua;" .. package.path
 local function points(path)
   local f = assert(io.open(path))
   local doc = require("json_decode")(f:read("a"))
   f:close()
-  return doc.points
+  return doc.result.points
 end
 local base, sys = points(arg[1]), points(arg[2])
 assert(#base == #sys)
@@ -122,13 +124,13 @@ for i, p in ipairs(base) do
 end
 print("ok")
 LUA
-  "$KB" "$tmp/compare.lua" "$tmp/ms/gemm_sweep.json" "$tmp/ms3/gemm_sweep.json" >"$tmp/out" 2>"$tmp/err"; status=$?
+  "$KB" "$tmp/compare.lua" "$tmp/ms.json" "$tmp/ms3.json" >"$tmp/out" 2>"$tmp/err"; status=$?
   expect_status 0; expect_out "ok"
 }
 
 pipeline_trace_and_op_log() {
   MILESTONE_QUICK=1 run -q -t small_1cube_8pe --trace "$tmp/t.json" --op-log "$tmp/ops.jsonl" \
-    benches/milestone_gemm.lua --out "$tmp/ms"; expect_status 0
+    --param out="$tmp/ms" benches/milestone_gemm.lua; expect_status 0
   check "$tmp/t.json"
   for span in '"name":"DMA_READ"' '"name":"FETCH"' '"name":"GEMM"' '"name":"STORE"' '"name":"DMA_WRITE"'; do
     grep -qF "$span" "$tmp/t.json" || fail "no $span slice in the trace"

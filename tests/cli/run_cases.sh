@@ -249,7 +249,7 @@ runs_full_disk_fails_the_run() {
   expect_err "kb.open_output: /dev/full: write failed: No space left on device"
   # the GEMM milestone's CSV on a full disk (a link to /dev/full): an error, not an empty file
   mkdir -p "$tmp/ms"; ln -s /dev/full "$tmp/ms/gemm_sweep.csv"
-  run -q benches/milestone_gemm.lua --quick --out "$tmp/ms"; expect_status 1
+  run -q --param quick=true --param out="$tmp/ms" run milestone-gemm; expect_status 1
   expect_err "kb.open_output: $tmp/ms/gemm_sweep.csv: write failed: No space left on device"
   # /dev/null and /dev/stdout are written directly, as before
   run -q -t small_1cube_1pe --op-log /dev/stdout --stats-json /dev/null benches/gemm_single_pe.lua
@@ -277,14 +277,14 @@ for out in $(sed -n 's/^set output "\(.*\)"$/\1/p' "$1"); do
 done
 SH
   chmod +x "$tmp/bin/gnuplot"
-  PATH="$tmp/bin:$PATH" run -q benches/milestone_gemm.lua --quick --out "$tmp/ms"; expect_status 0
-  for f in gemm_sweep.json gemm_sweep.csv efficiency.png stage_breakdown.png; do
+  PATH="$tmp/bin:$PATH" run -q --param quick=true --param out="$tmp/ms" run milestone-gemm; expect_status 0
+  for f in gemm_sweep.csv efficiency.png stage_breakdown.png; do
     [ -s "$tmp/ms/$f" ] || fail "$f missing: $(ls -a "$tmp/ms")"
   done
   ! ls -a "$tmp/ms" | grep -q partial || fail "temporary files left: $(ls -a "$tmp/ms")"
   # a failing gnuplot leaves no PNG
   printf '#!/bin/sh\nexit 1\n' >"$tmp/bin/gnuplot"; rm -f "$tmp/ms"/*.png
-  PATH="$tmp/bin:$PATH" run -q benches/milestone_gemm.lua --quick --out "$tmp/ms"; expect_status 0
+  PATH="$tmp/bin:$PATH" run -q --param quick=true --param out="$tmp/ms" run milestone-gemm; expect_status 0
   expect_out "gnuplot failed"
   [ ! -e "$tmp/ms/efficiency.png" ] || fail "a PNG exists after gnuplot failed"
   ! ls -a "$tmp/ms" | grep -q partial || fail "temporary files left: $(ls -a "$tmp/ms")"

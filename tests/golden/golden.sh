@@ -32,14 +32,17 @@ strip_wall "$out/sharded.stats.json" >"$out/sharded.stats.model.json"
 "$KB" -q -t small_1cube_8pe benches/softmax_rows.lua --verify-data >"$out/softmax.out"
 "$KB" -q -t small_1cube_8pe --op-log "$out/branch.ops.jsonl" benches/memory_branch.lua --verify-data \
   >"$out/branch.out"
-"$KB" -q benches/milestone_gemm.lua --quick --out "$out/ms" >/dev/null
-DEPLOY_ROWS=64 DEPLOY_COLS=32 "$KB" -q -t small_2x2 --trace "$out/deploy.trace.json" \
-  benches/deploy_roundtrip.lua >"$out/deploy.out"
+"$KB" -q --param quick=true --param out="$out/ms" --results-json "$out/ms.results.json" \
+  run milestone-gemm >/dev/null
+# what the milestone returned: its points (the rest of the document names paths)
+"$KB" tests/golden/result_of.lua "$out/ms.results.json" >"$out/ms.result.json"
+"$KB" -q -t small_2x2 --trace "$out/deploy.trace.json" --param rows=64 --param cols=32 \
+  run deploy-roundtrip >"$out/deploy.out"
 
 digests() {
   (cd "$out" && sha256sum probe.json sharded.out sharded.trace.json sharded.ops.jsonl \
      sharded.stats.model.json single.out single.trace.json single_data.out single_data.trace.json \
-     single_data.ops.jsonl softmax.out branch.out branch.ops.jsonl ms/gemm_sweep.json ms/gemm_sweep.csv \
+     single_data.ops.jsonl softmax.out branch.out branch.ops.jsonl ms.result.json ms/gemm_sweep.csv \
      deploy.out deploy.trace.json)
 }
 if [ $update = 1 ]; then digests >"$here/digests.txt"; cat "$here/digests.txt"; else digests; fi

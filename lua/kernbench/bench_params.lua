@@ -1,0 +1,163 @@
+--- Bench parameters (docs/benches.md): a bench declares them as
+--   params = { m = { default = 128, help = "rows of A", env = "GEMM_M" }, ... }
+-- and receives them checked and typed as run(torch, params). A value comes
+-- from `--param m=256` (repeatable, before the bench), else from the
+-- declared environment variable, else from the default.
+local M = {}
+
+local TYPES = { integer = true, number = true, boolean = true, string = true }
+
+--- A usage error: the command line prints it with the usage line and
+-- exits 2 (kernbench.bench catches it).
+local Usage = {}
+Usage.__index = Usage
+Usage.__tostring = function(e) return e.message end
+M.Usage = Usage
+
+function M.usage_error(fmt, ...)
+  error(setmetatable({ message = fmt:format(...) }, Usage), 0)
+end
+
+function M.is_usage_error(e) return getmetatable(e) == Usage end
+
+local function type_of(value)
+  if math.type(value) == "integer" then return "integer" end
+  return type(value)
+end
+
+--- Why the declaration `params` of a bench is wrong, or nil. Each entry:
+-- default (required; its Lua type is the parameter's type unless `type`
+-- says "number" for an integer default), help (a line), optional env,
+-- choices (a list of allowed values), min and max (numbers).
+function M.problem(params)
+  if params == nil then return nil end
+  if type(params) ~= "table" then return "field 'params' must be a table of parameter declarations" end
+  for key, p in pairs(params) do
+    if type(key) ~= "string" or not key:match("^[%a_][%w_]*$") then
+      return ("params: key %s must be an identifier (letters, digits, '_')"):format(tostring(key))
+    end
+    local where = "params." .. key
+    if type(p) ~= "table" then return where .. " must be a table {default =, help =}" end
+    if p.default == nil then return where .. ": 'default' is missing" end
+    local ty = p.type or type_of(p.default)
+    if not TYPES[ty] then return ("%s: type '%s' is not integer, number, boolean or string"):format(where, ty) end
+    if not (ty == type_of(p.default) or (ty == "number" and type(p.default) == "number")) then
+      return ("%s: the default %s is not a %s"):format(where, tostring(p.default), ty)
+    end
+    if type(p.help) ~= "string" or not p.help:match("%S") then return where .. ": 'help' (one line) is missing" end
+    if p.env ~= nil and (type(p.env) ~= "string" or not p.env:match("^[%u_][%u%d_]*$")) then
+      return where .. ": 'env' must be an environment variable name (A-Z, 0-9, '_')"
+    end
+    if p.choices ~= nil and (type(p.choices) ~= "table" or #p.choices == 0) then
+      return where .. ": 'choices' must be a non-empty list"
+    end
+  end
+  return nil
+end
+
+local function type_name(p) return p.type or type_of(p.default) end
+
+--- The value of string s as parameter p's type, or nil and why.
+local function convert(p, s)
+  local ty = type_name(p)
+  local v
+  if ty == "integer" then
+    v = s:match("^[+-]?%d+$") and math.tointeger(tonumber(s))
+    if not v then return nil, "expected an integer" end
+  elseif ty == "number" then
+    v = tonumber(s)
+    if not v or v ~= v or v == math.huge or v == -math.huge then return nil, "expected a finite number" end
+    v = v + 0.0 -- a number parameter is always a float
+  elseif ty == "boolean" then
+    local b = { ["true"] = true, ["1"] = true, yes = true, on = true,
+                ["false"] = false, ["0"] = false, no = false, off = false }
+    v = b[s:lower()]
+    if v == nil then return nil, "expected true or false (also 1/0, yes/no, on/off)" end
+  else
+    v = s
+  end
+  if p.choices then
+    local ok = false
+    for _, c in ipairs(p.choices) do ok = ok or c == v end
+    if not ok then
+      local cs = {}
+      for i, c in ipairs(p.choices) do cs[i] = tostring(c) end
+      return nil, "expected one of " .. table.concat(cs, ", ")
+    end
+  end
+  if p.min and v < p.min then return nil, ("expected at least %s"):format(tostring(p.min)) end
+  if p.max and v > p.max then return nil, ("expected at most %s"):format(tostring(p.max)) end
+  return v
+end
+
+--- The sorted keys of a declaration.
+function M.keys(params)
+  local keys = {}
+  for k in pairs(params or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+--- The parameters of bench b from the "key=value" strings `given` (the
+-- command line's --param), the environment and the defaults: a table of
+-- typed values, and the source of each ("param", "env NAME", "default").
+-- Raises a usage error for an unknown key, a key given twice or a bad value.
+function M.resolve(b, given, getenv)
+  getenv = getenv or os.getenv
+  local decl = b.params or {}
+  local values, sources, seen = {}, {}, {}
+  for _, kv in ipairs(given or {}) do
+    local key, text = kv:match("^([^=]*)=(.*)$")
+    if not key or key == "" then M.usage_error("--param '%s': expected KEY=VALUE", kv) end
+    local p = decl[key]
+    if not p then
+      local known = M.keys(decl)
+      M.usage_error("--param %s: bench %s has no parameter '%s' (%s)", kv, b.name, key,
+        #known > 0 and ("its parameters: " .. table.concat(known, ", ")) or "it takes none")
+    end
+    if seen[key] then M.usage_error("--param %s: '%s' given twice", kv, key) end
+    seen[key] = true
+    local v, why = convert(p, text)
+    if v == nil then M.usage_error("--param %s: %s for %s (%s)", kv, why, key, p.help) end
+    values[key], sources[key] = v, "param"
+  end
+  for _, key in ipairs(M.keys(decl)) do
+    local p = decl[key]
+    if values[key] == nil and p.env and getenv(p.env) and getenv(p.env) ~= "" then
+      local v, why = convert(p, getenv(p.env))
+      if v == nil then M.usage_error("%s=%s: %s for parameter %s of bench %s", p.env, getenv(p.env), why, key, b.name) end
+      values[key], sources[key] = v, "env " .. p.env
+    elseif values[key] == nil then
+      values[key], sources[key] = p.default, "default"
+    end
+  end
+  return values, sources
+end
+
+--- Lines describing the parameters of b (for `kernbench help NAME` and
+-- `kernbench list --verbose`): "<indent>key=default  type, limits, env:
+-- help", the key=default column aligned.
+function M.describe(b, indent)
+  local lines, left, w = {}, {}, 0
+  local keys = M.keys(b.params)
+  for i, key in ipairs(keys) do
+    left[i] = key .. "=" .. tostring(b.params[key].default)
+    w = math.max(w, #left[i])
+  end
+  for i, key in ipairs(keys) do
+    local p = b.params[key]
+    local about = { type_name(p) }
+    if p.choices then
+      local cs = {}
+      for j, c in ipairs(p.choices) do cs[j] = tostring(c) end
+      about[#about + 1] = "one of " .. table.concat(cs, "|")
+    end
+    if p.min then about[#about + 1] = ">= " .. tostring(p.min) end
+    if p.max then about[#about + 1] = "<= " .. tostring(p.max) end
+    if p.env then about[#about + 1] = "env " .. p.env end
+    lines[i] = ("%s%-" .. w .. "s  %s: %s"):format(indent, left[i], table.concat(about, ", "), p.help)
+  end
+  return lines
+end
+
+return M
