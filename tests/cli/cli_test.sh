@@ -160,7 +160,10 @@ interrupt)
   expect_status 130; expect_err "kernbench: interrupted (SIGINT): Lua code stopped at (command line):1" ;;
 install_runs_anywhere)
   build_dir=$(dirname "$(dirname "$KB")")
-  cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install failed"
+  # the README's `make install PREFIX=...`, with the build taken as done (-o build: the
+  # build directory under test is not reconfigured while other tests use it)
+  make -s -o build install BUILD="$build_dir" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 \
+    || fail "make install failed: $(cat "$tmp/install.log")"
   (cd / && "$tmp/prefix/bin/kernbench" -e 'print(kb.format_ns(2500), package.searchpath("kernbench", package.path))') \
     >"$tmp/out" 2>"$tmp/err"; status=$?
   expect_status 0; expect_out "2.5 us	$tmp/prefix/share/kernbench/lua/kernbench/init.lua"
@@ -174,7 +177,20 @@ install_runs_anywhere)
   expect_status 0; expect_out "sharded-gemm"; expect_out "milestone-gemm"
   (cd / && DEPLOY_ROWS=64 DEPLOY_COLS=32 "$tmp/prefix/bin/kernbench" -q -t small_2x2 \
      "$tmp/prefix/share/kernbench/benches/deploy_roundtrip.lua") >"$tmp/out" 2>"$tmp/err"; status=$?
-  expect_status 0; expect_out "data identical" ;;
+  expect_status 0; expect_out "data identical"
+  # and by every name the installed list prints (help shares run's resolution), one run by name
+  for name in $(cd / && "$tmp/prefix/bin/kernbench" list | awk '{print $2}'); do
+    (cd / && "$tmp/prefix/bin/kernbench" help "$name") >"$tmp/out" 2>"$tmp/err"; status=$?
+    expect_status 0; expect_out "file: $tmp/prefix/share/kernbench/benches/"
+  done
+  (cd / && "$tmp/prefix/bin/kernbench" -q -t small_2x2 --param rows=64 --param cols=32 run deploy-roundtrip) \
+    >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "data identical"
+  # a user topology anywhere may name a shipped one as its base
+  printf 'base: small_1cube_1pe\nname: mine\n' >"$tmp/mine.yaml"
+  (cd / && "$tmp/prefix/bin/kernbench" -t "$tmp/mine.yaml" -e 'print(kb.topology.load():params().pes_per_cube)') \
+    >"$tmp/out" 2>"$tmp/err"; status=$?
+  expect_status 0; expect_out "1" ;;
 library_path_override)
   mkdir -p "$tmp/lib/kernbench"
   printf 'return { version = "custom", format_ns = tostring }\n' >"$tmp/lib/kernbench/init.lua"
