@@ -127,7 +127,7 @@ perf: build
 	./$(BUILD)/bin/perf_event_queue
 	./$(BUILD)/bin/kernbench benches/perf/lua_processes.lua
 	./$(BUILD)/bin/kernbench benches/perf/chain.lua
-	KB_OUT_DIR=$(BUILD) ./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua
+	./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua --out $(BUILD)/pe_dma --verify
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 

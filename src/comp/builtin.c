@@ -44,6 +44,12 @@ static const kb_attr_def pe_dma_attrs[] = {
     ATTR_NS("overhead_ns", 2.0, "DMA setup time, paid before the first flit leaves"),
     {"rd_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "read transfers in flight"},
     {"wr_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "write transfers in flight"},
+    {"read_response_data", KB_ATTR_BOOL, 1, 0, 1, false, false, NULL,
+     "a read's response carries its bytes back over the fabric (false: a 0-byte response, as the original; "
+     "docs/fidelity.md)"},
+    {"tcm_ports", KB_ATTR_BOOL, 1, 0, 1, false, false, NULL,
+     "a DMA read lands through PE_TCM's write port and a DMA write leaves through its read port (false: only "
+     "PE_FETCH_STORE charges the TCM ports, as the original; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each DMA channel's input queue holds (pipeline backpressure)"),
 };
 static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};

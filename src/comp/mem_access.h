@@ -45,6 +45,7 @@ typedef struct kb_mem_req {
     uint64_t nbytes; /* bytes the operation moves (a read's size) */
     kb_data *data;   /* its real bytes, if any (taken over) */
     kb_comp *owner;  /* the component that issued it (a PE DMA engine), if any */
+    bool ack_only;   /* a read answered by a 0-byte response (its bytes move untimed) */
     kb_time t_serve; /* when the target began serving it (op log) */
     kb_time t_chan;  /* when the issuing PE DMA channel took it (op log) */
 } kb_mem_req;

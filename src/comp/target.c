@@ -62,7 +62,7 @@ void kb_target_finish(kb_txn *t)
     if (t->kind == &kb_msg_dma_write)
         kb_fabric_respond(t, 0, now);
     else if (t->kind == &kb_msg_mem_read || t->kind == &kb_msg_dma_read)
-        kb_fabric_respond(t, r->nbytes, now);
+        kb_fabric_respond(t, r->ack_only ? 0 : r->nbytes, now);
     else
         kb_txn_complete(t);
 }

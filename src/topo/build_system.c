@@ -112,8 +112,8 @@ static void build_io(kb_builder *b, const kb_io_cfg *o, int s, int i, uint32_t s
             uint32_t conn = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s.conn%d", s, o->id, phy, q),
                                         o->io_ucie_conn, s, -1, -1, i);
             kb_add_link(b, noc, conn, KB_EK_NOC_TO_UCIE_CONN, KB_EK_UCIE_CONN_TO_NOC, o->conn.bw, o->conn.mm, -1);
-            kb_add_link(b, conn, port[k], KB_EK_UCIE_INTERNAL, KB_EK_UCIE_INTERNAL, o->conn.bw, o->conn.mm,
-                        o->conn.mm + ucie_routing_mm);
+            kb_add_link(b, conn, port[k], KB_EK_UCIE_INTERNAL, KB_EK_UCIE_INTERNAL, o->conn_port.bw,
+                        o->conn_port.mm, o->conn_port.mm + ucie_routing_mm);
         }
     }
     kb_add_link(b, swn, ep, KB_EK_PCIE, KB_EK_PCIE, pcie->bw, pcie->mm, -1);

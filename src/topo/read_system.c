@@ -51,6 +51,13 @@ kb_link_cfg kb_rd_link(kb_builder *b, kb_ynode *map, const char *prefix, double 
     return read_link(b, map, prefix, bw, mm, false);
 }
 
+/* A UCIe connection <-> port edge may be unpaced (bandwidth 0: the port's
+ * internal bridge, as the original modelled it; docs/fidelity.md). */
+static kb_link_cfg read_conn_port(kb_builder *b, kb_ynode *map, const char *prefix, kb_link_cfg dflt)
+{
+    return read_link(b, map, prefix, dflt.bw, dflt.mm, true);
+}
+
 /* A component a section may configure: its key, the node kind it serves,
  * its default implementation, and where the spec read goes. */
 typedef struct comp_slot {
@@ -254,7 +261,7 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     c->sram_link = kb_rd_link(b, links, "sram_to_router", 128.0, 0.0);
     c->mcpu = kb_rd_link(b, links, "mcpu_to_router", 256.0, 0.0);
     c->router_conn = kb_rd_link(b, links, "router_to_ucie_conn", 128.0, 0.0);
-    c->conn_port = kb_rd_link(b, links, "ucie_conn_to_port", 128.0, 0.0);
+    c->conn_port = read_conn_port(b, links, "ucie_conn_to_port", (kb_link_cfg){.bw = 128.0, .mm = 0.0});
     c->ucie_routing_mm = kb_rd_mm(b, links, "ucie_routing_weight_mm", g->w_mm + g->h_mm);
     /* Effective HBM bandwidth: channels x channel bandwidth x efficiency. */
     bool builtin_hbm = c->hbm_ctrl && kb_impl_attr_index(c->hbm_ctrl->impl, "efficiency") >= 0;
@@ -295,6 +302,7 @@ void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_top
     io->ep_noc = kb_rd_link(b, links, "pcie_ep_to_noc", 256.0, 0.0);
     io->noc_cpu = kb_rd_link(b, links, "noc_to_io_cpu", 256.0, 0.0);
     io->conn = kb_rd_link(b, links, "per_connection", 128.0, 0.0);
+    io->conn_port = read_conn_port(b, links, "conn_to_port", io->conn);
     kb_ynode *ports = kb_rd_seq(b, n, "cube_ports");
     if (b->err)
         return;

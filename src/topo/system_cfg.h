@@ -49,7 +49,7 @@ typedef struct kb_io_cfg {
     char *id;
     kb_comp_spec *pcie_ep, *io_noc, *io_cpu, *io_ucie, *io_ucie_conn;
     int nconn;
-    kb_link_cfg ep_noc, noc_cpu, conn;
+    kb_link_cfg ep_noc, noc_cpu, conn, conn_port; /* conn: io_noc <-> connection */
     kb_port_cfg ports[MAX_PORTS];
     int nports;
 } kb_io_cfg;

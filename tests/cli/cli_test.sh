@@ -18,9 +18,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/repl_cases.sh"
 cases+=("${repl_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/names_cases.sh"
 cases+=("${names_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/fidelity_cases.sh"
+cases+=("${fidelity_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/install_cases.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/progress_cases.sh"
 cases+=("${progress_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/pe_dma_cases.sh"
+cases+=("${pe_dma_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 
@@ -199,7 +203,7 @@ library_path_override)
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
-  | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script)
+  | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;

@@ -134,7 +134,7 @@ static void run(kb_pe_op *op)
         case S_TCM_READ: {
             int w = plans[op->kind][op->stage] == S_TCM_WRITE;
             uint64_t n = kb_tview_nbytes(&op->tcm);
-            end = kb_pe_tcm(p, w, now, n, true, &start);
+            end = kb_pe_dma_tcm(p, w, now, n, true, &start); /* a load's landing, a store's read-out */
             if (op->data && !w) { /* a store's bytes leave TCM now (a load's land at the end) */
                 op->buf = kb_xmalloc(n ? n : 1);
                 kb_memstore_read(kb_fabric_memstore(p->fab), op->tcm.domain, op->tcm.offset, op->buf, n);

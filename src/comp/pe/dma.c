@@ -122,6 +122,7 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
     t->done = done;
     t->done_arg = arg;
     KB_PAYLOAD(t, kb_mem_req)->owner = c;
+    KB_PAYLOAD(t, kb_mem_req)->ack_only = kind == &kb_msg_dma_read && !kb_spec_attr(c->n->spec, "read_response_data");
     kb_txn_set_log(t, log);
     c->txns++;
     c->bytes += t->nbytes;

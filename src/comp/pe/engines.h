@@ -58,6 +58,10 @@ bool kb_pe_tcm_init(kb_pe *p, char **err);
  * port; returns its end (*start: when the port took it). `trace`: its
  * slice and busy time on PE_TCM (a tile's stage is traced by its lane). */
 kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, bool trace, kb_time *start);
+/* The TCM port a PE_DMA transfer uses (a read lands through the write port,
+ * a write leaves through the read port), or nothing when pe_dma.tcm_ports is
+ * false (*start = at, returns at). */
+kb_time kb_pe_dma_tcm(kb_pe *p, int write, kb_time at, uint64_t n, bool trace, kb_time *start);
 /* PE_FETCH_STORE: n bytes TCM -> register file (store = 0) or back, from
  * `now`: overhead, then the TCM port; `trace`: slices on both parts. */
 kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool trace);

@@ -294,7 +294,7 @@ static void step(kb_lane *L)
         if (L->phase == 0)
             L->svc_start = now;
         if (write && L->phase == 0) {
-            end = kb_pe_tcm(p, 0, now, st->bytes, false, &start);
+            end = kb_pe_dma_tcm(p, 0, now, st->bytes, false, &start);
             return next_phase_at(L, end);
         }
         if (ph == 0) {
@@ -317,7 +317,7 @@ static void step(kb_lane *L)
             return;
         }
         if (!write && ph == 2) {
-            end = kb_pe_tcm(p, 1, now, st->bytes, false, &start);
+            end = kb_pe_dma_tcm(p, 1, now, st->bytes, false, &start);
             return next_phase_at(L, end);
         }
         return stage_end(L);

@@ -65,6 +65,14 @@ kb_time kb_pe_tcm_ps(kb_pe *p, int write, uint64_t bytes)
     return kb_comp_latency(c, &q);
 }
 
+kb_time kb_pe_dma_tcm(kb_pe *p, int write, kb_time at, uint64_t n, bool trace, kb_time *start)
+{
+    if (p->dma_tcm)
+        return kb_pe_tcm(p, write, at, n, trace, start);
+    *start = at;
+    return at;
+}
+
 kb_time kb_pe_tcm(kb_pe *p, int write, kb_time at, uint64_t n, bool trace, kb_time *start)
 {
     kb_time end = kb_pe_take(&p->tcm_free[write], at, kb_pe_tcm_ps(p, write, n), start);
