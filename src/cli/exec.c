@@ -10,7 +10,8 @@
 #include <sys/time.h>
 
 /* Signal handlers cannot take a context argument, so the session being
- * run is kept here. This is the command line's only process-wide state;
+ * run is kept here. With the REPL's completion pointer (repl.c, for the
+ * same reason) this is the command line's only process-wide state;
  * simulations never see it. */
 static kb_session *volatile signal_session;
 

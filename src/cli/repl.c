@@ -20,9 +20,16 @@ typedef struct repl {
     char *history; /* file, or NULL */
     int show;      /* registry ref of kernbench.pretty.show, or LUA_NOREF: print */
     int complete;  /* registry ref of kernbench.help.complete, or LUA_NOREF */
+    /* The candidates of the word being completed (from kernbench.help.complete,
+     * a Lua function that reads tables and metatables raw and calls nothing),
+     * and the next one libedit asks for. */
+    char **cand;
+    size_t ncand, next;
 } repl;
 
-/* libedit's completion callback has no user data: the REPL it serves. */
+/* libedit's completion callback has no user data: the REPL it serves, set
+ * while the REPL runs (with exec.c's signal session, the command line's
+ * only process-wide state). */
 static repl *completing;
 
 /* Characters that end a word for completion: not '.' or ':', so that
@@ -150,27 +157,22 @@ static void load_helpers(repl *r)
     r->show = lua_isfunction(L, -1) ? luaL_ref(L, LUA_REGISTRYINDEX) : (lua_pop(L, 1), LUA_NOREF);
 }
 
-/* The candidates of the word being completed, from kernbench.help.complete
- * (a Lua function that reads tables and metatables raw and calls nothing). */
-static char **candidates;
-static size_t ncandidates;
-
-static void drop_candidates(void)
+static void drop_candidates(repl *r)
 {
-    for (size_t i = 0; i < ncandidates; i++)
-        free(candidates[i]);
-    free(candidates);
-    candidates = NULL;
-    ncandidates = 0;
+    for (size_t i = 0; i < r->ncand; i++)
+        free(r->cand[i]);
+    free(r->cand);
+    r->cand = NULL;
+    r->ncand = 0;
 }
 
 static char *next_candidate(const char *text, int state)
 {
-    static size_t i;
+    repl *r = completing;
     (void)text;
     if (state == 0)
-        i = 0;
-    return i < ncandidates ? kb_xstrdup(candidates[i++]) : NULL;
+        r->next = 0;
+    return r->next < r->ncand ? kb_xstrdup(r->cand[r->next++]) : NULL;
 }
 
 static char **complete(const char *text, int start, int end)
@@ -183,22 +185,22 @@ static char **complete(const char *text, int start, int end)
         return NULL;
     lua_State *L = r->L;
     int top = lua_gettop(L);
-    drop_candidates();
+    drop_candidates(r);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->complete);
     lua_pushstring(L, text);
     if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
         size_t n = (size_t)luaL_len(L, -1);
-        candidates = kb_xmalloc((n + 1) * sizeof *candidates);
+        r->cand = kb_xmalloc((n + 1) * sizeof *r->cand);
         for (size_t i = 1; i <= n; i++) {
             lua_rawgeti(L, -1, (lua_Integer)i);
             const char *c = lua_tostring(L, -1);
             if (c)
-                candidates[ncandidates++] = kb_xstrdup(c);
+                r->cand[r->ncand++] = kb_xstrdup(c);
             lua_pop(L, 1);
         }
     }
     lua_settop(L, top);
-    if (ncandidates == 0)
+    if (r->ncand == 0)
         return NULL;
     return rl_completion_matches(text, next_candidate);
 }
@@ -267,7 +269,7 @@ void kb_repl(lua_State *L, kb_session *session)
         putchar('\n');
     fflush(stdout);
     free(r.history);
-    drop_candidates();
+    drop_candidates(&r);
     completing = NULL;
     luaL_unref(L, LUA_REGISTRYINDEX, r.show);
     luaL_unref(L, LUA_REGISTRYINDEX, r.complete);
