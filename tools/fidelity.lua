@@ -13,12 +13,15 @@ local NBYTES = 16384
 
 local PROFILES = { "default", "original" }
 
--- One PE DMA write of `nbytes` per issuer, all at t = 0: the makespan.
-local function pe_dma_makespan(topo, issuers, nbytes)
+local scen = require "kernbench.pe_dma_scenarios"
+
+-- The makespan of a PE DMA harness scenario (benches/perf/pe_dma.lua): its
+-- issuers' writes of NBYTES, all at t = 0.
+local function makespan(topo, name)
   local s = sim.new { topology = topo }
   local ws = {}
-  for i, x in ipairs(issuers) do
-    ws[i] = s:pe_dma { sip = x.sip, cube = x.cube, pe = x.pe, dst = x.dst, nbytes = nbytes }
+  for i, x in ipairs(scen.find(topo, NBYTES, name).issuers) do
+    ws[i] = s:pe_dma { sip = x.sip, cube = x.cube, pe = x.pe, dst = x.dst, nbytes = NBYTES }
   end
   s:run()
   local last = 0
@@ -27,25 +30,11 @@ local function pe_dma_makespan(topo, issuers, nbytes)
   return last
 end
 
-local function ctrl_hot(k)
-  return function(topo)
-    local issuers = {}
-    for i = 1, k do
-      issuers[i] = { sip = 0, cube = 0, pe = i, dst = { sip = 0, cube = 0, pe = 0, offset = (i - 1) * NBYTES } }
-    end
-    return pe_dma_makespan(topo, issuers, NBYTES)
-  end
-end
+local function scenario_ns(name) return function(topo) return makespan(topo, name) end end
 
 local function sip_local_all(topo)
-  local P = topo:params()
-  local issuers = {}
-  for cube = 0, P.cubes_per_sip - 1 do
-    for pe = 0, P.pes_per_cube - 1 do
-      issuers[#issuers + 1] = { sip = 0, cube = cube, pe = pe, dst = { sip = 0, cube = cube, pe = pe, offset = 0 } }
-    end
-  end
-  return #issuers * NBYTES / pe_dma_makespan(topo, issuers, NBYTES) / 1000 -- TB/s
+  local n = #scen.find(topo, NBYTES, "sip_local_all").issuers
+  return n * NBYTES / makespan(topo, "sip_local_all") / 1000 -- TB/s
 end
 
 local function host_write(nbytes)
@@ -61,11 +50,10 @@ end
 
 -- The original's reported figures we calibrate against (issue 18).
 local CASES = {
-  { "PE DMA same-cube PE-local, one issuer, 16 KiB", 77, "ns",
-    function(topo) return pe_dma_makespan(topo, { { sip = 0, cube = 0, pe = 0, dst = { sip = 0, cube = 0, pe = 0, offset = 0 } } }, NBYTES) end },
-  { "ctrl_hot_1 (1 PE to one hot target), 16 KiB", 82, "ns", ctrl_hot(1) },
-  { "ctrl_hot_2 (2 PEs to one hot target), 16 KiB", 158, "ns", ctrl_hot(2) },
-  { "ctrl_hot_3 (3 PEs to one hot target), 16 KiB", 230, "ns", ctrl_hot(3) },
+  { "PE DMA same-cube PE-local, one issuer, 16 KiB", 77, "ns", scenario_ns("same_cube_local") },
+  { "ctrl_hot_1 (1 PE to one hot target), 16 KiB", 82, "ns", scenario_ns("ctrl_hot_1") },
+  { "ctrl_hot_2 (2 PEs to one hot target), 16 KiB", 158, "ns", scenario_ns("ctrl_hot_2") },
+  { "ctrl_hot_3 (3 PEs to one hot target), 16 KiB", 230, "ns", scenario_ns("ctrl_hot_3") },
   { "sip_local_all (128 PEs of sip0, each to its own slice), 16 KiB", 27.2, "TB/s", sip_local_all },
   { "host MemoryWrite into the IO-adjacent cube, 4 KiB", 65.5, "ns", host_write(4096) },
   { "host MemoryWrite into the IO-adjacent cube, 64 KiB", 545, "ns", host_write(65536) },

@@ -196,29 +196,10 @@ local function edge(a, b)
   return m[b] or error(("pe_dma.lua: no edge %s -> %s"):format(a, b))
 end
 
-local function dma_id(sip, cube, pe) return topo:node_at { kind = "pe_dma", sip = sip, cube = cube, pe = pe } end
-local function hbm_id(sip, cube, pe) return topo:node_at { kind = "hbm_ctrl", sip = sip, cube = cube, pe = pe } end
-
-local function path_cost(src, dst)
-  local mm = 0
-  local es = topo:path_edges(src, dst)
-  for _, e in ipairs(es) do mm = mm + (e.mm or 0) end
-  return mm, #es
-end
-
--- The PE of (sip, cube) whose controller is farthest from src in path mm.
-local function farthest_pe(src, sip, cube, exclude)
-  local best, bmm, bhops
-  for pe = 0, PES - 1 do
-    if pe ~= exclude then
-      local mm, hops = path_cost(src, hbm_id(sip, cube, pe))
-      if best == nil or mm > bmm + 1e-9 or (math.abs(mm - bmm) <= 1e-9 and hops > bhops) then
-        best, bmm, bhops = pe, mm, hops
-      end
-    end
-  end
-  return best
-end
+local scen = require "kernbench.pe_dma_scenarios"
+local function dma_id(sip, cube, pe) return scen.dma_id(topo, sip, cube, pe) end
+local function hbm_id(sip, cube, pe) return scen.hbm_id(topo, sip, cube, pe) end
+local function path_cost(src, dst) return scen.path_cost(topo, src, dst) end
 
 local NODE_CAT = { pe_dma = "pe_setup", noc_router = "noc_mesh", ucie = "ucie", ucie_conn = "ucie",
                    hbm_ctrl = "hbm_ctrl", sram = "hbm_ctrl" }
@@ -305,67 +286,9 @@ end
 -- ---------------------------------------------------------------------------
 -- Scenarios.
 
-local function issuer(sip, cube, pe, dsip, dcube, dpe, offset)
-  return { sip = sip, cube = cube, pe = pe, dst = { sip = dsip, cube = dcube, pe = dpe, offset = offset or 0 } }
-end
-
-local scenarios, skipped = {}, {}
-local function add(name, group, issuers) scenarios[#scenarios + 1] = { name = name, group = group, issuers = issuers } end
-local function skip(name, why) skipped[#skipped + 1] = { name = name, reason = why } end
-
-local src0 = dma_id(0, 0, 0)
-add("same_cube_local", "single", { issuer(0, 0, 0, 0, 0, 0) })
-if PES >= 2 then
-  add("same_cube_remote_best", "single", { issuer(0, 0, 0, 0, 0, 1) })
-  add("same_cube_remote_worst", "single", { issuer(0, 0, 0, 0, 0, farthest_pe(src0, 0, 0, 0)) })
-else
-  skip("same_cube_remote_best", "one PE per cube")
-  skip("same_cube_remote_worst", "one PE per cube")
-end
-if CUBES >= 2 then
-  add("remote_cube_best", "single", { issuer(0, 0, 0, 0, 1, 0) })
-  add("remote_cube_worst", "single", { issuer(0, 0, 0, 0, CUBES - 1, farthest_pe(src0, 0, CUBES - 1)) })
-else
-  skip("remote_cube_best", "one cube per SIP")
-  skip("remote_cube_worst", "one cube per SIP")
-end
-if SIPS >= 2 then
-  add("remote_sip", "single", { issuer(0, 0, 0, 1, 0, 0) })
-else
-  skip("remote_sip", "one SIP")
-end
-
-for k = 1, 3 do
-  local name = "ctrl_hot_" .. k
-  if PES > k then
-    local list = {}
-    for pe = 1, k do list[#list + 1] = issuer(0, 0, pe, 0, 0, 0, (pe - 1) * NBYTES) end
-    add(name, "congestion", list)
-  else
-    skip(name, ("needs %d PEs per cube"):format(k + 1))
-  end
-end
-if CUBES >= 2 then
-  local list = {}
-  for pe = 0, PES - 1 do list[#list + 1] = issuer(0, 0, pe, 0, 1, pe) end
-  add("ucie_eastbound", "congestion", list)
-else
-  skip("ucie_eastbound", "one cube per SIP")
-end
-do
-  local list = {}
-  for pe = 0, PES - 1 do list[#list + 1] = issuer(0, 0, pe, 0, 0, 0, pe * NBYTES) end
-  add("all_pe_cube0_to_pe0", "congestion", list)
-  local loc, hot = {}, {}
-  for cube = 0, CUBES - 1 do
-    for pe = 0, PES - 1 do
-      loc[#loc + 1] = issuer(0, cube, pe, 0, cube, pe)
-      hot[#hot + 1] = issuer(0, cube, pe, 0, 0, 0, #hot * NBYTES)
-    end
-  end
-  add("sip_local_all", "congestion", loc)
-  add("sip_hotspot_pe0", "congestion", hot)
-end
+-- lua/kernbench/pe_dma_scenarios.lua defines them (tools/fidelity.lua runs
+-- some of them too).
+local scenarios, skipped = scen.list(topo, NBYTES)
 
 -- The path formula of kb_path_latency_ps on a given node list (t:path_latency_ns
 -- computes it on the routed path): overheads of every node, propagation of

@@ -4,7 +4,6 @@
 -- NAME`); kernbench.bench_find lists and finds them, kernbench.bench_params
 -- handles their parameters. Reference: docs/benches.md.
 local bench_params = require "kernbench.bench_params"
-local find = require "kernbench.bench_find"
 
 local M = {}
 
@@ -171,10 +170,5 @@ function M.usage(message)
                    message))
   return 2
 end
-
---- `kernbench run NAME`: the file of the bench NAME (kernbench.bench_find).
-M.resolve = find.resolve
-M.list = find.list
-M.list_main = find.list_main
 
 return M

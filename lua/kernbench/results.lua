@@ -39,10 +39,6 @@ end
 -- (torch.verified()), status ("ok" or "verification_failed"), error
 -- (the failure's message or nil), result (what run returned).
 function M.document(run)
-  local params = {}
-  for k, v in pairs(run.params) do params[k] = v end
-  local sources = {}
-  for k, v in pairs(run.sources) do sources[k] = v end
   local t = run.topology
   local doc = json.obj(
     { "schema", M.SCHEMA }, { "schema_version", M.SCHEMA_VERSION },
@@ -53,8 +49,8 @@ function M.document(run)
     { "topology", json.obj({ "name", t.name }, { "path", t:params().path }, { "digest", M.topology_digest(t) },
       { "overrides", run.overrides }) },
     { "device", run.device },
-    { "params", next(params) and params or json.obj() },
-    { "param_sources", next(sources) and sources or json.obj() },
+    { "params", next(run.params) and run.params or json.obj() }, -- {} is an object, not []
+    { "param_sources", next(run.sources) and run.sources or json.obj() },
     { "mode", run.mode },
     { "simulation", json.obj({ "sim_ns", run.stats.sim_ns }, { "events", run.stats.events },
       { "host_requests", run.stats.requests }) },

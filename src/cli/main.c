@@ -471,12 +471,12 @@ static void add_script_dir(lua_State *L, const char *script)
         lua_pop(L, 1);
 }
 
-/* `kernbench run NAME`: the bench's file (kernbench.bench.resolve), newly
+/* `kernbench run NAME`: the bench's file (kernbench.bench_find.resolve), newly
  * allocated, or NULL after printing a usage error (*usage) or an error. */
 static char *resolve_bench(lua_State *L, kb_session *session, const char *name, bool *usage)
 {
     static const char code[] =
-        "local name = ... local ok, r = pcall(require('kernbench.bench').resolve, name) "
+        "local name = ... local ok, r = pcall(require('kernbench.bench_find').resolve, name) "
         "if ok then return r end "
         "if require('kernbench.bench_params').is_usage_error(r) then return nil, r.message end error(r, 0)";
     *usage = false;

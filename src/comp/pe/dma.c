@@ -18,7 +18,8 @@ typedef struct channel {
 } channel;
 
 typedef struct dma {
-    channel ch[2]; /* 0 read, 1 write */
+    channel ch[2];       /* 0 read, 1 write */
+    bool read_response; /* read_response_data: a read's response carries its bytes */
 } dma;
 
 static void dma_init(kb_comp *c)
@@ -26,6 +27,7 @@ static void dma_init(kb_comp *c)
     dma *d = kb_xcalloc(1, sizeof *d);
     d->ch[0].cap = (int)kb_spec_attr(c->n->spec, "rd_engines");
     d->ch[1].cap = (int)kb_spec_attr(c->n->spec, "wr_engines");
+    d->read_response = kb_spec_attr(c->n->spec, "read_response_data") != 0;
     c->state = d;
 }
 
@@ -121,12 +123,12 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
     kb_txn *t = kb_mem_txn_new(f, kind, path, addr, nbytes, data);
     t->done = done;
     t->done_arg = arg;
+    dma *d = c->state;
     KB_PAYLOAD(t, kb_mem_req)->owner = c;
-    KB_PAYLOAD(t, kb_mem_req)->ack_only = kind == &kb_msg_dma_read && !kb_spec_attr(c->n->spec, "read_response_data");
+    KB_PAYLOAD(t, kb_mem_req)->ack_only = kind == &kb_msg_dma_read && !d->read_response;
     kb_txn_set_log(t, log);
     c->txns++;
     c->bytes += t->nbytes;
-    dma *d = c->state;
     channel *ch = channel_of(d, kind);
     if (ch->busy < ch->cap) {
         start(c, ch, t);
