@@ -76,6 +76,10 @@ kb.progress = require("kernbench.progress_c").progress
 -- and scripts: kb.torch{topology = t, device = n}.
 function kb.torch(opts) return require("kernbench.torch").new(opts) end
 
+--- PE-to-PE queue plans (docs/ipcq.md): kb.ipcq.dump(plan) lists each
+-- rank's directions, peers and receive rings.
+kb.ipcq = { dump = function(plan) return require("kernbench.ccl.install").dump(plan) end }
+
 --- The fabric probe as a library (kb.probe.run{case = name}; docs/repl.md).
 kb.probe = require "kernbench.probe"
 

@@ -1,6 +1,6 @@
 --- The `tl` table a kernel receives: the Triton-like kernel language bound
 -- to one kernel instance on one PE. Blocking calls (load, store, dot, math,
--- cycles) run on the PE's modelled engines and return when they complete;
+-- cycles, send, recv) run on the PE's modelled engines and return when they complete;
 -- metadata calls (program_id, ref, zeros, full, arange, trans, cdiv) take
 -- no simulated time. Reference: docs/tl.md.
 local pe_c = require "kernbench.pe_c"
@@ -19,12 +19,6 @@ function M.is_ref(v) return getmetatable(v) == Ref end
 
 local UNARY = { "exp", "log", "sqrt", "abs", "sigmoid", "cos", "sin", "relu" }
 local BINARY = { "add", "sub", "mul", "div", "maximum", "minimum" }
-
-local function not_yet(what, issue)
-  return function()
-    error(("%s: not implemented yet (%s)"):format(what, issue), 2)
-  end
-end
 
 -- Epilogue ops (the spec's four, plus gelu, silu and add): the field each
 -- takes (a number or a tensor handle broadcast over the output), if any.
@@ -213,8 +207,80 @@ function M.new(ctx, info)
     ctx:wait(h)
     return h
   end
-  for _, name in ipairs { "send", "recv", "recv_async", "recv_no_consume" } do
-    tl[name] = not_yet("tl." .. name, "PE-to-PE queues (IPCQ) come with collectives")
+  -- ---- PE-to-PE queues (docs/ipcq.md) ----
+  local Future = {}
+  Future.__index = Future
+  Future.__name = "tl.recv_future"
+
+  local function dir_arg(call, dir, any_ok)
+    if dir == nil and any_ok then return nil end
+    if type(dir) ~= "string" then
+      error(("%s: the direction must be a string (\"E\", \"global_W\" ...)%s, got %s"):format(call,
+        any_ok and " or nil (any direction)" or "", type(dir)), 3)
+    end
+    return dir
+  end
+
+  --- send(dir, h) or send(dir, {addr =, nbytes =}): the message leaves for
+  -- the neighbour in direction dir; blocks only while its ring is full.
+  function tl.send(dir, src)
+    dir = dir_arg("tl.send", dir, false)
+    if type(src) == "table" and not M.is_ref(src) then
+      if math.type(src.addr) ~= "integer" or math.type(src.nbytes) ~= "integer" or src.nbytes < 1 then
+        error("tl.send: a memory source is {addr = integer address, nbytes = integer >= 1}", 2)
+      end
+      src = tl.load(src.addr, { src.nbytes }, "u8") -- the DMA engine reads the bytes into TCM first
+    elseif not pe_c.is_tensor(src) then
+      error(("tl.send: the source must be a tensor handle (tl.load, a computation, tl.recv) or "
+             .. "{addr =, nbytes =}, got %s"):format(M.is_ref(src) and "a tl.ref" or type(src)), 2)
+    end
+    ctx:send(dir, src)
+  end
+
+  --- recv(dir, shape, dtype="f16"[, {dst = addr}]) -> h, dir: the next
+  -- message from dir (nil: any direction), as a [shape] dtype tensor; with
+  -- dst, also stored to memory at that address.
+  function tl.recv(dir, shape, dtype, opts)
+    dir = dir_arg("tl.recv", dir, true)
+    if opts ~= nil and (type(opts) ~= "table" or math.type(opts.dst) ~= "integer") then
+      error("tl.recv: options must be {dst = integer address}", 2)
+    end
+    local h = ctx:recv(dir, shape, dtype or "f16", true)
+    local from = ctx:recv_dir()
+    if opts then tl.store(opts.dst, h) end
+    return h, from
+  end
+
+  --- recv_no_consume(dir, shape, dtype): diagnostic; waits for the message
+  -- but charges no slot read (docs/ipcq.md).
+  function tl.recv_no_consume(dir, shape, dtype)
+    dir = dir_arg("tl.recv_no_consume", dir, true)
+    local h = ctx:recv(dir, shape, dtype or "f16", false)
+    return h, ctx:recv_dir()
+  end
+
+  --- recv_async(dir, shape, dtype) -> future: claims the next message of dir
+  -- now (later recvs get the ones after it); tl.wait(future) receives it.
+  function tl.recv_async(dir, shape, dtype)
+    dir = dir_arg("tl.recv_async", dir, true)
+    local seq = dir and ctx:recv_claim(dir)
+    return setmetatable({ dir = dir, shape = shape, dtype = dtype or "f16", seq = seq }, Future)
+  end
+
+  function tl.ipcq_rank() local i = ctx:ipcq(); return i and i.rank end
+  function tl.ipcq_world_size() local i = ctx:ipcq(); return i and i.world end
+  function tl.ipcq_neighbors() local i = ctx:ipcq(); return i and i.neighbors end
+
+  local wait = tl.wait
+  --- wait(future) also receives a tl.recv_async future: -> h, dir.
+  function tl.wait(h)
+    if getmetatable(h) == Future then
+      if h.value then error("tl.wait: this recv future was waited already", 2) end
+      h.value = ctx:recv(h.dir, h.shape, h.dtype, true, h.seq)
+      h.from = ctx:recv_dir()
+      return h.value, h.from
+    end
+    return wait(h)
   end
   tl.is_data = function() return ctx:is_data() end
   return tl

@@ -437,6 +437,7 @@ function M.new(opts)
   --- Frees every live device tensor and drains; the allocators are back to
   -- their initial state afterwards.
   function torch.cleanup()
+    torch.uninstall_ipcq()
     for i = #live, 1, -1 do live[i]:free() end
     torch.synchronize()
   end
@@ -483,6 +484,14 @@ function M.new(opts)
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
     handle = handle,
+  })
+
+  -- ---- PE-to-PE queues (kernbench.ccl.install) ----
+  require("kernbench.ccl.install").attach(torch, {
+    s = s, P = P, topo = topo, slice_allocator = slice_allocator,
+    sip = function() return current_device or 0 end,
+    count_request = function() requests = requests + 1 end,
+    wait = function(ev) return torch.wait(ev) end,
   })
 
   torch.tcm_reserved_bytes = tcm_reserved

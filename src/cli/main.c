@@ -83,6 +83,8 @@ static const char USAGE[] =
     "  --max-events N stop each simulation after N events (exit 4)\n"
     "                 (a stopped run writes its outputs marked truncated)\n"
     "  -q, --quiet    no summary after a script or probe run\n"
+    "  --ipcq-trace   print a line on stderr per PE-to-PE queue message sent\n"
+    "                 and received: rank, time, direction, bytes (docs/ipcq.md)\n"
     "  --param KEY=VALUE  set a parameter of the bench (repeatable; before the\n"
     "                 bench; 'kernbench help BENCH' lists them)\n"
     "  --results-json FILE  write what the bench returned, its parameters,\n"
@@ -108,6 +110,7 @@ static const char USAGE[] =
     "  KERNBENCH_PROGRESS 1: always show the progress line (also when stderr\n"
     "                     is not a terminal), 0: never (default: on a terminal,\n"
     "                     after 1 s, unless --quiet)\n"
+    "  KERNBENCH_CCL_TRACE 1: as --ipcq-trace\n"
     "\n"
     "exit status: 0 success, 1 script, model or bench error (or an output not\n"
     "  written), 2 usage error (unknown option, bad value, unknown bench or\n"
@@ -129,6 +132,7 @@ typedef struct options {
     const char *data;   /* --data: "data", --verify-data: "verify" */
     bool interactive;
     bool stats;
+    bool ipcq_trace;
     int script; /* index in argv of the script, 0 if none */
     kb_outputs out;
     double timeout_s;   /* --timeout, 0: none */
@@ -380,6 +384,8 @@ static int parse(int argc, char **argv, options *o)
             o->interactive = true;
         else if (strcmp(a, "--stats") == 0)
             o->stats = true;
+        else if (strcmp(a, "--ipcq-trace") == 0)
+            o->ipcq_trace = true;
         else if (strcmp(a, "-t") == 0 || strcmp(a, "--topology") == 0) {
             if (i + 1 >= argc)
                 return usage_error("option '%s' needs a topology file or name", a);
@@ -624,6 +630,17 @@ static int run_subcommand(lua_State *L, kb_session *session, const char *module,
     return kb_exec_report(L, status);
 }
 
+/* KERNBENCH_CCL_TRACE=1 is --ipcq-trace (the original's variable). */
+static bool ccl_trace_env(void)
+{
+    const char *v = getenv("KERNBENCH_CCL_TRACE");
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return false;
+    if (strcmp(v, "1") != 0)
+        fprintf(stderr, "kernbench: KERNBENCH_CCL_TRACE='%s': expected 1 (on) or 0 (off); taken as on\n", v);
+    return true;
+}
+
 static void free_options(options *o)
 {
     free(o->code);
@@ -656,7 +673,8 @@ int main(int argc, char **argv)
         free_options(&o);
         return EXIT_ERROR;
     }
-    kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL};
+    kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL,
+                          .ipcq_trace = o.ipcq_trace || ccl_trace_env()};
     session.ctl.until = o.until_ps;
     session.ctl.max_events = o.max_events;
     kb_exec_signals(&session); /* from here a signal stops the run and keeps its outputs */

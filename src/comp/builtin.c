@@ -4,7 +4,7 @@
  * §4.15); docs/topology.md lists them. */
 #include "comp/comp.h"
 #include "comp/device/control.h"
-#include "comp/pe/pe.h"
+#include "comp/pe/ipcq.h"
 #include "mem/addr.h"
 
 #include <math.h>
@@ -51,8 +51,24 @@ static const kb_attr_def pe_dma_attrs[] = {
      "a DMA read lands through PE_TCM's write port and a DMA write leaves through its read port (false: only "
      "PE_FETCH_STORE charges the TCM ports, as the original; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each DMA channel's input queue holds (pipeline backpressure)"),
+    {"vc_chunk_size", KB_ATTR_INT, 256, 16, 1 << 30, false, false, "bytes",
+     "an IPCQ message leaves the comm channel as chunks of this many bytes, each its own transaction "
+     "(reassembled whole only by the receiving PE_DMA; docs/ipcq.md)"},
 };
-static const kb_attr_def pe_part_attrs[] = {OVERHEAD(0.0)};
+/* PE_IPCQ: the slot tiers of the three buffer kinds (docs/ipcq.md), the
+ * poll interval and the credit's size. */
+static const kb_attr_def pe_ipcq_attrs[] = {
+    OVERHEAD(0.0),
+    ATTR_NS("poll_interval_ns", 4.0, "backpressure poll: one check of the cached peer pointer on PE_CPU"),
+    ATTR_NS("tcm_slot_overhead_ns", 0.0, "tcm ring: fixed time per slot write or read (bytes at PE_TCM's port)"),
+    ATTR_NS("sram_slot_overhead_ns", 2.0, "sram ring: fixed time per slot write or read"),
+    {"sram_slot_bw_gbs", KB_ATTR_NUMBER, 512.0, 0.001, INFINITY, false, false, "GB/s",
+     "sram ring: slot write/read bandwidth (plus the PE-to-SRAM hop)"},
+    ATTR_NS("hbm_slot_overhead_ns", 6.0, "hbm ring: fixed time per slot write or read"),
+    {"hbm_slot_bw_gbs", KB_ATTR_NUMBER, 256.0, 0.001, INFINITY, false, false, "GB/s",
+     "hbm ring: slot write/read bandwidth (plus the PE-to-HBM hop)"},
+    {"credit_bytes", KB_ATTR_INT, 16, 0, 4096, false, false, "bytes", "size of the credit a recv returns"},
+};
 /* PE clock and engine shapes: the spec gives none (execution-pe-tl.md §2.9);
  * the defaults and where they come from are in docs/pe-model.md. */
 /* 1 MHz .. 1 THz: a cycle takes 1 ps .. 1 us. */
@@ -149,14 +165,16 @@ static const kb_impl builtins[] = {
              "{op = \"read\" | \"write\", bytes, builtin_ns}: one transfer through a TCM port"),
     /* Map/unmap messages end here; the page table is its state (pe/mmu.c). */
     IMPL("builtin.pe_mmu", "pe_mmu", pe_mmu_attrs, kb_pe_mmu_ops, "PE address translation (page table)"),
-    IMPL("builtin.pe_ipcq", "pe_ipcq", pe_part_attrs, kb_pe_part_ops, "PE-to-PE queues"),
+    /* Install plans end here; tokens and credits end at PE_DMA (pe/ipcq.c). */
+    IMPL("builtin.pe_ipcq", "pe_ipcq", pe_ipcq_attrs, kb_pe_ipcq_ops, "PE-to-PE queues (IPCQ)"),
 };
 
 /* Every message kind the builtins define (a new one is listed here, so
  * that no scripted kind takes its name). */
 static const kb_msg_kind *const builtin_kinds[] = {
     &kb_msg_response, &kb_msg_mem_write, &kb_msg_mem_read, &kb_msg_dma_write, &kb_msg_dma_read, &kb_msg_transfer,
-    &kb_msg_kernel_launch, &kb_msg_mmu_map, &kb_msg_mmu_unmap, &kb_msg_completion,
+    &kb_msg_kernel_launch, &kb_msg_mmu_map, &kb_msg_mmu_unmap, &kb_msg_completion, &kb_msg_ipcq_install,
+    &kb_msg_ipcq_token, &kb_msg_ipcq_credit,
 };
 
 const kb_msg_kind *kb_comp_builtin_kind(const char *name)

@@ -92,8 +92,17 @@ void kb_proc_describe(const kb_proc *proc, char *buf, size_t n)
 char *kb_sim_quiescence_report(kb_sim *sim)
 {
     size_t waiting = kb_proc_waiting_count(sim);
-    if (waiting == 0)
+    kb_buf extra = {0};
+    size_t reported = 0;
+    for (kb_link *l = sim->reporters.next; l != &sim->reporters; l = l->next) {
+        kb_reporter *r = KB_CONTAINER_OF(l, kb_reporter, link);
+        reported += r->report(r, &extra);
+    }
+    char *more = kb_buf_take(&extra);
+    if (waiting == 0 && reported == 0) {
+        free(more);
         return NULL;
+    }
     kb_buf b = {0};
     char now[KB_TIME_STRLEN];
     kb_buf_printf(&b, "simulation quiescent at t=%s with %zu process%s still waiting:",
@@ -106,5 +115,15 @@ char *kb_sim_quiescence_report(kb_sim *sim)
         kb_proc_describe(p, line, sizeof line);
         kb_buf_printf(&b, "\n  %s", line);
     }
+    kb_buf_printf(&b, "%s", more);
+    free(more);
     return kb_buf_take(&b);
+}
+
+void kb_sim_add_reporter(kb_sim *sim, kb_reporter *r) { kb_list_push_back(&sim->reporters, &r->link); }
+
+void kb_sim_remove_reporter(kb_reporter *r)
+{
+    if (kb_link_linked(&r->link))
+        kb_link_unlink(&r->link);
 }

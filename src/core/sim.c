@@ -14,6 +14,7 @@ kb_sim *kb_sim_new(void)
     kb_queue_init(&sim->queue);
     kb_list_init(&sim->procs);
     kb_list_init(&sim->owned);
+    kb_list_init(&sim->reporters);
     kb_event_pool_init(sim);
     return sim;
 }

@@ -8,6 +8,7 @@
 #define KB_CORE_SIM_H
 
 #include "core/types.h"
+#include "core/list.h"
 
 #include <signal.h>
 
@@ -168,7 +169,20 @@ typedef void (*kb_observer)(void *ctx, kb_time t, uint64_t key, kb_callback fn, 
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx);
 
 /* Quiescence: a newly allocated report of every live non-daemon process
- * that is blocked, one per line, or NULL when none is. The caller frees it. */
+ * that is blocked, one per line, then what each reporter adds, or NULL
+ * when there is nothing to say. The caller frees it. */
 char *kb_sim_quiescence_report(kb_sim *sim);
+
+/* A reporter: something that can be blocked without being a process (a
+ * kernel waiting in a PE's queue) says so in quiescence reports. report()
+ * appends lines ("\n  ...") to b and returns how many it wrote. The owner
+ * embeds it and removes it before freeing it. */
+struct kb_buf;
+typedef struct kb_reporter {
+    kb_link link;
+    size_t (*report)(struct kb_reporter *r, struct kb_buf *b);
+} kb_reporter;
+void kb_sim_add_reporter(kb_sim *sim, kb_reporter *r);
+void kb_sim_remove_reporter(kb_reporter *r);
 
 #endif

@@ -45,6 +45,7 @@ struct kb_sim {
     bool may_inline;
     bool until_reached; /* a run(until) event stopped the run */
     kb_link owned; /* kb_owned objects */
+    kb_link reporters; /* kb_reporter, in the order added */
     kb_unhandled_fn on_unhandled;
     void *unhandled_ctx;
 };

@@ -4,6 +4,9 @@
  *   s:mmu_map{targets = {{sip=, cube=, pe=}, ...}, entries = {{va=, pa=, size=}, ...},
  *             label = "tensor 'w' [4, 4] f32"}                                         -> event
  *   s:mmu_unmap{targets = {...}, entries = {{va=, size=}, ...}}                          -> event
+ *   s:ipcq_install{buffer_kind =, backpressure =, n_slots =, slot_size =,
+ *                  pes = {{sip=, cube=, pe=, dirs = {{name=, peer=, peer_dir=, rx_pa=}, ...}}, ...}}
+ *                                                                                      -> event
  *   s:launch{name =, targets = {...}, grid = {pes =, cubes =}, data =, pa_fallback =,
  *            body = function(ctx, sip, cube, pe) ... end}                                -> event
  *
@@ -18,7 +21,7 @@
 #include "lua/lmachine.h"
 
 #include "comp/device/control.h"
-#include "comp/pe/pe.h"
+#include "comp/pe/ipcq.h"
 #include "lua/ltl_internal.h"
 #include "core/util.h"
 #include "luasim/lbind.h"
@@ -192,6 +195,119 @@ static int mmu(lua_State *L, bool map)
 static int l_mmu_map(lua_State *L) { return mmu(L, true); }
 static int l_mmu_unmap(lua_State *L) { return mmu(L, false); }
 
+/* ---- PE-to-PE queues ---- */
+
+static void free_plan(void *p) { kb_ipcq_plan_unref(p); }
+
+static lua_Integer need_int(lua_State *L, int idx, const char *call, const char *what, const char *key,
+                            lua_Integer lo, lua_Integer hi)
+{
+    lua_Integer v;
+    if (!lbind_field_int(L, idx, call, key, lo, hi, &v))
+        luaL_error(L, "%s: %s has no '%s'", call, what, key);
+    return v;
+}
+
+static int guard_gc(lua_State *L)
+{
+    kb_ipcq_plan **g = lua_touserdata(L, 1);
+    if (g && *g)
+        kb_ipcq_plan_unref(*g);
+    return 0;
+}
+
+/* The plan in the table at 2 (rank order; peers and peer directions are
+ * 0-based indices), checked against the topology. */
+static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
+{
+    lua_getfield(L, 2, "buffer_kind");
+    kb_ipcq_kind kind;
+    if (!lua_isstring(L, -1) || !kb_ipcq_kind_find(lua_tostring(L, -1), &kind))
+        luaL_error(L, "%s: buffer_kind must be \"tcm\", \"sram\" or \"hbm\", got %s", call,
+                   lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    lua_getfield(L, 2, "backpressure");
+    const char *bp = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+    if (strcmp(bp, "sleep") != 0 && strcmp(bp, "poll") != 0)
+        luaL_error(L, "%s: backpressure must be \"sleep\" or \"poll\", got %s", call, bp[0] ? bp : luaL_typename(L, -1));
+    lua_pop(L, 2);
+    uint32_t n_slots = (uint32_t)need_int(L, 2, call, "the plan", "n_slots", 1, 1 << 20);
+    uint64_t slot_size = (uint64_t)need_int(L, 2, call, "the plan", "slot_size", 16, (lua_Integer)1 << 34);
+    int npes = check_list(L, "pes", call);
+    kb_ipcq_plan *plan = kb_ipcq_plan_new((uint32_t)npes);
+    plan->kind = kind;
+    plan->poll = bp[0] == 'p';
+    plan->n_slots = n_slots;
+    plan->slot_size = slot_size;
+    /* a userdata that frees the plan if a field raises */
+    kb_ipcq_plan **guard = lua_newuserdatauv(L, sizeof *guard, 0);
+    *guard = plan;
+    if (luaL_newmetatable(L, "kernbench.ipcq_plan_guard")) {
+        lua_pushcfunction(L, guard_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    lua_insert(L, -2);
+    for (int r = 0; r < npes; r++) {
+        lua_rawgeti(L, -1, r + 1);
+        int pi = lua_gettop(L);
+        if (!lua_istable(L, pi))
+            luaL_error(L, "%s: pes[%d] must be a table", call, r + 1);
+        kb_ipcq_pe_cfg *pe = &plan->pes[r];
+        char what[32];
+        snprintf(what, sizeof what, "pes[%d]", r + 1);
+        pe->sip = (int)need_int(L, pi, call, what, "sip", 0, INT_MAX);
+        pe->cube = (int)need_int(L, pi, call, what, "cube", 0, INT_MAX);
+        pe->pe = (int)need_int(L, pi, call, what, "pe", 0, INT_MAX);
+        lua_getfield(L, pi, "dirs");
+        int nd = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : -1;
+        if (nd < 0 || nd > KB_IPCQ_MAX_DIRS)
+            luaL_error(L, "%s: %s.dirs must be a list of at most %d directions", call, what, KB_IPCQ_MAX_DIRS);
+        pe->ndirs = nd;
+        for (int d = 0; d < nd; d++) {
+            lua_rawgeti(L, -1, d + 1);
+            int di = lua_gettop(L);
+            kb_ipcq_dir_cfg *dc = &pe->dir[d];
+            lua_getfield(L, di, "name");
+            size_t len;
+            const char *name = lua_isstring(L, -1) ? lua_tolstring(L, -1, &len) : NULL;
+            if (!name || len == 0 || len >= KB_IPCQ_NAME)
+                luaL_error(L, "%s: %s.dirs[%d].name must be a string of 1 to %d bytes", call, what, d + 1,
+                           KB_IPCQ_NAME - 1);
+            memcpy(dc->name, name, len + 1);
+            lua_pop(L, 1);
+            dc->peer = (uint32_t)need_int(L, di, call, what, "peer", 0, npes - 1);
+            dc->peer_dir = (uint32_t)need_int(L, di, call, what, "peer_dir", 0, KB_IPCQ_MAX_DIRS - 1);
+            dc->rx_pa = (uint64_t)need_int(L, di, call, what, "rx_pa", 0, LUA_MAXINTEGER);
+            lua_settop(L, di - 1);
+        }
+        lua_settop(L, pi - 1);
+    }
+    char *err = NULL;
+    if (!kb_ipcq_plan_check(kb_fabric_topo(S->mach->fab), plan, &err))
+        lbind_raise(L, kb_asprintf("%s: %s", call, err)); /* the guard frees the plan */
+    *guard = NULL;
+    lua_pop(L, 2);
+    return plan;
+}
+
+static int l_ipcq_install(lua_State *L)
+{
+    const char *call = "s:ipcq_install{}";
+    lsim *S = lsim_check(L, 1);
+    if (!S->mach)
+        return luaL_error(L, "%s: this simulation has no topology", call);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    kb_ipcq_plan *plan = read_plan(L, S, call);
+    kb_ctrl_target *tg = kb_xmalloc(plan->npes * sizeof *tg);
+    for (uint32_t r = 0; r < plan->npes; r++)
+        tg[r] = (kb_ctrl_target){plan->pes[r].sip, plan->pes[r].cube, plan->pes[r].pe};
+    kb_ctrl_op *op = kb_ctrl_new(&kb_msg_ipcq_install, tg, plan->npes);
+    free(tg);
+    kb_ctrl_set_object(op, plan, free_plan);
+    lua_settop(L, 1);
+    return submit(L, S, op, "ipcq install");
+}
+
 /* ---- kernel launches ---- */
 
 /* What runs a launch's body at each PE: its Lua function. */
@@ -289,4 +405,5 @@ static int l_launch(lua_State *L)
 }
 
 const luaL_Reg ldevice_methods[] = {
-    {"mmu_map", l_mmu_map}, {"mmu_unmap", l_mmu_unmap}, {"launch", l_launch}, {NULL, NULL}};
+    {"mmu_map", l_mmu_map}, {"mmu_unmap", l_mmu_unmap}, {"ipcq_install", l_ipcq_install},
+    {"launch", l_launch},   {NULL, NULL}};

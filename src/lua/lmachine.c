@@ -2,6 +2,7 @@
  * simulation (lmachine.h). */
 #include "lua/lmachine.h"
 
+#include "comp/pe/ipcq.h"
 #include "core/util.h"
 #include "lua/lcomponent.h"
 #include "lua/linspect.h"
@@ -11,9 +12,18 @@
 #include "luasim/session.h"
 #include "machine/machine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
-/* sim.new{topology = t, op_log = bool}: the machine of t on the new simulation. */
+/* --ipcq-trace: a line on stderr (after clearing the progress line). */
+static void ipcq_log(void *ctx, const char *line)
+{
+    kb_session_clear_line(ctx);
+    fprintf(stderr, "%s\n", line);
+}
+
+/* sim.new{topology = t, op_log = bool, ipcq_trace = bool}: the machine of t
+ * on the new simulation. */
 static void attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
 {
     if (lua_getfield(L, opts_idx, "topology") == LUA_TNIL) {
@@ -41,6 +51,16 @@ static void attach(lua_State *L, lsim *S, int sim_idx, int opts_idx)
     lua_setiuservalue(L, sim_idx, LSIM_UV_MODEL); /* keeps the topology alive */
     lmodels_attach(L, S);
     lcomponent_attach(L, S, sim_idx);
+    lua_getfield(L, opts_idx, "ipcq_trace");
+    if (lua_toboolean(L, -1) || (ss && ss->ipcq_trace)) {
+        const kb_topo *topo = kb_fabric_topo(S->mach->fab);
+        for (uint32_t i = 0; i < kb_topo_node_count(topo); i++) {
+            kb_comp *c = kb_fabric_comp(S->mach->fab, i);
+            if (c->ops == &kb_pe_ipcq_ops)
+                kb_ipcq_set_log(c, ipcq_log, ss);
+        }
+    }
+    lua_pop(L, 1);
 }
 
 void lpending_link(lua_State *L, lsim *S, lpending *p, void (*close)(lpending *p))

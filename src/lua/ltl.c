@@ -14,6 +14,7 @@
  *   ctx:span(name, start_ps)                     -- a trace slice on PE_CPU until now
  *   ctx:finish()                                 -- the body has returned (a launched instance)
  *   ctx:composite{...}, ctx:wait([h])            -- ltl_composite.c
+ *   ctx:send(dir, h), ctx:recv(...) ...          -- ltl_ipcq.c (PE-to-PE queues)
  *
  * The context holds a reference to the kernel instance (kb_kernel, machine
  * state in src/comp/pe/kernel.c); these functions convert Lua values to C
@@ -449,6 +450,7 @@ int luaopen_kb_pe(lua_State *L)
     lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
     luaL_newlib(L, ctx_methods); /* the context's methods: these and the composites' */
     luaL_setfuncs(L, ltl_composite_methods, 0);
+    luaL_setfuncs(L, ltl_ipcq_methods, 0);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");

@@ -16,6 +16,7 @@ typedef struct ltl_ctx {
     lsim *S;
     lproc *waiting;   /* the kernel's process while a command or a wait blocks it */
     int nret;         /* results the blocking command returns (0 or 1) */
+    kb_pe_op *recv;   /* the last tl.recv (its direction, once done) */
 } ltl_ctx;
 
 /* A tensor handle: a view of the instance's scratch (user value 1: the
@@ -73,6 +74,9 @@ void ltl_place_result(lua_State *L, int ctx_idx, ltl_ctx *c, const char *call, k
 void ltl_open_composite(lua_State *L);
 bool ltl_test_composite(lua_State *L, int idx); /* a composite handle at idx */
 extern const luaL_Reg ltl_composite_methods[];
+
+/* ltl_ipcq.c: ctx methods send, recv, recv_claim, recv_dir, ipcq. */
+extern const luaL_Reg ltl_ipcq_methods[];
 
 /* ltl_pe.c: pe_c.mmu_translate, mmu_regions, tcm_alloc, tcm_free, tcm_pristine. */
 extern const luaL_Reg ltl_pe_funcs[];

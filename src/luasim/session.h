@@ -38,6 +38,7 @@ typedef struct kb_session {
     const char *oplog_spill_dir; /* where op-log records wait until their simulation closes */
     char *oplog_error;           /* the first op-log I/O error, reported at exit */
     FILE *config_out;            /* --dump-config: resolved topology configurations */
+    bool ipcq_trace;             /* --ipcq-trace: a line per PE-to-PE message on stderr */
     struct kb_val *runs;         /* statistics of every closed simulation with a topology */
     bool keep_requests;          /* runs list every request (for --stats-json) */
     char **configs_written;      /* --dump-config documents so far (each is written once) */

@@ -332,6 +332,17 @@ const kb_path *kb_route_pe(const kb_topo *t, uint32_t pe_dma, uint32_t dst, char
     return kb_route(t, same_cube ? KB_VIEW_LOCAL : KB_VIEW_DATA, pe_dma, dst, err);
 }
 
+int64_t kb_path_drain_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes)
+{
+    const kb_edge *narrow = NULL;
+    for (uint32_t i = 0; i + 1 < p->n; i++) {
+        const kb_edge *e = kb_topo_edge(t, p->edges[i]);
+        if (e->bw_gbs > 0 && (!narrow || e->bw_gbs < narrow->bw_gbs))
+            narrow = e;
+    }
+    return narrow ? kb_edge_serialize_ps(narrow, nbytes) : 0;
+}
+
 int64_t kb_path_latency_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes)
 {
     int64_t ps = 0;

@@ -45,6 +45,10 @@ const kb_path *kb_route_pe(const kb_topo *t, uint32_t pe_dma, uint32_t dst, char
  * on an idle fabric. In ps. */
 int64_t kb_path_latency_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes);
 
+/* nbytes at the path's narrowest bandwidth alone (its drain), in ps; 0
+ * when no edge is paced. */
+int64_t kb_path_drain_ps(const kb_topo *t, const kb_path *p, uint64_t nbytes);
+
 /* Paths computed so far (for tests and statistics). */
 size_t kb_route_cached(const kb_topo *t);
 

@@ -358,6 +358,23 @@ static void sample(kb_tracer *t, kb_tcounter *c, kb_time at, double util)
     note_time(t->f, at);
 }
 
+void kb_trace_value(kb_tracer *t, int pid, const char *name, kb_time at, const char *key, double v)
+{
+    if (!kb_tracer_in_window(t, at, at))
+        return;
+    FILE *out = begin(t->f);
+    fprintf(out, "\"ph\":\"C\",\"pid\":%d,\"ts\":", pid);
+    put_us(out, at);
+    fputs(",\"name\":", out);
+    kb_json_write_string(out, name);
+    fputs(",\"args\":{", out);
+    kb_json_write_string(out, key);
+    fputc(':', out);
+    kb_json_write_number(out, v);
+    fputs("}}", out);
+    note_time(t->f, at);
+}
+
 /* Writes the open window's sample and, after it, a 0 (the counter is idle
  * until its next sample). */
 static void flush_counter(kb_tracer *t, kb_tcounter *c)

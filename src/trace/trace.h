@@ -100,4 +100,9 @@ kb_tcounter *kb_tracer_counter(kb_tracer *t, int pid, const char *name);
  * non-decreasing start order and must not overlap (a wire, a channel). */
 void kb_trace_busy(kb_tracer *t, kb_tcounter *c, kb_time start, kb_time end);
 
+/* A value counter: at time `at`, counter `name` of process pid has
+ * args {key: v} (a queue's occupancy). Written when tracing, whatever the
+ * counter option says: one sample per change. */
+void kb_trace_value(kb_tracer *t, int pid, const char *name, kb_time at, const char *key, double v);
+
 #endif

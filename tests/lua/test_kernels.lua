@@ -407,9 +407,9 @@ function TestKernels:test_dot_shape_mismatch_names_both_shapes()
   lu.assertStrContains(err, "tl.add: shapes [2, 3] and [4] cannot be broadcast together")
 end
 
-function TestKernels:test_later_primitives_say_they_are_not_built()
-  lu.assertStrContains(launch_error("small_1cube_1pe", function(tl) tl.send("E") end),
-    "tl.send: not implemented yet")
+function TestKernels:test_queues_without_an_install_say_so()
+  local err = launch_error("small_1cube_1pe", function(tl) tl.send("E", tl.zeros({ 4 })) end)
+  lu.assertStrContains(err, "tl.send: no IPCQ is installed on sip0.cube0.pe0 (torch.install_ipcq{...} first)")
 end
 
 function TestKernels:test_a_kernel_that_never_finishes_is_reported_with_its_pe()

@@ -31,6 +31,8 @@ struct kb_ctrl_op {
     kb_mmu_entry *entries;
     size_t nentries;
     char *label;
+    void *object;                  /* what the leaves apply (an IPCQ install plan) */
+    void (*object_release)(void *object);
     int grid_pes, grid_cubes;
     kb_launch launch;
     kb_pe_answer *answers;
@@ -59,6 +61,8 @@ static void op_unref(kb_ctrl_op *op)
     free(op->sips);
     free(op->entries);
     free(op->label);
+    if (op->object_release)
+        op->object_release(op->object);
     free(op->answers);
     if (op->launch.release)
         op->launch.release(op->launch.ctx);
@@ -74,11 +78,20 @@ static void release(void *payload)
     p->op = NULL;
 }
 
+/* The PE part an operation's messages end at. */
+static const char *leaf_kind(const kb_ctrl_op *op)
+{
+    if (op->kind == &kb_msg_kernel_launch)
+        return "pe_cpu";
+    return op->kind == &kb_msg_ipcq_install ? "pe_ipcq" : "pe_mmu";
+}
+
 #define CTRL_KIND(nm) KB_MSG_KIND(nm, &layout, release)
 const kb_msg_kind kb_msg_kernel_launch = CTRL_KIND("KernelLaunch");
 const kb_msg_kind kb_msg_mmu_map = CTRL_KIND("MmuMap");
 const kb_msg_kind kb_msg_mmu_unmap = CTRL_KIND("MmuUnmap");
 const kb_msg_kind kb_msg_completion = CTRL_KIND("Completion");
+const kb_msg_kind kb_msg_ipcq_install = CTRL_KIND("IpcqInstall");
 
 /* ---- building ---- */
 
@@ -154,6 +167,16 @@ void kb_ctrl_set_label(kb_ctrl_op *op, const char *label)
     free(op->label);
     op->label = kb_xstrdup(label);
 }
+
+void kb_ctrl_set_object(kb_ctrl_op *op, void *object, void (*free_object)(void *object))
+{
+    if (op->object_release)
+        op->object_release(op->object);
+    op->object = object;
+    op->object_release = free_object;
+}
+
+void *kb_ctrl_object(const kb_ctrl_op *op) { return op->object; }
 
 void kb_ctrl_set_launch(kb_ctrl_op *op, int grid_pes, int grid_cubes, const kb_launch *l)
 {
@@ -288,7 +311,6 @@ bool kb_ctrl_submit(kb_fabric *f, kb_ctrl_op *op, char **err)
 {
     const kb_topo *t = kb_fabric_topo(f);
     const char *what = op->kind->name;
-    bool launch = op->kind == &kb_msg_kernel_launch;
     uint32_t *ends = kb_xmalloc(2 * op->nsips * sizeof *ends); /* per SIP: PCIe endpoint, IO_CPU */
     for (size_t i = 0; i < op->n; i++)
         for (size_t j = 0; j < i; j++)
@@ -311,7 +333,7 @@ bool kb_ctrl_submit(kb_fabric *f, kb_ctrl_op *op, char **err)
                 !kb_route(t, KB_VIEW_ALL, *io, m, err) || !kb_route(t, KB_VIEW_ALL, m, *io, err))
                 goto fail;
             for (size_t i = op->cube_first[g]; i < op->cube_first[g + 1]; i++)
-                if (!kb_ctrl_node_at(f, launch ? "pe_cpu" : "pe_mmu", sip, op->cubes[g].cube, op->targets[i].pe, -1,
+                if (!kb_ctrl_node_at(f, leaf_kind(op), sip, op->cubes[g].cube, op->targets[i].pe, -1,
                                      NULL, what, &leaf, err) ||
                     !kb_route(t, KB_VIEW_ALL, m, leaf, err) || !kb_route(t, KB_VIEW_ALL, leaf, m, err))
                     goto fail;
@@ -407,7 +429,7 @@ static int64_t child_node(const kb_topo *t, const kb_ctrl_op *op, level l, size_
     if (l == SIP_LEVEL)
         return kb_topo_cube_node(t, op->cubes[j].sip, op->cubes[j].cube, "m_cpu");
     const kb_ctrl_target *tg = &op->targets[j];
-    return kb_topo_pe_node(t, tg->sip, tg->cube, tg->pe, op->kind == &kb_msg_kernel_launch ? "pe_cpu" : "pe_mmu");
+    return kb_topo_pe_node(t, tg->sip, tg->cube, tg->pe, leaf_kind(op));
 }
 
 /* The group child j belongs to. */
@@ -479,7 +501,8 @@ static void down(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, fan_out);
 static void up(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, collect); }
 
 static const kb_msg_handler handlers[] = {{&kb_msg_kernel_launch, down}, {&kb_msg_mmu_map, down},
-                                          {&kb_msg_mmu_unmap, down},      {&kb_msg_completion, up},
+                                          {&kb_msg_mmu_unmap, down},      {&kb_msg_ipcq_install, down},
+                                          {&kb_msg_completion, up},
                                           {&kb_msg_transfer, kb_store_forward_txn}, {NULL, NULL}};
 
 const kb_comp_ops kb_io_cpu_ops = {.flit_aware = false, .handlers = handlers, .on_txn = kb_store_forward_txn};

@@ -29,6 +29,9 @@ extern const kb_msg_kind kb_msg_kernel_launch; /* "KernelLaunch" */
 extern const kb_msg_kind kb_msg_mmu_map;       /* "MmuMap" */
 extern const kb_msg_kind kb_msg_mmu_unmap;     /* "MmuUnmap" */
 extern const kb_msg_kind kb_msg_completion;    /* "Completion": an answer going back up */
+/* "IpcqInstall": a PE-to-PE queue plan for PE_IPCQ (src/comp/pe/ipcq.h);
+ * like a map, M_CPU counts its arrival at the leaf as the PE's answer. */
+extern const kb_msg_kind kb_msg_ipcq_install;
 
 typedef struct kb_ctrl_target {
     int sip, cube, pe;
@@ -72,6 +75,10 @@ void kb_ctrl_set_entries(kb_ctrl_op *op, const kb_mmu_entry *entries, size_t n);
 /* MmuMap: what the entries hold ("tensor 'w' [4, 4] f32"), named by PE_MMU
  * when an access leaves an entry (copied; NULL: nothing). */
 void kb_ctrl_set_label(kb_ctrl_op *op, const char *label);
+/* What the leaves apply, shared by all of them (an IpcqInstall's plan):
+ * the operation owns it and calls release(object) when it ends. */
+void kb_ctrl_set_object(kb_ctrl_op *op, void *object, void (*release)(void *object));
+void *kb_ctrl_object(const kb_ctrl_op *op);
 /* KernelLaunch: the grid whose rectangle the start barrier covers (PEs
  * 0..pes-1 of cubes 0..cubes-1 of each target SIP), and what the PEs run
  * (copied; the operation owns l->ctx from now: release() when it ends). */

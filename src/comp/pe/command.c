@@ -4,6 +4,7 @@
  * one event per stage that takes time. The engines' files give each
  * stage's time, slice and op-log record. */
 #include "comp/pe/engines.h"
+#include "comp/pe/ipcq.h"
 
 #include "core/sim.h"
 #include "core/util.h"
@@ -21,6 +22,7 @@ enum stage {
     S_COMPUTE,   /* PE_GEMM or PE_MATH on the accel slot */
     S_WRITEBACK, /* PE_FETCH_STORE: result register file -> TCM */
     S_CYCLES,    /* tl.cycles: PE_CPU busy */
+    S_SPACE, S_SEND, S_ARRIVAL, S_SLOT_READ, S_CREDIT, /* PE_IPCQ's (ipcq.c) */
     S_END
 };
 
@@ -30,7 +32,13 @@ static const uint8_t plans[][5] = {
     [KB_PE_GEMM] = {S_DISPATCH, S_FETCH, S_COMPUTE, S_WRITEBACK, S_END},
     [KB_PE_MATH] = {S_DISPATCH, S_FETCH, S_COMPUTE, S_WRITEBACK, S_END},
     [KB_PE_CYCLES] = {S_DISPATCH, S_CYCLES, S_END, S_END, S_END},
+    [KB_PE_SEND] = {S_DISPATCH, S_SPACE, S_TCM_READ, S_SEND, S_END},
+    [KB_PE_RECV] = {S_DISPATCH, S_ARRIVAL, S_SLOT_READ, S_CREDIT, S_END},
 };
+
+static const kb_ipcq_stage ipcq_stage[] = {[S_SPACE] = KB_IPCQ_SPACE, [S_SEND] = KB_IPCQ_SEND,
+                                           [S_ARRIVAL] = KB_IPCQ_ARRIVAL, [S_SLOT_READ] = KB_IPCQ_SLOT_READ,
+                                           [S_CREDIT] = KB_IPCQ_CREDIT};
 
 static kb_sim *sim_of(const kb_pe_op *op) { return kb_fabric_sim(op->pe->fab); }
 
@@ -71,6 +79,8 @@ static void dma_done(kb_txn *t, void *arg)
     after(op, now);
 }
 
+void kb_pe_op_continue(kb_pe_op *op, kb_time at) { after(op, at); }
+
 static void fail(kb_pe_op *op, char *err)
 {
     op->error = err;
@@ -84,6 +94,9 @@ static void land_data(kb_pe_op *op)
     if (op->kind == KB_PE_LOAD && op->buf)
         kb_memstore_write(kb_fabric_memstore(op->pe->fab), op->tcm.domain, op->tcm.offset, op->buf,
                           kb_tview_nbytes(&op->tcm));
+    else if (op->kind == KB_PE_RECV && op->buf)
+        kb_memstore_write(kb_fabric_memstore(op->pe->fab), op->out.domain, op->out.offset, op->buf,
+                          kb_tview_nbytes(&op->out));
     else if (op->kind == KB_PE_GEMM)
         kb_pe_gemm_values(op);
     else if (op->kind == KB_PE_MATH)
@@ -147,6 +160,22 @@ static void run(kb_pe_op *op)
             return after(op, kb_pe_fetch_store(p, 1, now, kb_tview_nbytes(&op->out), true));
         case S_COMPUTE:
             return after(op, op->kind == KB_PE_GEMM ? kb_pe_gemm_stage(op, now) : kb_pe_math_stage(op, now));
+        case S_SPACE:
+        case S_SEND:
+        case S_ARRIVAL:
+        case S_SLOT_READ:
+        case S_CREDIT:
+            switch (kb_ipcq_run(op, ipcq_stage[plans[op->kind][op->stage]], now, &end)) {
+            case KB_IPCQ_GO:
+                break;
+            case KB_IPCQ_AT:
+                return after(op, end);
+            case KB_IPCQ_WAIT: /* PE_IPCQ resumes it (kb_pe_op_continue) */
+                return;
+            case KB_IPCQ_FAILED:
+                return fail(op, op->error);
+            }
+            break;
         case S_CYCLES:
             end = now + kb_cycles_ps((double)op->cycles, p->cpu_clock_ghz);
             if (end > now)

@@ -4,8 +4,15 @@
  * acknowledgement or data is back, so the engine counts bound transfers in
  * flight, not transfers started (docs/pe-model.md, Resources); queued
  * transfers start in submission order. The setup overhead (overhead_ns) is
- * paid before the first flit leaves. */
-#include "comp/pe/pe.h"
+ * paid before the first flit leaves.
+ *
+ * A third channel, comm (the spec's vc_comm), carries PE_IPCQ's tokens and
+ * credits (ipcq.c): separate from the two above, it is taken in request
+ * order for the setup overhead of each message and lets it go (no round
+ * trip: a token is not acknowledged, the credit is the answer), and the
+ * wires pace the bytes. Tokens and credits that end here go to PE_IPCQ. */
+#include "comp/pe/engines.h"
+#include "comp/pe/ipcq.h"
 
 #include "core/sim.h"
 #include "core/util.h"
@@ -19,6 +26,8 @@ typedef struct channel {
 
 typedef struct dma {
     channel ch[2];       /* 0 read, 1 write */
+    kb_time comm_free;   /* the comm channel: free from */
+    uint64_t chunk;      /* vc_chunk_size: bytes per token chunk */
     bool read_response; /* read_response_data: a read's response carries its bytes */
 } dma;
 
@@ -28,6 +37,7 @@ static void dma_init(kb_comp *c)
     d->ch[0].cap = (int)kb_spec_attr(c->n->spec, "rd_engines");
     d->ch[1].cap = (int)kb_spec_attr(c->n->spec, "wr_engines");
     d->read_response = kb_spec_attr(c->n->spec, "read_response_data") != 0;
+    d->chunk = (uint64_t)kb_spec_attr(c->n->spec, "vc_chunk_size");
     c->state = d;
 }
 
@@ -142,6 +152,25 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
     return true;
 }
 
+kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t)
+{
+    kb_comp *c = kb_fabric_comp(f, pe_dma);
+    dma *d = c->state;
+    kb_time now = kb_sim_now(kb_fabric_sim(f)), start;
+    kb_time left = kb_pe_take(&d->comm_free, now, c->overhead_ps, &start);
+    kb_comp_busy(c, start, left);
+    c->txns++;
+    c->bytes += t->nbytes;
+    kb_fabric_forward(t, left);
+    return left;
+}
+
+uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma)
+{
+    kb_comp *c = kb_fabric_comp(f, pe_dma);
+    return c->ops == &kb_pe_dma_ops ? ((dma *)c->state)->chunk : 0;
+}
+
 /* The channels: transfers in flight and waiting. */
 static void dma_stats(kb_comp *c, kb_val *entry, kb_time now)
 {
@@ -158,5 +187,14 @@ static void dma_stats(kb_comp *c, kb_val *entry, kb_time now)
     }
 }
 
-const kb_comp_ops kb_pe_dma_ops = {
-    .flit_aware = false, .init = dma_init, .fini = dma_fini, .on_txn = dma_txn, .stats = dma_stats};
+static const kb_msg_handler handlers[] = {{&kb_msg_ipcq_token, kb_ipcq_on_token},
+                                          {&kb_msg_ipcq_credit, kb_ipcq_on_credit},
+                                          {&kb_msg_response, dma_txn},
+                                          {NULL, NULL}};
+
+const kb_comp_ops kb_pe_dma_ops = {.flit_aware = false,
+                                   .handlers = handlers,
+                                   .init = dma_init,
+                                   .fini = dma_fini,
+                                   .on_txn = dma_txn,
+                                   .stats = dma_stats};

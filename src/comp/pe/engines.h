@@ -76,6 +76,10 @@ kb_time kb_pe_math_stage(kb_pe_op *op, kb_time now);
 void kb_pe_gemm_values(kb_pe_op *op);
 void kb_pe_math_values(kb_pe_op *op);
 
+/* A command parked by PE_IPCQ goes on with its next stage at `at` (>= now)
+ * (command.c). */
+void kb_pe_op_continue(kb_pe_op *op, kb_time at);
+
 /* ---- when the PE is freed with its fabric (pe.c) ---- */
 
 /* Frees a PE's pipeline and the composites only it still holds. */

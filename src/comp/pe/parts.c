@@ -1,8 +1,9 @@
 /* PE parts that take no fabric transactions (PE_SCHEDULER, PE_FETCH_STORE,
- * PE_GEMM, PE_MATH, PE_TCM and, until ipcq.c exists, PE_IPCQ): nodes of the
+ * PE_GEMM, PE_MATH, PE_TCM): nodes of the
  * graph with their attributes, whose work comes from their PE's commands
  * (pe.h). A transaction reaching one is a routing error, reported as such.
- * (PE_CPU and PE_MMU terminate control messages: pe.c, mmu.c.) */
+ * (PE_CPU, PE_MMU and PE_IPCQ terminate control messages: pe.c, mmu.c,
+ * ipcq.c.) */
 #include "comp/pe/pe.h"
 
 static void refuse(kb_comp *c, kb_txn *t)

@@ -31,12 +31,9 @@
  *   engines.h      internal: ports, slices, error context, dispatch and
  *                  engine stages
  *   pipe.h         internal: the pipeline's pieces shared by the files above
- *   (ipcq.c)       PE_IPCQ, queues between PEs: not built yet, see below
- *
- * PE_IPCQ (queues between PEs, not built yet) joins as ipcq.c, beside
- * dma.c: like PE_DMA a part that sends and receives on the fabric (tokens
- * and credits), its state reached from kb_pe, tl.send / tl.recv becoming
- * kinds of kb_pe_op.
+ *   ipcq.c         PE_IPCQ: queues between PEs, tl.send / tl.recv as
+ *                  kinds of kb_pe_op (its own public header, ipcq.h)
+ *   ipcq_plan.c    IPCQ install plans and their checks
  *
  * Times are picoseconds. Formulas and stages: docs/pe-model.md. Past ~500
  * lines as the wing's one public header: every declaration the rest of
@@ -264,7 +261,10 @@ bool kb_mmu_check_rows(kb_pe *p, uint64_t va, uint64_t rows, uint64_t row_bytes,
  * when its TCM read ends, and a GEMM or MATH result is written when its
  * store stage ends: data moves with time. */
 
-typedef enum kb_pe_kind { KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES } kb_pe_kind;
+typedef enum kb_pe_kind {
+    KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES,
+    KB_PE_SEND, KB_PE_RECV /* tl.send / tl.recv: PE_IPCQ's commands (ipcq.h) */
+} kb_pe_kind;
 
 /* A math operand: a tensor view or an immediate. */
 typedef struct kb_pe_operand {
@@ -295,6 +295,15 @@ struct kb_pe_op {
     int axis;            /* math ops along an axis */
     kb_tview out;
     int64_t cycles;      /* cycles */
+    /* send / recv (ipcq.h): the direction's index (recv: -1 any), the
+     * message's sequence number in it, whether a recv reads its slot */
+    int dir;
+    uint64_t seq;
+    bool claimed;        /* recv: seq is set (a tl.recv_async future's) */
+    bool consume;
+    bool credit;         /* recv: its read freed slots, so a credit goes back */
+    kb_time t_wait;      /* when it began waiting in PE_IPCQ */
+    struct kb_pe_op *ipcq_next; /* PE_IPCQ's list of waiting commands */
     kb_pe_done_fn done;
     void *arg;
     /* filled in */

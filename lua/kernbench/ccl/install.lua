@@ -1,0 +1,205 @@
+--- Installing PE-to-PE queues (docs/ipcq.md): neighbour tables from a
+-- named topology or a function, receive rings reserved at real physical
+-- addresses, and the plan sent to every PE_IPCQ as a timed IpcqInstall
+-- message through IO_CPU and M_CPU (src/comp/pe/ipcq.c).
+--
+--   local plan = torch.install_ipcq{topology = "ring_1d", pes = {...}, buffer_kind = "tcm",
+--                                   n_slots = 4, slot_size = 4096, backpressure = "sleep"}
+--   print(kb.ipcq.dump(plan))
+--   torch.uninstall_ipcq()   -- frees the rings (torch.cleanup does it too)
+local topologies = require "kernbench.ccl.topologies"
+
+local M = {}
+
+local DEFAULTS = { buffer_kind = "tcm", n_slots = 4, slot_size = 4096, backpressure = "sleep" }
+local KNOWN = { topology = 1, pes = 1, buffer_kind = 1, n_slots = 1, slot_size = 1, backpressure = 1, w = 1, h = 1,
+                grid = 1, sip = 1 }
+local KINDS = { tcm = true, sram = true, hbm = true }
+local IPCQ_WINDOW = 256 * 1024 -- PE_LOCAL sub-unit IPCQ (src/mem/addr.c)
+
+local function fail(fmt, ...) error("torch.install_ipcq: " .. fmt:format(...), 3) end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+--- The options with their defaults, checked.
+local function options(o)
+  if type(o) ~= "table" then fail("takes one table {topology =, pes =, buffer_kind =, ...}") end
+  for k in pairs(o) do
+    if not KNOWN[k] then fail("unknown option '%s' (topology, pes, grid, sip, buffer_kind, n_slots, slot_size, "
+      .. "backpressure, w, h)", tostring(k)) end
+  end
+  local r = {}
+  for k, v in pairs(DEFAULTS) do r[k] = o[k] == nil and v or o[k] end
+  if not KINDS[r.buffer_kind] then fail("buffer_kind must be \"tcm\", \"sram\" or \"hbm\", got %s", tostring(r.buffer_kind)) end
+  if r.backpressure ~= "sleep" and r.backpressure ~= "poll" then
+    fail("backpressure must be \"sleep\" or \"poll\", got %s", tostring(r.backpressure))
+  end
+  if math.type(r.n_slots) ~= "integer" or r.n_slots < 1 then fail("n_slots must be an integer >= 1, got %s", tostring(r.n_slots)) end
+  if math.type(r.slot_size) ~= "integer" or r.slot_size < 16 or r.slot_size % 16 ~= 0 then
+    fail("slot_size must be a positive multiple of 16 bytes, got %s", tostring(r.slot_size))
+  end
+  if o.topology == nil then fail("topology is missing (a name such as \"ring_1d\" or a function(rank, world))") end
+  r.topology, r.w, r.h = o.topology, o.w, o.h
+  return r
+end
+
+--- The PEs in rank order: o.pes, or every PE of o.grid ({pes =, cubes =};
+-- default the whole SIP) on SIP o.sip (default the current device), cube-major.
+local function rank_pes(o, P, sip)
+  if o.pes ~= nil then
+    if type(o.pes) ~= "table" or #o.pes == 0 then fail("pes must be a non-empty list of {sip =, cube =, pe =}") end
+    local out = {}
+    for i, p in ipairs(o.pes) do
+      local v = type(p) == "table" and { p.sip or p[1], p.cube or p[2], p.pe or p[3] }
+      if not v or math.type(v[1]) ~= "integer" or math.type(v[2]) ~= "integer" or math.type(v[3]) ~= "integer" then
+        fail("pes[%d] must be {sip =, cube =, pe =} (or {s, c, p})", i)
+      end
+      if v[1] < 0 or v[1] >= P.sips or v[2] < 0 or v[2] >= P.cubes_per_sip or v[3] < 0 or v[3] >= P.pes_per_cube then
+        fail("pes[%d]: no PE sip%d.cube%d.pe%d (the topology has %d SIP(s) of %d cubes of %d PEs)", i, v[1], v[2],
+          v[3], P.sips, P.cubes_per_sip, P.pes_per_cube)
+      end
+      out[i] = { sip = v[1], cube = v[2], pe = v[3] }
+    end
+    return out
+  end
+  local g = o.grid or {}
+  local pes, cubes = g.pes or g[1] or P.pes_per_cube, g.cubes or g[2] or P.cubes_per_sip
+  local out = {}
+  for c = 0, cubes - 1 do
+    for p = 0, pes - 1 do out[#out + 1] = { sip = o.sip or sip, cube = c, pe = p } end
+  end
+  return out
+end
+
+--- torch.install_ipcq, torch.uninstall_ipcq and torch.ipcq_plan on a runtime.
+-- ctx: s, P, topo, slice_allocator(sip, cube, pe), sip() (the current
+-- device), wait(ev), count_request().
+function M.attach(torch, ctx)
+  local ac = require "kernbench.alloc_c"
+  local s, P = ctx.s, ctx.P
+  local windows, srams = {}, {}
+  local current -- the installed plan and its reservations
+
+  local sram_node = ctx.topo:node_at { kind = "sram", sip = 0, cube = 0 }
+  local sram_bytes = sram_node and math.floor(ctx.topo:node(sram_node).attrs.size_mb * 1024 * 1024) or 0
+
+  local function keyed(set, key, make)
+    set[key] = set[key] or make()
+    return set[key]
+  end
+
+  -- Reserves one ring of `bytes` for the PE: its PA and how to free it.
+  local function reserve(kind, pe, bytes)
+    local where = ("sip%d.cube%d.pe%d"):format(pe.sip, pe.cube, pe.pe)
+    if kind == "tcm" then
+      local a = keyed(windows, where, function() return ac.new(0, IPCQ_WINDOW, 16) end)
+      local off, err = a:alloc(bytes, 16)
+      if not off then
+        fail("%s: its IPCQ window (%d KiB) cannot hold another ring of %d bytes (%s): fewer directions, "
+          .. "smaller n_slots x slot_size, or buffer_kind = \"sram\" / \"hbm\"", where, IPCQ_WINDOW // 1024, bytes, err)
+      end
+      return kb.addr.pe_local(pe.sip, pe.cube, pe.pe, "IPCQ", off), function() a:free(off) end
+    elseif kind == "sram" then
+      local a = keyed(srams, pe.sip .. "." .. pe.cube, function() return ac.new(0, sram_bytes, 16) end)
+      local off, err = a:alloc(bytes, 16)
+      if not off then fail("%s: the cube SRAM (%d MiB) cannot hold another ring of %d bytes (%s)", where,
+        sram_bytes // (1024 * 1024), bytes, err) end
+      return kb.addr.cube_sram(pe.sip, pe.cube, off), function() a:free(off) end
+    end
+    local a = ctx.slice_allocator(pe.sip, pe.cube, pe.pe)
+    local off, err = a:alloc(bytes, 16)
+    if not off then fail("%s: its HBM slice cannot hold another ring of %d bytes (%s)", where, bytes, err) end
+    return kb.addr.pe_hbm(pe.sip, pe.cube, pe.pe, off, P.hbm_slice_bytes), function() a:free(off) end
+  end
+
+  --- Frees the installed plan's rings (its queues stay installed in the
+  -- PEs until the next install; using them afterwards is the caller's risk).
+  function torch.uninstall_ipcq()
+    if not current then return end
+    for i = #current.frees, 1, -1 do current.frees[i]() end
+    current = nil
+  end
+
+  function torch.install_ipcq(o)
+    local opts = options(o)
+    local pes = rank_pes(o, P, ctx.sip())
+    local world = #pes
+    local ok, tables = pcall(topologies.build, opts.topology, world, { w = opts.w, h = opts.h })
+    if not ok then fail("%s", tostring(tables):gsub("^.-ccl%.topologies: ", "")) end
+    local ok2, pairs_or_err = pcall(topologies.pairs_of, tables, world)
+    if not ok2 then fail("%s", tostring(pairs_or_err):gsub("^.-ccl%.topologies: ", "")) end
+    torch.uninstall_ipcq()
+    -- each rank's directions in name order; the index a peer names
+    local dirs, index = {}, {}
+    for r = 0, world - 1 do
+      dirs[r] = sorted_keys(tables[r])
+      index[r] = {}
+      for i, d in ipairs(dirs[r]) do index[r][d] = i - 1 end
+    end
+    local bytes = opts.n_slots * opts.slot_size
+    local plan = { world = world, buffer_kind = opts.buffer_kind, n_slots = opts.n_slots, slot_size = opts.slot_size,
+                   backpressure = opts.backpressure, ranks = {}, frees = {} }
+    local msg = { buffer_kind = opts.buffer_kind, backpressure = opts.backpressure, n_slots = opts.n_slots,
+                  slot_size = opts.slot_size, pes = {} }
+    current = plan
+    for _, pr in ipairs(pairs_or_err) do
+      local r = pr.rank
+      local pe = pes[r + 1]
+      local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+      plan.ranks[r + 1] = rank
+      local ok3, pa, free = pcall(reserve, opts.buffer_kind, pe, bytes)
+      if not ok3 then
+        torch.uninstall_ipcq()
+        error(pa, 2)
+      end
+      plan.frees[#plan.frees + 1] = free
+      rank.dirs[#rank.dirs + 1] = { name = pr.dir, peer = pr.peer, peer_dir = pr.peer_dir, rx_pa = pa }
+    end
+    for r = 0, world - 1 do
+      local pe = pes[r + 1]
+      local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+      plan.ranks[r + 1] = rank
+      table.sort(rank.dirs, function(a, b) return a.name < b.name end)
+      local m = { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+      for i, d in ipairs(rank.dirs) do
+        m.dirs[i] = { name = d.name, peer = d.peer, peer_dir = index[d.peer][d.peer_dir], rx_pa = d.rx_pa }
+      end
+      msg.pes[r + 1] = m
+    end
+    local ok4, ev = pcall(s.ipcq_install, s, msg)
+    if not ok4 then
+      torch.uninstall_ipcq()
+      error("torch.install_ipcq: " .. tostring(ev):gsub("^s:ipcq_install{}: ", ""), 2)
+    end
+    ctx.count_request()
+    ctx.wait(ev)
+    plan.install_done_ns = s:now()
+    return setmetatable(plan, { __index = { dump = M.dump }, __name = "ipcq.plan" })
+  end
+end
+
+--- The plan as text: per rank, each direction's peer and receive ring.
+function M.dump(plan)
+  if type(plan) ~= "table" or type(plan.ranks) ~= "table" then
+    error("kb.ipcq.dump: expected a plan from torch.install_ipcq", 2)
+  end
+  local bytes = plan.n_slots * plan.slot_size
+  local lines = { ("IPCQ plan: %d ranks, %s rings of %d x %d bytes, backpressure %s"):format(plan.world,
+    plan.buffer_kind, plan.n_slots, plan.slot_size, plan.backpressure) }
+  for r, rank in ipairs(plan.ranks) do
+    for _, d in ipairs(rank.dirs) do
+      local peer = plan.ranks[d.peer + 1]
+      lines[#lines + 1] = ("rank %d sip%d.cube%d.pe%d  %-10s -> rank %d sip%d.cube%d.pe%d (%s)  rx [%s, +%d)"):format(
+        r - 1, rank.sip, rank.cube, rank.pe, d.name, d.peer, peer.sip, peer.cube, peer.pe, d.peer_dir,
+        kb.addr.format(d.rx_pa), bytes)
+    end
+  end
+  return table.concat(lines, "\n")
+end
+
+return M

@@ -1,0 +1,129 @@
+/* PE_IPCQ: queues between PEs (docs/ipcq.md), the PE wing's second public
+ * header beside pe.h.
+ *
+ * An install plan gives every PE of a set its rank, its directions ("E",
+ * "global_W", "parent" ...) and, per direction, the peer, the direction
+ * it pairs with at the peer and this direction's receive ring: n_slots
+ * slots of slot_size bytes at a physical address (the PE's IPCQ window
+ * for tcm, the cube SRAM for sram, the PE's HBM slice for hbm). The plan
+ * travels from the host to each PE_IPCQ as an IpcqInstall control message
+ * (src/comp/device/control.h) and is applied when it arrives.
+ *
+ * Then tl.send and tl.recv are commands of the PE (kinds KB_PE_SEND and
+ * KB_PE_RECV of kb_pe_op, pe.h):
+ *   send: dispatch -> ring space (credits) -> TCM read of the source ->
+ *         the token leaves on PE_DMA's comm channel (the command ends here)
+ *   recv: dispatch -> the token is in the slot -> slot read (+ bank hop for
+ *         sram/hbm) -> the 16-byte credit reaches the sender (blocking)
+ * A token is the message's bytes and its metadata, sent as vc_chunk_size
+ * chunks to the receiving PE's PE_DMA; the slot becomes visible (data and
+ * metadata at once, I6) when the last chunk has arrived and the slot write
+ * is done. Times are picoseconds. */
+#ifndef KB_COMP_PE_IPCQ_H
+#define KB_COMP_PE_IPCQ_H
+
+#include "comp/pe/pe.h"
+
+#define KB_IPCQ_MAX_DIRS 16
+#define KB_IPCQ_NAME 32 /* a direction name's bytes, with its NUL */
+
+extern const kb_comp_ops kb_pe_ipcq_ops;
+extern const kb_msg_kind kb_msg_ipcq_token;  /* "IpcqToken": one chunk of a message */
+extern const kb_msg_kind kb_msg_ipcq_credit; /* "IpcqCredit": a consumed slot, back to the sender */
+
+typedef enum kb_ipcq_kind { KB_IPCQ_TCM, KB_IPCQ_SRAM, KB_IPCQ_HBM } kb_ipcq_kind;
+const char *kb_ipcq_kind_name(kb_ipcq_kind k);
+bool kb_ipcq_kind_find(const char *name, kb_ipcq_kind *out);
+
+typedef struct kb_ipcq_dir_cfg {
+    char name[KB_IPCQ_NAME];
+    uint32_t peer;     /* the peer's rank (index in plan->pes) */
+    uint32_t peer_dir; /* the paired direction's index at the peer */
+    uint64_t rx_pa;    /* this direction's receive ring: n_slots * slot_size bytes */
+} kb_ipcq_dir_cfg;
+
+typedef struct kb_ipcq_pe_cfg {
+    int sip, cube, pe;
+    int ndirs;
+    kb_ipcq_dir_cfg dir[KB_IPCQ_MAX_DIRS];
+} kb_ipcq_pe_cfg;
+
+typedef struct kb_ipcq_plan {
+    int refs;
+    kb_ipcq_kind kind;
+    bool poll;          /* backpressure: poll (spin on PE_CPU) or sleep */
+    uint32_t n_slots;
+    uint64_t slot_size;
+    uint32_t npes;      /* ranks */
+    kb_ipcq_pe_cfg *pes; /* in rank order */
+} kb_ipcq_plan;
+
+/* A plan of npes ranks (zeroed configs), one reference. */
+kb_ipcq_plan *kb_ipcq_plan_new(uint32_t npes);
+void kb_ipcq_plan_unref(kb_ipcq_plan *p);
+/* Checks a filled plan against the topology before it is sent: every PE
+ * exists and is distinct, ring sizes are sane, each direction's pairing is
+ * mutual (my dir d -> peer's peer_dir, which points back to me and to d),
+ * distinct direction slots (I3: no two directions of one PE pair with the
+ * same peer direction), every ring lies in memory of the buffer kind at
+ * its own PE (or, sram, its cube), and the rings are pairwise disjoint
+ * (I3.1, by sorting: O(n log n)). False with *err naming the offender. */
+bool kb_ipcq_plan_check(const kb_topo *t, const kb_ipcq_plan *p, char **err);
+
+/* ---- what the PE's commands and PE_DMA ask (ipcq.c) ---- */
+
+/* The index of direction `name` at p, or -1 (then *err, when err is not
+ * NULL, says what is installed: "no IPCQ is installed" or the list). */
+int kb_ipcq_dir(kb_pe *p, const char *name, const char *call, char **err);
+/* The installed plan's slot size (0 when none is installed). */
+uint64_t kb_ipcq_slot_size(const kb_pe *p);
+/* This PE's rank, the world size and its directions, or false when no
+ * plan includes it. dirs[i] gets the name, peers[i] the peer's rank. */
+bool kb_ipcq_rank(const kb_pe *p, uint32_t *rank, uint32_t *world);
+int kb_ipcq_neighbors(const kb_pe *p, const char **dirs, uint32_t *peers);
+
+/* Claims the next message of direction dir for a recv to come (a
+ * tl.recv_async future): its sequence number. */
+uint64_t kb_ipcq_claim(kb_pe *p, int dir);
+
+/* A send or recv command: op->dir (the direction index, or -1 for any
+ * direction: recv only), op->tcm (send: the source view in TCM) or op->out
+ * (recv: the result's view, placed in scratch), op->consume (recv). */
+void kb_pe_op_send(kb_pe_op *op, int dir, const kb_tview *src);
+void kb_pe_op_recv(kb_pe_op *op, int dir, const kb_tview *out, bool consume);
+
+/* The command's IPCQ stage (command.c calls it): KB_IPCQ_GO (no time:
+ * the next stage now), KB_IPCQ_AT (*end: the next stage then), KB_IPCQ_WAIT
+ * (the op is parked; ipcq.c resumes it), KB_IPCQ_FAILED (op->error set). */
+typedef enum kb_ipcq_step { KB_IPCQ_GO, KB_IPCQ_AT, KB_IPCQ_WAIT, KB_IPCQ_FAILED } kb_ipcq_step;
+typedef enum kb_ipcq_stage { KB_IPCQ_SPACE, KB_IPCQ_SEND, KB_IPCQ_ARRIVAL, KB_IPCQ_SLOT_READ, KB_IPCQ_CREDIT }
+    kb_ipcq_stage;
+kb_ipcq_step kb_ipcq_run(kb_pe_op *op, kb_ipcq_stage s, kb_time now, kb_time *end);
+
+/* PE_DMA's handlers for the two kinds ending at it. */
+void kb_ipcq_on_token(kb_comp *dma, kb_txn *t);
+void kb_ipcq_on_credit(kb_comp *dma, kb_txn *t);
+
+/* PE_DMA's comm channel (dma.c): t leaves pe_dma after the channel's setup
+ * (its overhead_ns, in request order); returns when it leaves. */
+kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t);
+/* PE_DMA's vc_chunk_size (bytes per token chunk). */
+uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma);
+
+/* --ipcq-trace: PE_IPCQ component c calls log(ctx, line) for every
+ * message its PE sends and receives (NULL: off). */
+void kb_ipcq_set_log(kb_comp *c, void (*log)(void *ctx, const char *line), void *ctx);
+
+/* Per-direction figures of a PE (kb.ipcq.stats, s:stats()). */
+typedef struct kb_ipcq_dir_stats {
+    const char *name;
+    uint32_t peer;
+    uint64_t sent, received;         /* messages */
+    uint64_t bytes_sent, bytes_received;
+    kb_time credit_wait_ps;          /* senders blocked on a full ring */
+    kb_time recv_wait_ps;            /* receivers waiting for a token */
+    uint32_t max_occupancy;          /* most slots full at once */
+} kb_ipcq_dir_stats;
+int kb_ipcq_stats(const kb_pe *p, kb_ipcq_dir_stats *out); /* directions written (<= KB_IPCQ_MAX_DIRS) */
+
+#endif
