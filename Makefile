@@ -130,6 +130,7 @@ perf: build
 	./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua --out $(BUILD)/pe_dma --verify
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
+	./$(BUILD)/bin/kernbench -q benches/perf/ipcq_ring.lua
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

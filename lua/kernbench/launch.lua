@@ -111,7 +111,6 @@ end
 function M.attach(torch, rt)
   local s, P = rt.s, rt.P
   local serial = 0
-  local registry = {}
 
   local function tensor_arg(i, t)
     local shards = {}
@@ -167,7 +166,6 @@ function M.attach(torch, rt)
     if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
     local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
     if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end
-    registry[msg.kernel_ref.name] = fn -- a name launched again runs its latest function
     -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
     local grid, targets = msg.grid, {}
     if grid then
@@ -202,7 +200,7 @@ function M.attach(torch, rt)
     -- what each PE's kernel process runs, with its kernel instance
     local function body(ctx, _, cube, pe)
       local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
-      registry[name](tl, table.unpack(kargs, 1, nargs))
+      fn(tl, table.unpack(kargs, 1, nargs)) -- this launch's function, whatever else shares its name
       ctx:wait()   -- composites still in flight are the kernel's too (their errors its own)
       ctx:finish() -- PE_CPU answers
     end

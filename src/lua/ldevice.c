@@ -5,7 +5,8 @@
  *             label = "tensor 'w' [4, 4] f32"}                                         -> event
  *   s:mmu_unmap{targets = {...}, entries = {{va=, size=}, ...}}                          -> event
  *   s:ipcq_install{buffer_kind =, backpressure =, n_slots =, slot_size =,
- *                  pes = {{sip=, cube=, pe=, dirs = {{name=, peer=, peer_dir=, rx_pa=}, ...}}, ...}}
+ *                  pes = {{sip=, cube=, pe=, dirs = {{name=, peer=, peer_dir=, rx_pa=}, ...}}, ...},
+ *                  clear = {{sip=, cube=, pe=}, ...}}   (PEs that leave the queues)
  *                                                                                      -> event
  *   s:launch{name =, targets = {...}, grid = {pes =, cubes =}, data =, pa_fallback =,
  *            body = function(ctx, sip, cube, pe) ... end}                                -> event
@@ -109,9 +110,9 @@ static int check_list(lua_State *L, const char *k, const char *call)
     return (int)lua_rawlen(L, -1);
 }
 
-static kb_ctrl_target *read_targets(lua_State *L, const char *call, size_t *n)
+static kb_ctrl_target *read_targets(lua_State *L, const char *field, const char *call, size_t *n)
 {
-    int len = check_list(L, "targets", call);
+    int len = check_list(L, field, call);
     kb_ctrl_target *tg = lua_newuserdatauv(L, (size_t)len * sizeof *tg, 0); /* freed by the collector */
     for (int i = 0; i < len; i++) {
         lua_rawgeti(L, -2, i + 1);
@@ -176,7 +177,7 @@ static int mmu(lua_State *L, bool map)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     size_t nt, ne;
-    kb_ctrl_target *tg = read_targets(L, call, &nt);
+    kb_ctrl_target *tg = read_targets(L, "targets", call, &nt);
     kb_mmu_entry *e = read_entries(L, call, map, &ne);
     const char *label = NULL;
     if (map && lua_getfield(L, 2, "label") != LUA_TNIL) {
@@ -232,7 +233,16 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
     lua_pop(L, 2);
     uint32_t n_slots = (uint32_t)need_int(L, 2, call, "the plan", "n_slots", 1, 1 << 20);
     uint64_t slot_size = (uint64_t)need_int(L, 2, call, "the plan", "slot_size", 16, (lua_Integer)1 << 34);
-    int npes = check_list(L, "pes", call);
+    lua_getfield(L, 2, "pes");
+    bool empty = lua_istable(L, -1) && lua_rawlen(L, -1) == 0;
+    lua_getfield(L, 2, "clear");
+    bool clears = !lua_isnil(L, -1);
+    lua_pop(L, 2);
+    int npes = 0;
+    if (empty && clears) /* a message that only clears PEs */
+        lua_newtable(L);
+    else
+        npes = check_list(L, "pes", call);
     kb_ipcq_plan *plan = kb_ipcq_plan_new((uint32_t)npes);
     plan->kind = kind;
     plan->poll = bp[0] == 'p';
@@ -283,7 +293,7 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
         lua_settop(L, pi - 1);
     }
     char *err = NULL;
-    if (!kb_ipcq_plan_check(kb_fabric_topo(S->mach->fab), plan, &err))
+    if (npes > 0 && !kb_ipcq_plan_check(kb_fabric_topo(S->mach->fab), plan, &err))
         lbind_raise(L, kb_asprintf("%s: %s", call, err)); /* the guard frees the plan */
     *guard = NULL;
     lua_pop(L, 2);
@@ -298,10 +308,24 @@ static int l_ipcq_install(lua_State *L)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     kb_ipcq_plan *plan = read_plan(L, S, call);
-    kb_ctrl_target *tg = kb_xmalloc(plan->npes * sizeof *tg);
+    /* clear = {{sip, cube, pe}, ...}: PEs that leave the queues */
+    size_t nclear = 0;
+    kb_ctrl_target *clear = NULL;
+    int t = lua_getfield(L, 2, "clear");
+    lua_pop(L, 1);
+    if (t != LUA_TNIL)
+        clear = read_targets(L, "clear", call, &nclear);
+    size_t n = plan->npes + nclear;
+    if (n == 0) {
+        kb_ipcq_plan_unref(plan);
+        return luaL_error(L, "%s: neither pes nor clear lists a PE", call);
+    }
+    kb_ctrl_target *tg = kb_xmalloc(n * sizeof *tg);
     for (uint32_t r = 0; r < plan->npes; r++)
         tg[r] = (kb_ctrl_target){plan->pes[r].sip, plan->pes[r].cube, plan->pes[r].pe};
-    kb_ctrl_op *op = kb_ctrl_new(&kb_msg_ipcq_install, tg, plan->npes);
+    for (size_t i = 0; i < nclear; i++)
+        tg[plan->npes + i] = clear[i];
+    kb_ctrl_op *op = kb_ctrl_new(&kb_msg_ipcq_install, tg, n);
     free(tg);
     kb_ctrl_set_object(op, plan, free_plan);
     lua_settop(L, 1);
@@ -376,7 +400,7 @@ static int l_launch(lua_State *L)
     int cubes = (int)lbind_need_int(L, -1, "s:launch{} grid", "cubes", 1, INT_MAX);
     lua_pop(L, 1);
     size_t nt = 0;
-    const kb_ctrl_target *tg = read_targets(L, call, &nt);
+    const kb_ctrl_target *tg = read_targets(L, "targets", call, &nt);
     for (size_t i = 0; i < nt; i++) { /* each target can run a kernel (its engines are builtins) */
         char *err = NULL;
         if (!kb_pe_find(S->mach->fab, tg[i].sip, tg[i].cube, tg[i].pe, &err))

@@ -340,4 +340,23 @@ function TestIpcq:test_timing_does_not_depend_on_data_mode()
   lu.assertEquals(run(true), run(false))
 end
 
+function TestIpcq:test_a_new_plan_clears_the_pes_it_leaves_out()
+  local torch = runtime()
+  local function info(pes)
+    local out = {}
+    torch.launch(function(tl)
+      out[tl.program_id(0)] = tl.ipcq_rank() or "none"
+    end, { pes = pes, cubes = 1 })
+    return out
+  end
+  torch.install_ipcq { topology = "ring_1d", pes = { { 0, 0, 0 }, { 0, 0, 1 } } }
+  lu.assertEquals(info(5), { [0] = 0, [1] = 1, [2] = "none", [3] = "none", [4] = "none" })
+  torch.install_ipcq { topology = "ring_1d", pes = { { 0, 0, 0 }, { 0, 0, 4 } } }
+  lu.assertEquals(info(5), { [0] = 0, [1] = "none", [2] = "none", [3] = "none", [4] = 1 })
+  torch.uninstall_ipcq()
+  lu.assertEquals(info(5), { [0] = "none", [1] = "none", [2] = "none", [3] = "none", [4] = "none" })
+  lu.assertTrue(torch.allocators_pristine())
+  torch.close()
+end
+
 os.exit(lu.LuaUnit.run())

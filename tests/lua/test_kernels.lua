@@ -407,6 +407,21 @@ function TestKernels:test_dot_shape_mismatch_names_both_shapes()
   lu.assertStrContains(err, "tl.add: shapes [2, 3] and [4] cannot be broadcast together")
 end
 
+function TestKernels:test_concurrent_launches_of_one_name_run_their_own_functions()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_1pe", { "system.sips.count=2" }) }
+  local ran, hs = {}, {}
+  for sip = 0, 1 do
+    torch.ahbm.set_device(sip)
+    local mine = sip * 10
+    -- the same source line (the kernel's name) with a different closure per SIP
+    hs[#hs + 1] = torch.launch_async(function() ran[#ran + 1] = mine end, 1)
+  end
+  for _, h in ipairs(hs) do torch.wait(h) end
+  table.sort(ran)
+  lu.assertEquals(ran, { 0, 10 })
+  torch.close()
+end
+
 function TestKernels:test_queues_without_an_install_say_so()
   local err = launch_error("small_1cube_1pe", function(tl) tl.send("E", tl.zeros({ 4 })) end)
   lu.assertStrContains(err, "tl.send: no IPCQ is installed on sip0.cube0.pe0 (torch.install_ipcq{...} first)")

@@ -6,7 +6,7 @@
 --   local plan = torch.install_ipcq{topology = "ring_1d", pes = {...}, buffer_kind = "tcm",
 --                                   n_slots = 4, slot_size = 4096, backpressure = "sleep"}
 --   print(kb.ipcq.dump(plan))
---   torch.uninstall_ipcq()   -- frees the rings (torch.cleanup does it too)
+--   torch.uninstall_ipcq()   -- clears the PEs' queues, frees the rings (torch.cleanup does it too)
 local topologies = require "kernbench.ccl.topologies"
 
 local M = {}
@@ -84,6 +84,25 @@ function M.attach(torch, ctx)
   local s, P = ctx.s, ctx.P
   local windows, srams = {}, {}
   local current -- the installed plan and its reservations
+  local holding = {} -- "sip.cube.pe" -> {sip, cube, pe}: PEs whose PE_IPCQ holds a plan
+
+  local function key(pe) return ("%d.%d.%d"):format(pe.sip, pe.cube, pe.pe) end
+
+  -- The PEs holding a plan that `pes` (nil: none) leaves out, in a stable order.
+  local function leaving(pes)
+    local keep = {}
+    for _, pe in ipairs(pes or {}) do keep[key(pe)] = true end
+    local out = {}
+    for k, pe in pairs(holding) do
+      if not keep[k] then out[#out + 1] = { sip = pe.sip, cube = pe.cube, pe = pe.pe } end
+    end
+    table.sort(out, function(a, b)
+      if a.sip ~= b.sip then return a.sip < b.sip end
+      if a.cube ~= b.cube then return a.cube < b.cube end
+      return a.pe < b.pe
+    end)
+    return out
+  end
 
   local sram_node = ctx.topo:node_at { kind = "sram", sip = 0, cube = 0 }
   local sram_bytes = sram_node and math.floor(ctx.topo:node(sram_node).attrs.size_mb * 1024 * 1024) or 0
@@ -117,12 +136,23 @@ function M.attach(torch, ctx)
     return kb.addr.pe_hbm(pe.sip, pe.cube, pe.pe, off, P.hbm_slice_bytes), function() a:free(off) end
   end
 
-  --- Frees the installed plan's rings (its queues stay installed in the
-  -- PEs until the next install; using them afterwards is the caller's risk).
-  function torch.uninstall_ipcq()
+  local function free_rings()
     if not current then return end
     for i = #current.frees, 1, -1 do current.frees[i]() end
     current = nil
+  end
+
+  --- Removes the queues: a timed message clears every PE_IPCQ that holds
+  -- the plan (they must be idle), then the rings are freed.
+  function torch.uninstall_ipcq()
+    local clear = leaving(nil)
+    if #clear > 0 then
+      ctx.count_request()
+      ctx.wait(s:ipcq_install { buffer_kind = "tcm", backpressure = "sleep", n_slots = 1, slot_size = 16, pes = {},
+                                clear = clear })
+      holding = {}
+    end
+    free_rings()
   end
 
   function torch.install_ipcq(o)
@@ -133,7 +163,7 @@ function M.attach(torch, ctx)
     if not ok then fail("%s", tostring(tables):gsub("^.-ccl%.topologies: ", "")) end
     local ok2, pairs_or_err = pcall(topologies.pairs_of, tables, world)
     if not ok2 then fail("%s", tostring(pairs_or_err):gsub("^.-ccl%.topologies: ", "")) end
-    torch.uninstall_ipcq()
+    free_rings()
     -- each rank's directions in name order; the index a peer names
     local dirs, index = {}, {}
     for r = 0, world - 1 do
@@ -154,7 +184,7 @@ function M.attach(torch, ctx)
       plan.ranks[r + 1] = rank
       local ok3, pa, free = pcall(reserve, opts.buffer_kind, pe, bytes)
       if not ok3 then
-        torch.uninstall_ipcq()
+        free_rings()
         error(pa, 2)
       end
       plan.frees[#plan.frees + 1] = free
@@ -171,13 +201,17 @@ function M.attach(torch, ctx)
       end
       msg.pes[r + 1] = m
     end
+    local clear = leaving(pes)
+    if #clear > 0 then msg.clear = clear end -- PEs of the last plan that leave the queues
     local ok4, ev = pcall(s.ipcq_install, s, msg)
     if not ok4 then
-      torch.uninstall_ipcq()
+      free_rings()
       error("torch.install_ipcq: " .. tostring(ev):gsub("^s:ipcq_install{}: ", ""), 2)
     end
     ctx.count_request()
     ctx.wait(ev)
+    holding = {}
+    for _, pe in ipairs(pes) do holding[key(pe)] = pe end
     plan.install_done_ns = s:now()
     return setmetatable(plan, { __index = { dump = M.dump }, __name = "ipcq.plan" })
   end

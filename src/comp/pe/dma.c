@@ -10,7 +10,8 @@
  * credits (ipcq.c): separate from the two above, it is taken in request
  * order for the setup overhead of each message and lets it go (no round
  * trip: a token is not acknowledged, the credit is the answer), and the
- * wires pace the bytes. Tokens and credits that end here go to PE_IPCQ. */
+ * wires pace the bytes. It reads a message's source from TCM in
+ * vc_chunk_size chunks, so sending starts after the first chunk. Tokens and credits that end here go to PE_IPCQ. */
 #include "comp/pe/engines.h"
 #include "comp/pe/ipcq.h"
 
@@ -27,7 +28,8 @@ typedef struct channel {
 typedef struct dma {
     channel ch[2];       /* 0 read, 1 write */
     kb_time comm_free;   /* the comm channel: free from */
-    uint64_t chunk;      /* vc_chunk_size: bytes per token chunk */
+    uint64_t chunk;      /* vc_chunk_size: bytes the comm channel reads at a time */
+    void *ipcq;          /* the PE_IPCQ its tokens and credits go to (set at install) */
     bool read_response; /* read_response_data: a read's response carries its bytes */
 } dma;
 
@@ -152,18 +154,27 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
     return true;
 }
 
-kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t)
+kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready)
 {
     kb_comp *c = kb_fabric_comp(f, pe_dma);
     dma *d = c->state;
-    kb_time now = kb_sim_now(kb_fabric_sim(f)), start;
-    kb_time left = kb_pe_take(&d->comm_free, now, c->overhead_ps, &start);
+    kb_time start;
+    kb_time left = kb_pe_take(&d->comm_free, ready, c->overhead_ps, &start);
     kb_comp_busy(c, start, left);
     c->txns++;
     c->bytes += t->nbytes;
     kb_fabric_forward(t, left);
     return left;
 }
+
+void kb_pe_dma_set_ipcq(kb_fabric *f, uint32_t pe_dma, void *ipcq)
+{
+    kb_comp *c = kb_fabric_comp(f, pe_dma);
+    if (c->ops == &kb_pe_dma_ops)
+        ((dma *)c->state)->ipcq = ipcq;
+}
+
+void *kb_pe_dma_ipcq(kb_comp *c) { return c->ops == &kb_pe_dma_ops ? ((dma *)c->state)->ipcq : NULL; }
 
 uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma)
 {

@@ -48,6 +48,7 @@ typedef struct qp {
     uint32_t rx_node;           /* my ring's memory (memory-store domain) and offset */
     uint64_t rx_off;
     uint32_t bank;              /* sram/hbm: the memory node of my ring (the bank hop) */
+    const kb_path *path;        /* my PE_DMA -> the peer's: tokens out, credits back */
     /* send side */
     uint64_t seq, peer_tail;
     kb_pe_op *send_head, *send_tail;
@@ -80,18 +81,14 @@ typedef struct kb_ipcq {
 
 /* ---- messages ---- */
 
-/* A message in flight, shared by its chunks. */
+/* A message in flight: the payload of its one transaction (copied in and
+ * out with memcpy: no type punning of the payload words). */
 typedef struct token {
-    int refs, chunks_left;
     uint64_t dst_pa, seq, nbytes;
+    void *data;        /* data mode: its bytes (owned) */
     uint32_t src_rank;
-    void *data;
 } token;
-
-typedef struct chunk_payload {
-    token *tok;
-} chunk_payload;
-KB_PAYLOAD_FITS(chunk_payload);
+KB_PAYLOAD_FITS(token);
 
 typedef struct credit_payload {
     uint64_t consumer_seq; /* the receiver's tail after the read */
@@ -99,50 +96,36 @@ typedef struct credit_payload {
 } credit_payload;
 KB_PAYLOAD_FITS(credit_payload);
 
-static void token_unref(token *t)
+static token token_of(const void *payload)
 {
-    if (--t->refs > 0)
-        return;
-    free(t->data);
-    free(t);
+    token t;
+    memcpy(&t, payload, sizeof t);
+    return t;
 }
 
-/* The payload holds one pointer; copied in and out (no type punning). */
-static token *chunk_token(const void *payload)
+static void release_token(void *payload)
 {
-    chunk_payload p;
-    memcpy(&p, payload, sizeof p);
-    return p.tok;
-}
-
-static void set_chunk_token(void *payload, token *tok)
-{
-    chunk_payload p = {tok};
-    memcpy(payload, &p, sizeof p);
-}
-
-static void release_chunk(void *payload)
-{
-    token *tok = chunk_token(payload);
-    if (tok)
-        token_unref(tok);
-    set_chunk_token(payload, NULL);
+    token t = token_of(payload);
+    free(t.data);
+    t.data = NULL;
+    memcpy(payload, &t, sizeof t);
 }
 
 static const char token_layout, credit_layout;
-const kb_msg_kind kb_msg_ipcq_token = KB_MSG_KIND("IpcqToken", &token_layout, release_chunk);
+const kb_msg_kind kb_msg_ipcq_token = KB_MSG_KIND("IpcqToken", &token_layout, release_token);
 const kb_msg_kind kb_msg_ipcq_credit = KB_MSG_KIND("IpcqCredit", &credit_layout, NULL);
 
 /* ---- state ---- */
 
 static kb_ipcq *ipcq_of(const kb_pe *p)
 {
-    int64_t n = kb_topo_pe_node(kb_fabric_topo(p->fab), p->sip, p->cube, p->pe, "pe_ipcq");
-    if (n < 0)
-        return NULL;
-    kb_comp *c = kb_fabric_comp(p->fab, (uint32_t)n);
+    kb_comp *c = kb_fabric_comp(p->fab, p->ipcq);
     return c->ops == &kb_pe_ipcq_ops ? c->state : NULL;
 }
+
+/* The PE_IPCQ beside PE_DMA `dma` (a token or credit ends there), once a
+ * plan has reached it. */
+static kb_ipcq *ipcq_at_dma(kb_comp *dma) { return kb_pe_dma_ipcq(dma); }
 
 static kb_time ns_ps(double ns) { return (kb_time)llround(ns * 1000.0); }
 
@@ -190,10 +173,10 @@ static void ipcq_fini(kb_comp *c)
 
 /* ---- install ---- */
 
-static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err)
+/* Whether the PE's queues are idle (nothing sent unread, nobody waiting),
+ * so that its plan may be replaced or removed. */
+static bool idle(const kb_ipcq *s, char **err)
 {
-    kb_fabric *f = s->c->fab;
-    const kb_topo *t = kb_fabric_topo(f);
     for (int i = 0; i < s->nq; i++)
         if (s->q[i].send_head || s->q[i].recv_head || s->q[i].tail != s->q[i].claimed ||
             s->q[i].occupancy || s->q[i].seq != s->q[i].peer_tail) {
@@ -206,7 +189,19 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
         *err = kb_xstrdup("a new IPCQ plan arrived while a recv from any direction waits");
         return false;
     }
+    return true;
+}
+
+/* rank UINT32_MAX: the PE leaves the queues (a new plan without it). */
+static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err)
+{
+    kb_fabric *f = s->c->fab;
+    const kb_topo *t = kb_fabric_topo(f);
+    if (!idle(s, err))
+        return false;
     drop_plan(s);
+    if (rank == UINT32_MAX)
+        return true;
     plan->refs++;
     s->plan = plan;
     s->rank = rank;
@@ -222,6 +217,9 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
         if (!q->peer)
             return false;
         q->peer_rx_pa = peer->dir[q->cfg->peer_dir].rx_pa;
+        q->path = kb_route_pe(t, s->pe->dma, q->peer->dma, err);
+        if (!q->path)
+            return false;
         kb_target tg;
         if (!kb_resolve_pa(t, q->cfg->rx_pa, &tg, err))
             return false;
@@ -237,6 +235,7 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
     }
     if (!kb_link_linked(&s->rep.link))
         kb_sim_add_reporter(sim_of(s), &s->rep);
+    kb_pe_dma_set_ipcq(f, s->pe->dma, s);
     return true;
 }
 
@@ -257,11 +256,9 @@ static void install_now(kb_txn *t)
     s->pe = kb_pe_of(c->fab, (uint32_t)kb_topo_pe_node(kb_fabric_topo(c->fab), c->n->sip, c->n->cube, c->n->pe,
                                                        "pe_cpu"));
     uint32_t rank = rank_of(plan, c->n);
-    char *err = NULL;
+    char *err = NULL; /* a PE the plan has no rank for leaves the queues */
     if (!s->pe)
         err = kb_xstrdup("its PE_CPU is not builtin.pe_cpu");
-    else if (rank == UINT32_MAX)
-        err = kb_xstrdup("the plan has no rank for this PE");
     if (err || !apply_plan(s, plan, rank, &err)) {
         kb_comp_fail(c, "IPCQ install: %s", err);
         free(err);
@@ -452,43 +449,37 @@ static void serve_senders(qp *q, kb_time now)
     }
 }
 
+/* The message leaves: PE_DMA's comm channel reads the source from TCM in
+ * vc_chunk_size chunks and starts sending once the first chunk is read and
+ * its setup is paid; the command ends when the whole source has been read
+ * and the message has left (docs/ipcq.md, step 4). */
 static kb_ipcq_step send_token(kb_ipcq *s, qp *q, kb_pe_op *op, kb_time now, kb_time *end)
 {
     kb_fabric *f = s->c->fab;
     kb_pe *p = s->pe;
-    char *err = NULL;
-    const kb_path *path = kb_route_pe(kb_fabric_topo(f), p->dma, q->peer->dma, &err);
-    if (!path) {
-        op->error = kb_pe_error(p, op->what, op->kernel, err);
-        return KB_IPCQ_FAILED;
-    }
+    const kb_path *path = q->path;
     uint64_t n = kb_tview_nbytes(&op->tcm), chunk = kb_pe_dma_chunk(f, p->dma);
-    uint64_t nchunks = n == 0 || chunk == 0 ? 1 : (n + chunk - 1) / chunk;
-    token *tok = kb_xcalloc(1, sizeof *tok);
-    tok->refs = 0;
-    tok->chunks_left = (int)nchunks;
-    tok->dst_pa = q->peer_rx_pa + (op->seq % s->plan->n_slots) * s->plan->slot_size;
-    tok->seq = op->seq;
-    tok->nbytes = n;
-    tok->src_rank = s->rank;
-    tok->data = op->buf; /* the source's bytes as the TCM read took them */
-    op->buf = NULL;
-    kb_time left = now;
-    for (uint64_t i = 0; i < nchunks; i++) {
-        uint64_t b = n == 0 ? 0 : (i + 1 < nchunks || n % chunk == 0 ? chunk : n % chunk);
-        if (chunk == 0)
-            b = n;
-        kb_txn *t = kb_txn_new(f, &kb_msg_ipcq_token, path, b);
-        set_chunk_token(t->payload, tok);
-        tok->refs++;
-        left = kb_pe_dma_comm(f, p->dma, t);
+    kb_time start, read_end = kb_pe_dma_tcm(p, 0, now, n, true, &start);
+    kb_time first = read_end;
+    if (chunk && n > chunk && read_end > start) { /* the first chunk read */
+        kb_time c1 = start + kb_pe_tcm_ps(p, 0, chunk);
+        first = c1 < read_end ? c1 : read_end;
     }
+    token tok = {.dst_pa = q->peer_rx_pa + (op->seq % s->plan->n_slots) * s->plan->slot_size,
+                 .seq = op->seq, .nbytes = n, .src_rank = s->rank};
+    if (op->data) { /* the source's bytes as they are now: data moves with time */
+        tok.data = kb_xmalloc(n ? n : 1);
+        kb_memstore_read(kb_fabric_memstore(f), op->tcm.domain, op->tcm.offset, tok.data, n);
+    }
+    kb_txn *t = kb_txn_new(f, &kb_msg_ipcq_token, path, n);
+    memcpy(t->payload, &tok, sizeof tok);
+    kb_time left = kb_pe_dma_comm(f, p->dma, t, first);
     q->st.sent++;
     q->st.bytes_sent += n;
-    trace_line(s, "send", q, op->seq, n, now);
-    span(s, "send", q->cfg->name, op->t_issue, left, op->seq, n);
-    *end = left;
-    return left > now ? KB_IPCQ_AT : KB_IPCQ_GO;
+    trace_line(s, "send", q, op->seq, n, left);
+    *end = left > read_end ? left : read_end;
+    span(s, "send", q->cfg->name, op->t_issue, *end, op->seq, n);
+    return *end > now ? KB_IPCQ_AT : KB_IPCQ_GO;
 }
 
 /* ---- arrival ---- */
@@ -589,15 +580,9 @@ static kb_time slot_io(kb_ipcq *s, qp *q, int write, kb_time now, uint64_t n)
 
 void kb_ipcq_on_token(kb_comp *dma, kb_txn *t)
 {
-    token *tok = chunk_token(t->payload);
-    if (--tok->chunks_left > 0) {
-        kb_txn_complete(t);
-        return;
-    }
+    token v = token_of(t->payload), *tok = &v;
     kb_fabric *f = dma->fab;
-    kb_pe *p = kb_pe_of(f, (uint32_t)kb_topo_pe_node(kb_fabric_topo(f), dma->n->sip, dma->n->cube, dma->n->pe,
-                                                     "pe_cpu"));
-    kb_ipcq *s = p ? ipcq_of(p) : NULL;
+    kb_ipcq *s = ipcq_at_dma(dma);
     qp *q = s ? qp_by_rx(s, tok->dst_pa) : NULL;
     if (!q) {
         kb_comp_fail(dma, "an IPCQ message (seq %llu, %llu bytes, from rank %u) arrived for address 0x%llx, "
@@ -619,8 +604,9 @@ void kb_ipcq_on_token(kb_comp *dma, kb_txn *t)
     kb_time now = kb_sim_now(kb_fabric_sim(f));
     *sl = (slot){.q = q, .pending = true, .seq = tok->seq, .nbytes = tok->nbytes, .src_rank = tok->src_rank,
                  .t_arrive = now, .data = tok->data};
-    tok->data = NULL;
-    kb_time vis = slot_io(s, q, 1, now, tok->nbytes);
+    tok->data = NULL; /* the slot owns the bytes now */
+    memcpy(t->payload, tok, sizeof *tok);
+    kb_time vis = slot_io(s, q, 1, now, tok->nbytes); /* after the last flit: I6 */
     if (vis < q->last_vis) /* one direction's messages become visible in order */
         vis = q->last_vis;
     q->last_vis = sl->t_vis = vis;
@@ -721,18 +707,12 @@ static kb_ipcq_step credit(kb_ipcq *s, kb_pe_op *op, kb_time now)
         return KB_IPCQ_GO;
     qp *q = &s->q[op->dir];
     kb_fabric *f = s->c->fab;
-    char *err = NULL;
-    const kb_path *path = kb_route_pe(kb_fabric_topo(f), s->pe->dma, q->peer->dma, &err);
-    if (!path) {
-        op->error = kb_pe_error(s->pe, op->what, op->kernel, err);
-        return KB_IPCQ_FAILED;
-    }
-    kb_txn *t = kb_txn_new(f, &kb_msg_ipcq_credit, path, s->credit_bytes);
+    kb_txn *t = kb_txn_new(f, &kb_msg_ipcq_credit, q->path, s->credit_bytes);
     *KB_PAYLOAD(t, credit_payload) = (credit_payload){q->tail, q->cfg->rx_pa};
     t->done = credit_delivered;
     t->done_arg = op;
     op->t_wait = now;
-    kb_pe_dma_comm(f, s->pe->dma, t);
+    kb_pe_dma_comm(f, s->pe->dma, t, now);
     return KB_IPCQ_WAIT;
 }
 
@@ -740,9 +720,7 @@ void kb_ipcq_on_credit(kb_comp *dma, kb_txn *t)
 {
     kb_fabric *f = dma->fab;
     const credit_payload *cp = KB_PAYLOAD(t, credit_payload);
-    kb_pe *p = kb_pe_of(f, (uint32_t)kb_topo_pe_node(kb_fabric_topo(f), dma->n->sip, dma->n->cube, dma->n->pe,
-                                                     "pe_cpu"));
-    kb_ipcq *s = p ? ipcq_of(p) : NULL;
+    kb_ipcq *s = ipcq_at_dma(dma);
     qp *q = NULL;
     for (int i = 0; s && s->plan && i < s->nq && !q; i++)
         if (s->q[i].peer_rx_pa == cp->dst_rx_pa)

@@ -11,14 +11,13 @@
  *
  * Then tl.send and tl.recv are commands of the PE (kinds KB_PE_SEND and
  * KB_PE_RECV of kb_pe_op, pe.h):
- *   send: dispatch -> ring space (credits) -> TCM read of the source ->
- *         the token leaves on PE_DMA's comm channel (the command ends here)
+ *   send: dispatch -> ring space (credits) -> the comm channel reads the
+ *         source from TCM and the token leaves (the command ends here)
  *   recv: dispatch -> the token is in the slot -> slot read (+ bank hop for
  *         sram/hbm) -> the 16-byte credit reaches the sender (blocking)
- * A token is the message's bytes and its metadata, sent as vc_chunk_size
- * chunks to the receiving PE's PE_DMA; the slot becomes visible (data and
- * metadata at once, I6) when the last chunk has arrived and the slot write
- * is done. Times are picoseconds. */
+ * A token is one transaction carrying the message's bytes and metadata to
+ * the receiving PE's PE_DMA; the slot becomes visible (data and metadata at
+ * once, I6) when its last flit has arrived and the slot write is done. Times are picoseconds. */
 #ifndef KB_COMP_PE_IPCQ_H
 #define KB_COMP_PE_IPCQ_H
 
@@ -28,7 +27,7 @@
 #define KB_IPCQ_NAME 32 /* a direction name's bytes, with its NUL */
 
 extern const kb_comp_ops kb_pe_ipcq_ops;
-extern const kb_msg_kind kb_msg_ipcq_token;  /* "IpcqToken": one chunk of a message */
+extern const kb_msg_kind kb_msg_ipcq_token;  /* "IpcqToken": a message */
 extern const kb_msg_kind kb_msg_ipcq_credit; /* "IpcqCredit": a consumed slot, back to the sender */
 
 typedef enum kb_ipcq_kind { KB_IPCQ_TCM, KB_IPCQ_SRAM, KB_IPCQ_HBM } kb_ipcq_kind;
@@ -105,9 +104,14 @@ void kb_ipcq_on_token(kb_comp *dma, kb_txn *t);
 void kb_ipcq_on_credit(kb_comp *dma, kb_txn *t);
 
 /* PE_DMA's comm channel (dma.c): t leaves pe_dma after the channel's setup
- * (its overhead_ns, in request order); returns when it leaves. */
-kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t);
-/* PE_DMA's vc_chunk_size (bytes per token chunk). */
+ * (its overhead_ns, in request order, from `ready` >= now); returns when
+ * it leaves. */
+kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready);
+/* The PE_IPCQ (its state) that tokens and credits ending at a PE_DMA go
+ * to: set when a plan is installed, NULL before. */
+void kb_pe_dma_set_ipcq(kb_fabric *f, uint32_t pe_dma, void *ipcq);
+void *kb_pe_dma_ipcq(kb_comp *pe_dma);
+/* PE_DMA's vc_chunk_size (bytes the comm channel reads from TCM at a time). */
 uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma);
 
 /* --ipcq-trace: PE_IPCQ component c calls log(ctx, line) for every

@@ -49,6 +49,7 @@ static void pe_init(kb_comp *c)
     p->math = sibling(t, c->n, "pe_math", &ok);
     p->tcm = sibling(t, c->n, "pe_tcm", &ok);
     p->mmu = sibling(t, c->n, "pe_mmu", &ok);
+    p->ipcq = sibling(t, c->n, "pe_ipcq", &ok);
     if (!ok) { /* the builder always makes all nine parts */
         free(p);
         c->state = NULL;

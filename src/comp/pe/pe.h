@@ -174,7 +174,7 @@ uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t);
 typedef struct kb_pe {
     kb_fabric *fab;
     int sip, cube, pe;
-    uint32_t cpu, sched, dma, fetch_store, gemm, math, tcm, mmu; /* node indices */
+    uint32_t cpu, sched, dma, fetch_store, gemm, math, tcm, mmu, ipcq; /* node indices */
     kb_time tcm_free[2]; /* PE_TCM read [0] and write [1] ports: free from */
     kb_time accel_free;  /* accel slot (PE_GEMM and PE_MATH): free from */
     /* parameters (attributes of the parts) */
