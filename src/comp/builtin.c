@@ -52,8 +52,8 @@ static const kb_attr_def pe_dma_attrs[] = {
      "PE_FETCH_STORE charges the TCM ports, as the original; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each DMA channel's input queue holds (pipeline backpressure)"),
     {"vc_chunk_size", KB_ATTR_INT, 256, 16, 1 << 30, false, false, "bytes",
-     "an IPCQ message leaves the comm channel as chunks of this many bytes, each its own transaction "
-     "(reassembled whole only by the receiving PE_DMA; docs/ipcq.md)"},
+     "the comm channel reads an IPCQ message from TCM this many bytes at a time and starts sending "
+     "after the first chunk (docs/ipcq.md)"},
 };
 /* PE_IPCQ: the slot tiers of the three buffer kinds (docs/ipcq.md), the
  * poll interval and the credit's size. */

@@ -230,8 +230,9 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
     const char *bp = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
     if (strcmp(bp, "sleep") != 0 && strcmp(bp, "poll") != 0)
         luaL_error(L, "%s: backpressure must be \"sleep\" or \"poll\", got %s", call, bp[0] ? bp : luaL_typename(L, -1));
+    bool poll = bp[0] == 'p';
     lua_pop(L, 2);
-    uint32_t n_slots = (uint32_t)need_int(L, 2, call, "the plan", "n_slots", 1, 1 << 20);
+    uint32_t n_slots = (uint32_t)need_int(L, 2, call, "the plan", "n_slots", 1, KB_IPCQ_MAX_SLOTS);
     uint64_t slot_size = (uint64_t)need_int(L, 2, call, "the plan", "slot_size", 16, (lua_Integer)1 << 34);
     lua_getfield(L, 2, "pes");
     bool empty = lua_istable(L, -1) && lua_rawlen(L, -1) == 0;
@@ -245,7 +246,7 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
         npes = check_list(L, "pes", call);
     kb_ipcq_plan *plan = kb_ipcq_plan_new((uint32_t)npes);
     plan->kind = kind;
-    plan->poll = bp[0] == 'p';
+    plan->poll = poll;
     plan->n_slots = n_slots;
     plan->slot_size = slot_size;
     /* a userdata that frees the plan if a field raises */
@@ -280,7 +281,7 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
             lua_getfield(L, di, "name");
             size_t len;
             const char *name = lua_isstring(L, -1) ? lua_tolstring(L, -1, &len) : NULL;
-            if (!name || len == 0 || len >= KB_IPCQ_NAME)
+            if (!name || len == 0 || len >= KB_IPCQ_NAME || strlen(name) != len)
                 luaL_error(L, "%s: %s.dirs[%d].name must be a string of 1 to %d bytes", call, what, d + 1,
                            KB_IPCQ_NAME - 1);
             memcpy(dc->name, name, len + 1);
@@ -293,8 +294,11 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
         lua_settop(L, pi - 1);
     }
     char *err = NULL;
-    if (npes > 0 && !kb_ipcq_plan_check(kb_fabric_topo(S->mach->fab), plan, &err))
-        lbind_raise(L, kb_asprintf("%s: %s", call, err)); /* the guard frees the plan */
+    if (npes > 0 && !kb_ipcq_plan_check(kb_fabric_topo(S->mach->fab), plan, &err)) {
+        char *msg = kb_asprintf("%s: %s", call, err);
+        free(err);
+        lbind_raise(L, msg); /* the guard frees the plan */
+    }
     *guard = NULL;
     lua_pop(L, 2);
     return plan;

@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The direction at idx of the context's PE (raises naming what is installed). */
 static int check_dir(lua_State *L, ltl_ctx *c, int idx, const char *call)
@@ -24,8 +25,12 @@ static int check_dir(lua_State *L, ltl_ctx *c, int idx, const char *call)
     if (lua_type(L, idx) != LUA_TSTRING)
         luaL_error(L, "%s: the direction must be a string (\"E\", \"global_W\", ...), got %s", call,
                    luaL_typename(L, idx));
+    size_t len;
+    const char *name = lua_tolstring(L, idx, &len);
+    if (strlen(name) != len)
+        luaL_error(L, "%s: a direction name has no NUL byte in it", call);
     char *err = NULL;
-    int d = kb_ipcq_dir(kb_kernel_pe(c->k), lua_tostring(L, idx), call, &err);
+    int d = kb_ipcq_dir(kb_kernel_pe(c->k), name, call, &err);
     if (d < 0)
         lbind_raise(L, err);
     return d;

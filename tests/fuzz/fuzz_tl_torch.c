@@ -86,6 +86,16 @@ static const char *const opt_keys[] = {"dtype", "dp", "name", "out_dtype", "gene
 static const char *const math_ops[] = {"\"exp\"", "\"log\"", "\"sqrt\"", "\"abs\"", "\"sigmoid\"", "\"relu\"",
                                        "\"neg\"", "\"add\"", "\"sub\"", "\"mul\"", "\"div\"", "\"maximum\"",
                                        "\"minimum\"", "\"tanh\""};
+static const char *const directions[] = {"\"E\"", "\"W\"", "\"N\"", "\"S\"", "\"E\"", "\"W\"", "nil",
+                                         "\"parent\"", "\"global_E\"", "\"\"", "(\"E\"):rep(40)"};
+static const char *const ipcq_topologies[] = {"\"ring_1d\"", "\"ring_1d_unidir\"", "\"mesh_2d\"",
+                                              "\"torus_2d\"", "\"mesh_2d_no_wrap\"", "\"tree_binary\"",
+                                              "\"hypercube\"", "function(r, w) return {E = (r + 1) % w} end",
+                                              "function(r, w) return {E = r} end"};
+static const char *const ipcq_keys[] = {"buffer_kind", "n_slots", "slot_size", "backpressure", "w", "h", "grid", "pes"};
+static const char *const ipcq_values[] = {"\"tcm\"", "\"sram\"", "\"hbm\"", "\"dram\"", "\"poll\"", "\"sleep\"",
+                                          "1", "2", "4", "16", "64", "4096", "65536", "0", "-1", "2048",
+                                          "{pes = 2, cubes = 1}", "{{0, 0, 0}, {0, 0, 1}}", "{{0, 0, 0}, {0, 0, 0}}"};
 static const char *const epi_ops[] = {"\"dequant\"", "\"bias\"", "\"relu\"", "\"scale\"",
                                       "\"gelu\"",    "\"silu\"", "\"add\"",  "\"nope\""};
 
@@ -93,9 +103,26 @@ static const char *const epi_ops[] = {"\"dequant\"", "\"bias\"", "\"relu\"", "\"
  * Argument kinds of the call templates below:
  *   E any value   I integer   N number   S shape   T dtype   O options
  *   P pointer (kernel argument +- offset)   H pool value   C composite
- *   G DPPolicy   L nested list   B boolean   X string */
+ *   G DPPolicy   L nested list   B boolean   X string
+ *   D a queue direction   Q torch.install_ipcq options */
 
 static void expr(gen *g, int depth);
+
+/* torch.install_ipcq options: a topology, a few of the keys, sometimes one
+ * unknown key or a value of the wrong kind. */
+static void emit_ipcq_options(gen *g)
+{
+    EMIT(g, "{topology = %s", PICK(g, ipcq_topologies));
+    unsigned n = pick(g, 4);
+    for (unsigned i = 0; i < n; i++) {
+        EMIT(g, ", %s = ", PICK(g, ipcq_keys));
+        if (pick(g, 6))
+            EMIT(g, "%s", PICK(g, ipcq_values));
+        else
+            expr(g, 1);
+    }
+    EMIT(g, "}");
+}
 
 static void emit_int(gen *g) { EMIT(g, "%s", pick(g, 3) ? PICK(g, small_ints) : PICK(g, ints)); }
 
@@ -282,6 +309,8 @@ static void arg(gen *g, char kind)
     case 'L': emit_list(g, 1); break;
     case 'B': EMIT(g, pick(g, 2) ? "true" : "false"); break;
     case 'X': EMIT(g, "%s", PICK(g, strings)); break;
+    case 'D': EMIT(g, "%s", PICK(g, directions)); break;
+    case 'Q': emit_ipcq_options(g); break;
     default: expr(g, 1); break;
     }
 }
@@ -318,7 +347,9 @@ static const call tl_calls[] = {
     {"clamp", "HNN"},    {"where", "HHH"},      {"softmax", "HI"}, {"sum", "HI"},  {"max", "H"},
     {"min", "HI"},       {"zeros", "ST"},       {"full", "SNT"}, {"arange", "IIT"}, {"trans", "H"},
     {"cdiv", "II"},      {"cycles", "I"},       {"composite", "C"}, {"composite", "C"}, {"wait", "H"},
-    {"wait", ""},        {"is_data", ""},       {"send", "E"},   {"recv", "E"},
+    {"wait", ""},        {"is_data", ""},       {"send", "DH"},  {"recv", "DST"},
+    {"send", "DH"},      {"recv", "DST"},       {"recv_async", "DST"}, {"recv_no_consume", "DST"},
+    {"ipcq_rank", ""},   {"ipcq_neighbors", ""},
 };
 
 static const call torch_calls[] = {
@@ -332,7 +363,7 @@ static const call torch_calls[] = {
     {"zeros_like", "HO"}, {"ones_like", "HO"},  {"is_tensor", "E"},   {"from_bytes", "XST"}, {"to_device", "HG"},
     {"wait", "H"},        {"synchronize", ""},  {"now_ns", ""},       {"cleanup", ""},     {"alloc_tcm", "IIII"},
     {"free_tcm", "IIII"}, {"translate", "IIIP"}, {"verify", "XHH"},   {"stats", ""},       {"DPPolicy", "O"},
-    {"empty", "SO"},      {"zeros", "SO"},
+    {"empty", "SO"},      {"zeros", "SO"},      {"install_ipcq", "Q"}, {"install_ipcq", "Q"}, {"uninstall_ipcq", ""},
 };
 
 static const call methods[] = {

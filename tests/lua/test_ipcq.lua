@@ -244,6 +244,10 @@ function TestIpcq:test_install_options_are_checked()
   lu.assertErrorMsgContains("its IPCQ window (256 KiB) cannot hold another ring", torch.install_ipcq,
     { topology = "ring_1d", grid = { pes = 2, cubes = 1 }, slot_size = 65536, n_slots = 4 })
   lu.assertErrorMsgContains("unknown topology", torch.install_ipcq, { topology = "hypercube" })
+  lu.assertErrorMsgContains("n_slots must be an integer from 1 to 1024", torch.install_ipcq,
+    { topology = "ring_1d", n_slots = 5000 })
+  lu.assertErrorMsgContains("n_slots", torch.sim.ipcq_install, torch.sim, { buffer_kind = "tcm",
+    backpressure = "sleep", n_slots = 100000, slot_size = 16, pes = { { sip = 0, cube = 0, pe = 0, dirs = {} } } })
   lu.assertTrue(torch.allocators_pristine(), "a refused install reserves nothing")
   torch.close()
 end

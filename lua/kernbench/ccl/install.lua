@@ -39,7 +39,9 @@ local function options(o)
   if r.backpressure ~= "sleep" and r.backpressure ~= "poll" then
     fail("backpressure must be \"sleep\" or \"poll\", got %s", tostring(r.backpressure))
   end
-  if math.type(r.n_slots) ~= "integer" or r.n_slots < 1 then fail("n_slots must be an integer >= 1, got %s", tostring(r.n_slots)) end
+  if math.type(r.n_slots) ~= "integer" or r.n_slots < 1 or r.n_slots > 1024 then
+    fail("n_slots must be an integer from 1 to 1024, got %s", tostring(r.n_slots))
+  end
   if math.type(r.slot_size) ~= "integer" or r.slot_size < 16 or r.slot_size % 16 ~= 0 then
     fail("slot_size must be a positive multiple of 16 bytes, got %s", tostring(r.slot_size))
   end

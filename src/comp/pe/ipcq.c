@@ -452,7 +452,7 @@ static void serve_senders(qp *q, kb_time now)
 /* The message leaves: PE_DMA's comm channel reads the source from TCM in
  * vc_chunk_size chunks and starts sending once the first chunk is read and
  * its setup is paid; the command ends when the whole source has been read
- * and the message has left (docs/ipcq.md, step 4). */
+ * and the message has left (docs/ipcq.md, step 3). */
 static kb_ipcq_step send_token(kb_ipcq *s, qp *q, kb_pe_op *op, kb_time now, kb_time *end)
 {
     kb_fabric *f = s->c->fab;
@@ -501,8 +501,19 @@ static bool present(const kb_ipcq *s, const qp *q, uint64_t seq)
 static void serve_receivers(qp *q, kb_time now)
 {
     kb_ipcq *s = q->owner;
-    while (q->recv_head && present(s, q, q->recv_head->seq)) {
-        kb_pe_op *op = unpark(&q->recv_head, &q->recv_tail);
+    /* every waiter whose message is now visible (two kernels on one PE may
+     * wait on one direction, a future's older message behind a newer one) */
+    for (kb_pe_op **link = &q->recv_head, *prev = NULL; *link;) {
+        kb_pe_op *op = *link;
+        if (!present(s, q, op->seq)) {
+            prev = op;
+            link = &op->ipcq_next;
+            continue;
+        }
+        *link = op->ipcq_next;
+        if (q->recv_tail == op)
+            q->recv_tail = prev;
+        op->ipcq_next = NULL;
         q->st.recv_wait_ps += wake(s, op, now, "token wait", q->cfg->name) - op->t_wait;
     }
     if (s->any_head && present(s, q, q->claimed)) {

@@ -25,6 +25,8 @@
 
 #define KB_IPCQ_MAX_DIRS 16
 #define KB_IPCQ_NAME 32 /* a direction name's bytes, with its NUL */
+/* Slots per ring at most: each has state in PE_IPCQ (a message in flight). */
+#define KB_IPCQ_MAX_SLOTS 1024
 
 extern const kb_comp_ops kb_pe_ipcq_ops;
 extern const kb_msg_kind kb_msg_ipcq_token;  /* "IpcqToken": a message */

@@ -124,9 +124,9 @@ bool kb_ipcq_plan_check(const kb_topo *t, const kb_ipcq_plan *p, char **err)
         *err = kb_xstrdup("the plan has no PEs");
         return false;
     }
-    if (p->n_slots == 0 || p->slot_size == 0 || p->slot_size % 16 != 0) {
-        *err = kb_asprintf("n_slots (%u) must be >= 1 and slot_size (%llu) a positive multiple of 16 bytes",
-                           p->n_slots, (unsigned long long)p->slot_size);
+    if (p->n_slots == 0 || p->n_slots > KB_IPCQ_MAX_SLOTS || p->slot_size == 0 || p->slot_size % 16 != 0) {
+        *err = kb_asprintf("n_slots (%u) must be 1 to %d and slot_size (%llu) a positive multiple of 16 bytes",
+                           p->n_slots, KB_IPCQ_MAX_SLOTS, (unsigned long long)p->slot_size);
         return false;
     }
     uint64_t bytes = (uint64_t)p->n_slots * p->slot_size;
