@@ -1,5 +1,5 @@
 --- kernbench.ccl.topologies: rank-level neighbour tables for PE-to-PE
--- queues (docs/ipcq.md will describe them).
+-- queues (docs/ipcq.md describes them and how they are installed).
 --
 -- Ranks are 0-based integers 0..world-1. A rank's neighbour table maps a
 -- direction name to a peer rank, e.g. {E = 1, W = 3}. A topology is a
