@@ -29,6 +29,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Per-direction figures (s:stats(), --stats-json). */
+typedef struct dir_stats {
+    const char *name;
+    uint32_t peer;
+    uint64_t sent, received; /* messages */
+    uint64_t bytes_sent, bytes_received;
+    kb_time credit_wait_ps;  /* sends blocked on a full ring */
+    kb_time recv_wait_ps;    /* recvs waiting for their message */
+    uint32_t max_occupancy;  /* most slots full at once */
+} dir_stats;
+
 struct qp;
 typedef struct slot {
     struct qp *q;
@@ -59,7 +70,7 @@ typedef struct qp {
     kb_pe_op *recv_head, *recv_tail;
     uint32_t occupancy;
     char counter[KB_IPCQ_NAME + 64];
-    kb_ipcq_dir_stats st;
+    dir_stats st;
 } qp;
 
 typedef struct kb_ipcq {
@@ -215,14 +226,12 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
         const kb_ipcq_pe_cfg *peer = &plan->pes[q->cfg->peer];
         q->peer = kb_pe_find(f, peer->sip, peer->cube, peer->pe, err);
         if (!q->peer)
-            return false;
+            goto fail;
         q->peer_rx_pa = peer->dir[q->cfg->peer_dir].rx_pa;
         q->path = kb_route_pe(t, s->pe->dma, q->peer->dma, err);
-        if (!q->path)
-            return false;
         kb_target tg;
-        if (!kb_resolve_pa(t, q->cfg->rx_pa, &tg, err))
-            return false;
+        if (!q->path || !kb_resolve_pa(t, q->cfg->rx_pa, &tg, err))
+            goto fail;
         q->bank = tg.node;
         q->rx_node = plan->kind == KB_IPCQ_TCM ? s->c->node : tg.node; /* the IPCQ window is PE_IPCQ's */
         q->rx_off = tg.offset;
@@ -237,6 +246,9 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
         kb_sim_add_reporter(sim_of(s), &s->rep);
     kb_pe_dma_set_ipcq(f, s->pe->dma, s);
     return true;
+fail: /* the plan was checked against the topology: this is a model error */
+    drop_plan(s);
+    return false;
 }
 
 static uint32_t rank_of(const kb_ipcq_plan *p, const kb_node *n)
@@ -319,16 +331,6 @@ int kb_ipcq_neighbors(const kb_pe *p, const char **dirs, uint32_t *peers)
         dirs[i] = s->q[i].cfg->name;
         peers[i] = s->q[i].cfg->peer;
     }
-    return s->nq;
-}
-
-int kb_ipcq_stats(const kb_pe *p, kb_ipcq_dir_stats *out)
-{
-    kb_ipcq *s = ipcq_of(p);
-    if (!s || !s->plan)
-        return 0;
-    for (int i = 0; i < s->nq; i++)
-        out[i] = s->q[i].st;
     return s->nq;
 }
 
@@ -831,7 +833,7 @@ static void ipcq_stats(kb_comp *c, kb_val *entry, kb_time now)
     kb_obj_int(entry, "rank", s->rank);
     kb_val *dirs = kb_obj_put(entry, "directions", kb_val_arr());
     for (int i = 0; i < s->nq; i++) {
-        const kb_ipcq_dir_stats *st = &s->q[i].st;
+        const dir_stats *st = &s->q[i].st;
         kb_val *d = kb_arr_push(dirs, kb_val_obj());
         kb_obj_str(d, "direction", st->name);
         kb_obj_int(d, "peer", st->peer);

@@ -120,16 +120,4 @@ uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma);
  * message its PE sends and receives (NULL: off). */
 void kb_ipcq_set_log(kb_comp *c, void (*log)(void *ctx, const char *line), void *ctx);
 
-/* Per-direction figures of a PE (kb.ipcq.stats, s:stats()). */
-typedef struct kb_ipcq_dir_stats {
-    const char *name;
-    uint32_t peer;
-    uint64_t sent, received;         /* messages */
-    uint64_t bytes_sent, bytes_received;
-    kb_time credit_wait_ps;          /* senders blocked on a full ring */
-    kb_time recv_wait_ps;            /* receivers waiting for a token */
-    uint32_t max_occupancy;          /* most slots full at once */
-} kb_ipcq_dir_stats;
-int kb_ipcq_stats(const kb_pe *p, kb_ipcq_dir_stats *out); /* directions written (<= KB_IPCQ_MAX_DIRS) */
-
 #endif
