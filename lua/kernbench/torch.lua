@@ -389,8 +389,8 @@ function M.new(opts)
   end
 
   torch.ahbm = {
-    set_device = function(rank)
-      if math.type(rank) ~= "integer" or rank < 0 or rank >= P.sips then
+    set_device = function(rank) -- nil: no current device again (SIP 0 by default)
+      if rank ~= nil and (math.type(rank) ~= "integer" or rank < 0 or rank >= P.sips) then
         error(("torch.ahbm.set_device(%s): the topology has SIPs 0 .. %d"):format(tostring(rank), P.sips - 1), 2)
       end
       current_device = rank

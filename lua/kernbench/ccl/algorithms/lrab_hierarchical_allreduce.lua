@@ -1,0 +1,140 @@
+--- LRAB hierarchical all-reduce (spec §2.4, ADR-0032): "local reduce (to a
+-- root cube) and broadcast" inside each SIP, with an exchange between the
+-- SIPs' root cubes in between. Only PE 0 of each cube takes part; the
+-- queues are the `intercube_multisip` wiring (kernbench.ccl.sfr): N/S/E/W
+-- between neighbouring cubes of a SIP, global_* to the same cube of the
+-- neighbouring SIPs.
+--
+-- Tensor: per SIP, [cubes, n_elem] f16, row c on cube c's PE 0 (DPPolicy
+-- cube = "row_wise", pe = "replicate", num_pes = 1); launched with the grid
+-- {pes = 1, cubes = cubes}. Phases, per chunk of at most `chunk` elements
+-- (a message fits a slot):
+--   1. row reduce towards the root column (W->E chain left of it, E->W
+--      chain right of it; the root column adds both sides)
+--   2. column reduce in the root column towards the root row (N->S, S->N)
+--   3. the root cubes of all SIPs exchange: ring_1d n_sips - 1 rounds
+--      forwarding the last value received; torus_2d a ring along each row
+--      then each column; mesh_2d_no_wrap a chain reduce to x = 0 and a
+--      broadcast back, per dimension
+--   4. column broadcast from the root row, 5. row broadcast from the root
+--      column. Every cube's PE 0 then holds the sum over all SIPs and cubes.
+-- One cube per SIP (cube_w = cube_h = 1) skips 1, 2, 4 and 5 (§2.4's fast
+-- path). The root is the centre cube (cube_w // 2, cube_h // 2) unless
+-- `root` names a cube (the original's corner root: cube_w * cube_h - 1).
+--
+-- Module contract (docs/ccl.md): kernel, kernel_args, TOPO_NAME_TO_KIND and
+-- the SIP_TOPO_* constants.
+local M = {}
+
+M.SIP_TOPO_RING, M.SIP_TOPO_TORUS, M.SIP_TOPO_MESH = 0, 1, 2
+M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
+
+local ITEM = 2 -- f16 bytes
+
+--- The kernel's arguments after the tensor and before the sip_* group:
+-- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre) and
+-- chunk (elements per message: at most slot_size / 2).
+function M.kernel_args(world_size, n_elem, o)
+  o = o or {}
+  local slot = o.slot_size or 4096
+  local chunk = slot // ITEM
+  if chunk < 1 then error(("lrab: slot_size %d holds no f16 element"):format(slot), 2) end
+  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk
+end
+
+-- acc + the message from `dir` ([n] f16).
+local function add_from(tl, acc, dir, n)
+  return acc + tl.recv(dir, { n }, "f16")
+end
+
+-- Reduces along one line of the mesh towards position `root` (x counts from
+-- the `lo` end): lo/hi are the directions to the lower and higher
+-- neighbour.
+local function line_reduce(tl, acc, n, x, len, root, lo, hi)
+  if x < root then
+    if x > 0 then acc = add_from(tl, acc, lo, n) end
+    tl.send(hi, acc)
+  elseif x > root then
+    if x < len - 1 then acc = add_from(tl, acc, hi, n) end
+    tl.send(lo, acc)
+  else
+    if root > 0 then acc = add_from(tl, acc, lo, n) end
+    if root < len - 1 then acc = add_from(tl, acc, hi, n) end
+  end
+  return acc
+end
+
+-- The reverse: the value at `root` travels out to both ends.
+local function line_broadcast(tl, acc, n, x, len, root, lo, hi)
+  if x < root then
+    acc = tl.recv(hi, { n }, "f16")
+    if x > 0 then tl.send(lo, acc) end
+  elseif x > root then
+    acc = tl.recv(lo, { n }, "f16")
+    if x < len - 1 then tl.send(hi, acc) end
+  else
+    if root > 0 then tl.send(lo, acc) end
+    if root < len - 1 then tl.send(hi, acc) end
+  end
+  return acc
+end
+
+-- A ring of `len` members: len - 1 rounds, each sending the value received
+-- in the round before (its own first) and adding what arrives.
+local function ring(tl, acc, n, len, out, into)
+  local cur = acc
+  for _ = 1, len - 1 do
+    tl.send(out, cur)
+    cur = tl.recv(into, { n }, "f16")
+    acc = acc + cur
+  end
+  return acc
+end
+
+local function exchange(tl, acc, n, n_sips, sip_rank, kind, sw, sh)
+  if n_sips < 2 then return acc end
+  if kind == M.SIP_TOPO_RING then
+    return ring(tl, acc, n, n_sips, "global_E", "global_W")
+  end
+  local x, y = sip_rank % sw, sip_rank // sw
+  if kind == M.SIP_TOPO_TORUS then
+    acc = ring(tl, acc, n, sw, "global_E", "global_W")
+    return ring(tl, acc, n, sh, "global_S", "global_N")
+  end
+  if kind == M.SIP_TOPO_MESH then
+    acc = line_reduce(tl, acc, n, x, sw, 0, "global_W", "global_E")
+    acc = line_broadcast(tl, acc, n, x, sw, 0, "global_W", "global_E")
+    acc = line_reduce(tl, acc, n, y, sh, 0, "global_N", "global_S")
+    return line_broadcast(tl, acc, n, y, sh, 0, "global_N", "global_S")
+  end
+  error(("lrab: unsupported SIP topology kind %s"):format(tostring(kind)))
+end
+
+--- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk,
+-- sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
+function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, sip_rank, kind, sw, sh)
+  if tl.program_id(0) ~= 0 then return end -- PE 0 of each cube only
+  local cube = tl.program_id(1)
+  if cube >= cube_w * cube_h then return end
+  local col, row = cube % cube_w, cube // cube_w
+  if root < 0 then root = (cube_h // 2) * cube_w + cube_w // 2 end
+  local root_col, root_row = root % cube_w, root // cube_w
+  local single = cube_w == 1 and cube_h == 1
+  local base = t_ptr + cube * n_elem * ITEM
+  for off = 0, n_elem - 1, chunk do
+    local n = math.min(chunk, n_elem - off)
+    local acc = tl.load(base + off * ITEM, { n }, "f16")
+    if not single then
+      acc = line_reduce(tl, acc, n, col, cube_w, root_col, "W", "E")
+      if col == root_col then acc = line_reduce(tl, acc, n, row, cube_h, root_row, "N", "S") end
+    end
+    if single or cube == root then acc = exchange(tl, acc, n, n_sips, sip_rank, kind, sw, sh) end
+    if not single then
+      if col == root_col then acc = line_broadcast(tl, acc, n, row, cube_h, root_row, "N", "S") end
+      acc = line_broadcast(tl, acc, n, col, cube_w, root_col, "W", "E")
+    end
+    tl.store(base + off * ITEM, acc)
+  end
+end
+
+return M
