@@ -237,6 +237,8 @@ M.groups = {
     { "torch.tcm_reserved_bytes", "torch.tcm_reserved_bytes", "the scheduler-reserved part of it" },
     { "torch.ahbm", "torch.ahbm", "devices: set_device(rank), current_device(), device_count()" },
     { "torch.accelerator", "torch.accelerator", "aliases: set_device_index, current_device_index" },
+    { "torch.distributed", "torch.distributed", "the process group: init_process_group, all_reduce, barrier ... (docs/ccl.md)" },
+    { "torch.multiprocessing", "torch.multiprocessing", "spawn(fn, args, nprocs): one rank per SIP (docs/ccl.md)" },
     { "torch.matmul", "torch.matmul(a, b) -> tensor", "matrix product (2-D, batched, 1-D as in torch)" },
     { "torch.add", "torch.add(a, b) -> tensor", "elementwise sum with broadcasting" },
     { "torch.sub", "torch.sub(a, b) -> tensor", "elementwise difference" },
@@ -274,6 +276,30 @@ M.groups = {
   { name = "torch.accelerator", summary = "torch.accelerator aliases of torch.ahbm", doc = "torch.md", entries = {
     { "torch.accelerator.set_device_index", "torch.accelerator.set_device_index(rank)", "alias of torch.ahbm.set_device" },
     { "torch.accelerator.current_device_index", "torch.accelerator.current_device_index() -> rank|nil", "alias of torch.ahbm.current_device" },
+  } },
+
+  { name = "torch.distributed", summary = "the process group of the simulated device, rank = SIP", doc = "ccl.md", entries = {
+    { "torch.distributed.init_process_group", "torch.distributed.init_process_group{backend = \"kernbench\", ...}", "install the collectives' queues (backend \"kernbench\" or \"ahbm\")" },
+    { "torch.distributed.is_initialized", "torch.distributed.is_initialized() -> bool", "whether init_process_group has run" },
+    { "torch.distributed.get_backend", "torch.distributed.get_backend() -> name", "the backend's name" },
+    { "torch.distributed.get_world_size", "torch.distributed.get_world_size() -> n", "the ranks (SIPs)" },
+    { "torch.distributed.get_rank", "torch.distributed.get_rank() -> rank", "the calling spawn rank (0 in the main script)" },
+    { "torch.distributed.all_reduce", "torch.distributed.all_reduce(t[, op])", "(blocking) sum, max or min of every rank's t, in place" },
+    { "torch.distributed.barrier", "torch.distributed.barrier()", "(blocking) a timed all-reduce of one element per rank" },
+    { "torch.distributed.broadcast", "torch.distributed.broadcast(...)", "not implemented yet" },
+    { "torch.distributed.reduce", "torch.distributed.reduce(...)", "not implemented yet" },
+    { "torch.distributed.all_gather", "torch.distributed.all_gather(...)", "not implemented yet" },
+    { "torch.distributed.reduce_scatter", "torch.distributed.reduce_scatter(...)", "not implemented yet" },
+    { "torch.distributed.gather", "torch.distributed.gather(...)", "not implemented yet" },
+    { "torch.distributed.scatter", "torch.distributed.scatter(...)", "not implemented yet" },
+    { "torch.distributed.send", "torch.distributed.send(...)", "not implemented yet" },
+    { "torch.distributed.recv", "torch.distributed.recv(...)", "not implemented yet" },
+    { "torch.distributed.ReduceOp", "torch.distributed.ReduceOp", "SUM, MAX, MIN" },
+  } },
+
+  { name = "torch.multiprocessing", summary = "ranks as coroutines in the one simulation", doc = "ccl.md", entries = {
+    { "torch.multiprocessing.spawn", "torch.multiprocessing.spawn(fn, args, nprocs)", "(blocking) fn(rank, ...) for every rank, drained round by round" },
+    { "torch.multiprocessing.current_rank", "torch.multiprocessing.current_rank() -> rank|nil", "the running rank, nil in the main script" },
   } },
 
   { name = "Tensor", recv = "t", mt = "kernbench.tensor", made = "t = torch.zeros({2, 3})", doc = "torch.md",
@@ -484,6 +510,8 @@ local function group_of_value(v)
     if is_tl(v) then return group_of.tl end
     if rawget(v, "set_device") and rawget(v, "device_count") then return group_of["torch.ahbm"] end
     if rawget(v, "set_device_index") then return group_of["torch.accelerator"] end
+    if rawget(v, "init_process_group") then return group_of["torch.distributed"] end
+    if rawget(v, "spawn") and rawget(v, "current_rank") then return group_of["torch.multiprocessing"] end
   end
   local n = mt_name(v)
   if n then

@@ -48,7 +48,16 @@ function M.new(opts)
   local data = opts.data or mode == "data" or mode == "verify" or false
   local s = sim.new { topology = topo, op_log = opts.op_log }
   local torch = {}
-  local current_device = opts.device
+  -- The current device: the main script's, or each spawn worker's own
+  -- (torch.multiprocessing.spawn: a rank sets its SIP with set_device).
+  local main_device = opts.device
+  local worker_device = setmetatable({}, { __mode = "k" }) -- coroutine -> SIP (false: none)
+  local workers = setmetatable({}, { __mode = "k" })       -- coroutines that are spawn workers
+  local function current_device()
+    local co = coroutine.running()
+    if workers[co] then return worker_device[co] or nil end
+    return main_device
+  end
   local requests = 0
   local live = {}          -- device tensors not freed, in creation order
   local serial = 0
@@ -172,7 +181,7 @@ function M.new(opts)
     if o.name ~= nil and type(o.name) ~= "string" then
       error(("%s: name must be a string, got %s"):format(call, type(o.name)), 3)
     end
-    local sip = current_device or 0
+    local sip = current_device() or 0
     if sip >= P.sips then
       error(("torch: current device is SIP %d, the topology has %d"):format(sip, P.sips), 3)
     end
@@ -393,9 +402,10 @@ function M.new(opts)
       if rank ~= nil and (math.type(rank) ~= "integer" or rank < 0 or rank >= P.sips) then
         error(("torch.ahbm.set_device(%s): the topology has SIPs 0 .. %d"):format(tostring(rank), P.sips - 1), 2)
       end
-      current_device = rank
+      local co = coroutine.running()
+      if workers[co] then worker_device[co] = rank or false else main_device = rank end
     end,
-    current_device = function() return current_device end,
+    current_device = function() return current_device() end,
     device_count = function() return P.sips end,
   }
   torch.accelerator = { set_device_index = torch.ahbm.set_device,
@@ -405,6 +415,10 @@ function M.new(opts)
   -- returns its value.
   function torch.wait(h)
     if getmetatable(h) == Handle then return torch.wait(h.finished) end
+    if workers[coroutine.running()] then -- a spawn worker: the scheduler drains, then resumes it
+      coroutine.yield { wait = h }
+      return h:value()
+    end
     local mt = type(h) == "userdata" and getmetatable(h)
     local kind = type(mt) == "table" and mt.__name
     if kind ~= "kernbench.event" and kind ~= "kernbench.process" then
@@ -426,6 +440,10 @@ function M.new(opts)
 
   --- Drains every outstanding operation.
   function torch.synchronize()
+    if workers[coroutine.running()] then
+      coroutine.yield { synchronize = true }
+      return
+    end
     s:run()
   end
   torch.wait_all = torch.synchronize
@@ -479,7 +497,7 @@ function M.new(opts)
   torch.verify_data = mode == "verify"
   require("kernbench.launch").attach(torch, {
     s = s, P = P, data = torch.data,
-    sip = function() return current_device or 0 end,
+    sip = function() return current_device() or 0 end,
     pa_fallback = opts.pa_fallback or false,
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
@@ -489,10 +507,14 @@ function M.new(opts)
   -- ---- PE-to-PE queues (kernbench.ccl.install) ----
   require("kernbench.ccl.install").attach(torch, {
     s = s, P = P, topo = topo, slice_allocator = slice_allocator,
-    sip = function() return current_device or 0 end,
+    sip = function() return current_device() or 0 end,
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
   })
+
+  -- ---- ranks: torch.multiprocessing and torch.distributed (kernbench.ccl) ----
+  require("kernbench.ccl.spawn").attach(torch, { s = s, P = P, workers = workers })
+  require("kernbench.ccl.distributed").attach(torch, { P = P, rank = torch.multiprocessing.current_rank })
 
   torch.tcm_reserved_bytes = tcm_reserved
   torch.tcm_bytes = tcm_bytes

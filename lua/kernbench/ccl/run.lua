@@ -26,11 +26,72 @@ function M.algorithm(name)
   return mod
 end
 
---- All-reduce (sum) of `tensors` (one device tensor per SIP, in SIP order)
--- with algorithm `name`; opts: root (a cube index), buffer_kind, n_slots,
--- slot_size, backpressure (the install's; defaults docs/ipcq.md). Installs
--- the intercube_multisip wiring, launches on every SIP and waits. Returns
--- {crit_ns, sips = {{sip, pe_exec_ns}, ...}, n_elem}.
+--- Installs the intercube_multisip wiring (opts: buffer_kind, n_slots,
+-- slot_size, backpressure; docs/ipcq.md) and returns what launches need:
+-- {plan, sip_w, sip_h, topology}.
+function M.install(torch, opts)
+  opts = opts or {}
+  local P = torch.spec
+  local wiring = sfr.intercube_multisip(P)
+  local install = { topology = wiring.neighbors, pes = wiring.pes }
+  for k in pairs(INSTALL) do install[k] = opts[k] end
+  local plan = torch.install_ipcq(install)
+  local sw, sh = sfr.sip_grid(P)
+  return { plan = plan, sip_w = sw, sip_h = sh, topology = P.sip_topology }
+end
+
+--- The shape a tensor must have for the all-reduce: [cubes, n_elem] f16,
+-- row c on cube c's PE 0 of one SIP. Returns n_elem and the cubes used.
+function M.check_tensor(torch, t, call)
+  local P = torch.spec
+  if type(t) ~= "table" or not t.shards or not t.shape then
+    error(("%s: expected a device tensor (a host tensor is not deployed: torch.to_device or dp= first), got %s"):format(
+      call, type(t)), 3)
+  end
+  if t.freed then error(("%s: tensor '%s' was freed"):format(call, tostring(t.name)), 3) end
+  if t.dtype ~= "f16" or #t.shape ~= 2 or t.shape[1] < 1 or t.shape[1] > P.cubes_per_sip then
+    error(("%s: the tensor must be [cubes, n_elem] f16 (a row per cube, at most %d cubes), got [%s] %s"):format(call,
+      P.cubes_per_sip, table.concat(t.shape, ", "), tostring(t.dtype)), 3)
+  end
+  for i, sh in ipairs(t.shards) do
+    if sh.cube ~= i - 1 or sh.pe ~= 0 or sh.sip ~= t.shards[1].sip or #t.shards ~= t.shape[1] then
+      error(("%s: the tensor must be placed a row per cube on PE 0 of one SIP "
+        .. "(DPPolicy{cube = \"row_wise\", pe = \"replicate\", num_pes = 1}); shard %d is on sip%d.cube%d.pe%d"):format(
+        call, i, sh.sip, sh.cube, sh.pe), 3)
+    end
+  end
+  return t.shape[2], t.shape[1], t.shards[1].sip
+end
+
+--- Launches algorithm `algo` (a module) on `tensor`'s SIP with that SIP as
+-- the rank; returns the launch handle. w: from M.install. opts: op, root.
+function M.launch_rank(torch, w, name, algo, tensor, opts, call)
+  opts = opts or {}
+  local P = torch.spec
+  local n_elem, cubes, sip = M.check_tensor(torch, tensor, call or "ccl")
+  local cube_w, cube_h = P.cube_w, P.cube_h
+  if cubes == 1 then cube_w, cube_h = 1, 1 -- one cube per SIP: the fast path
+  elseif cubes ~= cube_w * cube_h then
+    error(("%s: the tensor covers %d cubes: all %d of the SIP's, or one"):format(call or "ccl", cubes,
+      cube_w * cube_h), 3)
+  end
+  local kind = (algo.TOPO_NAME_TO_KIND or {})[P.sip_topology] or 0
+  local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
+                                                               slot_size = w.plan.slot_size, op = opts.op }))
+  args[args.n + 1], args[args.n + 2], args[args.n + 3], args[args.n + 4] = sip, kind, w.sip_w, w.sip_h
+  local device = torch.ahbm.current_device()
+  torch.ahbm.set_device(sip)
+  local h = torch.launch_async({ name = name, fn = algo.kernel }, { pes = 1, cubes = cubes }, tensor,
+    table.unpack(args, 1, args.n + 4))
+  torch.ahbm.set_device(device) -- as it was (nil included)
+  return h
+end
+
+--- All-reduce of `tensors` (one device tensor per SIP, in SIP order) with
+-- algorithm `name`; opts: op ("sum", "max", "min"), root (a cube index),
+-- and the install's buffer_kind, n_slots, slot_size, backpressure. Installs
+-- the wiring, launches on every SIP and waits. Returns {crit_ns, n_elem,
+-- sips = {{sip, pe_exec_ns}, ...}}.
 function M.allreduce(torch, name, tensors, opts)
   opts = opts or {}
   local algo = M.algorithm(name)
@@ -39,32 +100,16 @@ function M.allreduce(torch, name, tensors, opts)
     error(("ccl.allreduce: expected one device tensor per SIP (%d), got %s"):format(P.sips,
       type(tensors) == "table" and #tensors or type(tensors)), 2)
   end
-  local t = tensors[1]
-  if type(t) ~= "table" or not t.shards or #t.shape ~= 2 or t.shape[1] ~= P.cubes_per_sip or t.dtype ~= "f16" then
-    error(("ccl.allreduce: each tensor must be a [%d, n_elem] f16 device tensor (a row per cube)"):format(
-      P.cubes_per_sip), 2)
-  end
-  local n_elem = t.shape[2]
-  local wiring = sfr.intercube_multisip(P)
-  local install = { topology = wiring.neighbors, pes = wiring.pes }
-  for k in pairs(INSTALL) do install[k] = opts[k] end
-  local plan = torch.install_ipcq(install)
-  local sw, sh = sfr.sip_grid(P)
-  local kind = (algo.TOPO_NAME_TO_KIND or {})[P.sip_topology] or 0
-  local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = P.cube_w, cube_h = P.cube_h, root = opts.root,
-                                                               slot_size = plan.slot_size }))
+  local w = M.install(torch, opts)
   local hs = {}
-  local device = torch.ahbm.current_device()
   for s = 0, P.sips - 1 do
-    torch.ahbm.set_device(s)
-    local a = {}
-    for i = 1, args.n do a[i] = args[i] end
-    a[#a + 1], a[#a + 2], a[#a + 3], a[#a + 4] = s, kind, sw, sh
-    hs[#hs + 1] = torch.launch_async({ name = name, fn = algo.kernel }, { pes = 1, cubes = P.cubes_per_sip },
-      tensors[s + 1], table.unpack(a))
+    local _, _, sip = M.check_tensor(torch, tensors[s + 1], "ccl.allreduce")
+    if sip ~= s then
+      error(("ccl.allreduce: tensors[%d] must be on SIP %d, it is on SIP %d"):format(s + 1, s, sip), 2)
+    end
+    hs[#hs + 1] = M.launch_rank(torch, w, name, algo, tensors[s + 1], opts, "ccl.allreduce")
   end
-  torch.ahbm.set_device(device) -- as it was (nil included)
-  local r = { n_elem = n_elem, crit_ns = 0, sips = {} }
+  local r = { n_elem = tensors[1].shape[2], crit_ns = 0, sips = {} }
   for s, h in ipairs(hs) do
     torch.wait(h)
     local v = h.event:value()

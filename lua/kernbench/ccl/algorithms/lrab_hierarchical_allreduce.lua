@@ -31,35 +31,47 @@ M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
 
 local ITEM = 2 -- f16 bytes
 
+--- The reduction ops and their codes (the kernel takes numbers only).
+M.OPS = { sum = 0, max = 1, min = 2 }
+
 --- The kernel's arguments after the tensor and before the sip_* group:
--- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre) and
--- chunk (elements per message: at most slot_size / 2).
+-- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre),
+-- chunk (elements per message: at most slot_size / 2) and op (M.OPS).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local slot = o.slot_size or 4096
   local chunk = slot // ITEM
   if chunk < 1 then error(("lrab: slot_size %d holds no f16 element"):format(slot), 2) end
-  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk
+  local op = M.OPS[o.op or "sum"]
+  if not op then error(("lrab: op must be sum, max or min, got %s"):format(tostring(o.op)), 2) end
+  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op
 end
 
--- acc + the message from `dir` ([n] f16).
-local function add_from(tl, acc, dir, n)
-  return acc + tl.recv(dir, { n }, "f16")
+-- acc combined with x by op (0 sum, 1 max, 2 min).
+local function combine(tl, op, acc, x)
+  if op == 1 then return tl.maximum(acc, x) end
+  if op == 2 then return tl.minimum(acc, x) end
+  return acc + x
+end
+
+-- acc combined with the message from `dir` ([n] f16).
+local function add_from(tl, op, acc, dir, n)
+  return combine(tl, op, acc, tl.recv(dir, { n }, "f16"))
 end
 
 -- Reduces along one line of the mesh towards position `root` (x counts from
--- the `lo` end): lo/hi are the directions to the lower and higher
+-- the `lo` end) with op: lo/hi are the directions to the lower and higher
 -- neighbour.
-local function line_reduce(tl, acc, n, x, len, root, lo, hi)
+local function line_reduce(tl, op, acc, n, x, len, root, lo, hi)
   if x < root then
-    if x > 0 then acc = add_from(tl, acc, lo, n) end
+    if x > 0 then acc = add_from(tl, op, acc, lo, n) end
     tl.send(hi, acc)
   elseif x > root then
-    if x < len - 1 then acc = add_from(tl, acc, hi, n) end
+    if x < len - 1 then acc = add_from(tl, op, acc, hi, n) end
     tl.send(lo, acc)
   else
-    if root > 0 then acc = add_from(tl, acc, lo, n) end
-    if root < len - 1 then acc = add_from(tl, acc, hi, n) end
+    if root > 0 then acc = add_from(tl, op, acc, lo, n) end
+    if root < len - 1 then acc = add_from(tl, op, acc, hi, n) end
   end
   return acc
 end
@@ -81,38 +93,38 @@ end
 
 -- A ring of `len` members: len - 1 rounds, each sending the value received
 -- in the round before (its own first) and adding what arrives.
-local function ring(tl, acc, n, len, out, into)
+local function ring(tl, op, acc, n, len, out, into)
   local cur = acc
   for _ = 1, len - 1 do
     tl.send(out, cur)
     cur = tl.recv(into, { n }, "f16")
-    acc = acc + cur
+    acc = combine(tl, op, acc, cur)
   end
   return acc
 end
 
-local function exchange(tl, acc, n, n_sips, sip_rank, kind, sw, sh)
+local function exchange(tl, op, acc, n, n_sips, sip_rank, kind, sw, sh)
   if n_sips < 2 then return acc end
   if kind == M.SIP_TOPO_RING then
-    return ring(tl, acc, n, n_sips, "global_E", "global_W")
+    return ring(tl, op, acc, n, n_sips, "global_E", "global_W")
   end
   local x, y = sip_rank % sw, sip_rank // sw
   if kind == M.SIP_TOPO_TORUS then
-    acc = ring(tl, acc, n, sw, "global_E", "global_W")
-    return ring(tl, acc, n, sh, "global_S", "global_N")
+    acc = ring(tl, op, acc, n, sw, "global_E", "global_W")
+    return ring(tl, op, acc, n, sh, "global_S", "global_N")
   end
   if kind == M.SIP_TOPO_MESH then
-    acc = line_reduce(tl, acc, n, x, sw, 0, "global_W", "global_E")
+    acc = line_reduce(tl, op, acc, n, x, sw, 0, "global_W", "global_E")
     acc = line_broadcast(tl, acc, n, x, sw, 0, "global_W", "global_E")
-    acc = line_reduce(tl, acc, n, y, sh, 0, "global_N", "global_S")
+    acc = line_reduce(tl, op, acc, n, y, sh, 0, "global_N", "global_S")
     return line_broadcast(tl, acc, n, y, sh, 0, "global_N", "global_S")
   end
   error(("lrab: unsupported SIP topology kind %s"):format(tostring(kind)))
 end
 
---- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk,
+--- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op,
 -- sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
-function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, sip_rank, kind, sw, sh)
+function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, sip_rank, kind, sw, sh)
   if tl.program_id(0) ~= 0 then return end -- PE 0 of each cube only
   local cube = tl.program_id(1)
   if cube >= cube_w * cube_h then return end
@@ -125,10 +137,10 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, sip_ra
     local n = math.min(chunk, n_elem - off)
     local acc = tl.load(base + off * ITEM, { n }, "f16")
     if not single then
-      acc = line_reduce(tl, acc, n, col, cube_w, root_col, "W", "E")
-      if col == root_col then acc = line_reduce(tl, acc, n, row, cube_h, root_row, "N", "S") end
+      acc = line_reduce(tl, op, acc, n, col, cube_w, root_col, "W", "E")
+      if col == root_col then acc = line_reduce(tl, op, acc, n, row, cube_h, root_row, "N", "S") end
     end
-    if single or cube == root then acc = exchange(tl, acc, n, n_sips, sip_rank, kind, sw, sh) end
+    if single or cube == root then acc = exchange(tl, op, acc, n, n_sips, sip_rank, kind, sw, sh) end
     if not single then
       if col == root_col then acc = line_broadcast(tl, acc, n, row, cube_h, root_row, "N", "S") end
       acc = line_broadcast(tl, acc, n, col, cube_w, root_col, "W", "E")

@@ -1,0 +1,159 @@
+--- torch.distributed and torch.multiprocessing.spawn (lua/kernbench/ccl/
+-- distributed.lua, spawn.lua): the process group's errors, all-reduce by
+-- every rank inside spawn (sum, max, min) exact in data mode, a timed
+-- barrier, per-rank devices, errors of ranks collected, determinism.
+local lu = require "luaunit"
+local torchmod = require "kernbench.torch"
+
+TestDistributed = {}
+
+local function runtime(topo, data)
+  local t = type(topo) == "string" and kb.topology.load(topo) or topo
+  return torchmod.new { topology = t, data_mode = data and "data" or nil }
+end
+
+local function rows_dp(torch) return torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 } end
+
+function TestDistributed:test_calls_before_init_and_bad_inits_are_errors()
+  local torch = runtime("default")
+  local dist = torch.distributed
+  lu.assertFalse(dist.is_initialized())
+  for _, f in ipairs { "get_rank", "get_world_size", "get_backend", "barrier" } do
+    lu.assertErrorMsgContains("Default process group has not been initialized", dist[f])
+  end
+  lu.assertErrorMsgContains("unsupported backend 'nccl'", dist.init_process_group, { backend = "nccl" })
+  lu.assertErrorMsgContains("world_size 4: a rank is a SIP and the topology has 2", dist.init_process_group,
+    { backend = "kernbench", world_size = 4 })
+  dist.init_process_group("ahbm") -- the original's backend name
+  lu.assertTrue(dist.is_initialized())
+  lu.assertEquals(dist.get_backend(), "ahbm")
+  lu.assertEquals(dist.get_world_size(), 2)
+  lu.assertEquals(dist.get_rank(), 0)
+  lu.assertErrorMsgContains("twice", dist.init_process_group, { backend = "kernbench" })
+  lu.assertErrorMsgContains("torch.distributed.broadcast: not implemented yet", dist.broadcast)
+  torch.close()
+end
+
+-- Every rank all-reduces its [16, n] tensor filled with value(rank); returns
+-- each rank's result (a host tensor) and the simulated time.
+local function all_reduce(topo, n, value, op)
+  local torch = runtime(topo, true)
+  local dist = torch.distributed
+  dist.init_process_group { backend = "kernbench" }
+  local got = {}
+  torch.multiprocessing.spawn(function(rank)
+    torch.ahbm.set_device(rank)
+    lu.assertEquals(torch.ahbm.current_device(), rank)
+    lu.assertEquals(dist.get_rank(), rank)
+    local t = torch.full({ 16, n }, value(rank), { dtype = "f16", dp = rows_dp(torch) })
+    dist.all_reduce(t, op)
+    got[rank] = t:cpu()
+  end, {}, dist.get_world_size())
+  local now = torch.now_ns()
+  torch.close()
+  return got, now
+end
+
+function TestDistributed:test_all_reduce_inside_spawn_is_exact_for_each_op()
+  local cases = { { "sum", function(r) return r + 1 end, function(w) return 16 * w * (w + 1) / 2 end },
+                  { "max", function(r) return r * 3 end, function(w) return 3 * (w - 1) end },
+                  { "min", function(r) return 5 - r end, function(w) return 5 - (w - 1) end } }
+  for _, topo in ipairs { "default", "torus_2d_6sip_2x3" } do
+    for _, c in ipairs(cases) do
+      local got = all_reduce(topo, 64, c[2], c[1])
+      local w = #got + 1
+      for r = 0, w - 1 do
+        local want = torchmod.new { topology = kb.topology.load("small_1cube_1pe") }
+        lu.assertTrue(want.equal(got[r], want.full({ 16, 64 }, c[3](w), { dtype = "f16" })),
+          ("%s %s rank %d"):format(topo, c[1], r))
+        want.close()
+      end
+    end
+  end
+end
+
+function TestDistributed:test_the_same_program_gives_the_same_time()
+  local _, t1 = all_reduce("default", 3000, function(r) return r end)
+  local _, t2 = all_reduce("default", 3000, function(r) return r end)
+  lu.assertEquals(t1, t2)
+end
+
+function TestDistributed:test_barrier_takes_simulated_time()
+  local torch = runtime("default")
+  local dist = torch.distributed
+  dist.init_process_group {}
+  local before, after = {}, {}
+  torch.multiprocessing.spawn(function(rank)
+    torch.ahbm.set_device(rank)
+    before[rank] = torch.now_ns()
+    dist.barrier()
+    after[rank] = torch.now_ns()
+  end, {}, 2)
+  lu.assertTrue(after[0] > before[0] and after[1] > before[1])
+  torch.close()
+end
+
+function TestDistributed:test_all_reduce_outside_spawn_with_several_ranks_is_refused()
+  local torch = runtime("default")
+  torch.distributed.init_process_group {}
+  local t = torch.full({ 16, 8 }, 1, { dtype = "f16", dp = rows_dp(torch) })
+  lu.assertErrorMsgContains("called outside torch.multiprocessing.spawn with 2 ranks", torch.distributed.all_reduce, t)
+  lu.assertErrorMsgContains("op must be", torch.distributed.all_reduce, t, "avg")
+  torch.close()
+end
+
+function TestDistributed:test_one_sip_all_reduces_in_the_main_script()
+  local torch = runtime("small_1cube_8pe", true)
+  torch.distributed.init_process_group {}
+  local t = torch.full({ 1, 32 }, 7, { dtype = "f16", dp = rows_dp(torch) })
+  torch.distributed.all_reduce(t)
+  lu.assertTrue(torch.equal(t:cpu(), torch.full({ 1, 32 }, 7, { dtype = "f16" })))
+  torch.close()
+end
+
+function TestDistributed:test_errors_of_ranks_are_collected_with_their_tracebacks()
+  local torch = runtime("ring_1d_6sip")
+  torch.distributed.init_process_group {}
+  local ok, err = pcall(torch.multiprocessing.spawn, function(rank)
+    torch.ahbm.set_device(rank)
+    if rank == 1 or rank == 4 then error("rank " .. rank .. " gives up") end
+    torch.synchronize()
+  end, {}, 6)
+  lu.assertFalse(ok)
+  local msg = tostring(err)
+  lu.assertStrContains(msg, "spawn failed on ranks [1, 4]")
+  lu.assertStrContains(msg, "rank 1 raised")
+  lu.assertStrContains(msg, "rank 4 gives up")
+  lu.assertStrContains(msg, "stack traceback")
+  lu.assertEquals(err.ranks, { 1, 4 })
+  torch.close()
+end
+
+function TestDistributed:test_spawn_arguments_are_checked()
+  local torch = runtime("default")
+  local mp = torch.multiprocessing
+  lu.assertErrorMsgContains("nprocs must be 1 .. 2", mp.spawn, function() end, {}, 3)
+  lu.assertErrorMsgContains("join = false is not modelled", mp.spawn, function() end, {}, 2, false)
+  lu.assertErrorMsgContains("fn must be a function", mp.spawn, 42, {}, 2)
+  local seen = {}
+  mp.spawn(function(rank, a, b) seen[rank] = a + b end, { 2, 3 }, 2)
+  lu.assertEquals(seen, { [0] = 5, [1] = 5 })
+  torch.close()
+end
+
+function TestDistributed:test_a_rank_waiting_on_a_rank_that_never_joins_is_reported()
+  local torch = runtime("default")
+  torch.distributed.init_process_group {}
+  local ok, err = pcall(torch.multiprocessing.spawn, function(rank)
+    torch.ahbm.set_device(rank)
+    if rank == 0 then
+      torch.distributed.all_reduce(torch.full({ 16, 8 }, 1, { dtype = "f16", dp = rows_dp(torch) }))
+    end
+  end, {}, 2)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "no rank can go on")
+  lu.assertStrContains(tostring(err), "rank 0 waits for")
+  torch.close()
+end
+
+os.exit(lu.LuaUnit.run())
