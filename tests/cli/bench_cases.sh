@@ -48,7 +48,7 @@ bench_device() {
 }
 
 bench_list() {
-  run list; expect_status 0; expect_out "  1  deploy-roundtrip "; expect_out " deploy a random f16"
+  run list; expect_status 0; expect_out "  deploy-roundtrip "; expect_out " deploy a random f16"
   mkdir -p "$tmp/b/sub"
   printf 'return { name = "zeta", description = "last", run = function() end }\n' >"$tmp/b/z.lua"
   printf 'return { name = "alpha", description = "first", run = function() end }\n' >"$tmp/b/sub/a.lua"

@@ -107,3 +107,29 @@ LUA
   expect_err "sip0.cube0.pe0 (rank 0, kernel"; expect_err "blocked in tl.recv since t="
   expect_err "waiting for message seq 0 in direction W from rank 1 (sip0.cube0.pe1)"
 }
+
+ipcq_cases+=(ipcq_allreduce_bench_verifies ipcq_allreduce_centre_beats_corner)
+
+ipcq_allreduce_bench_verifies() {
+  run -q --results-json "$tmp/a.json" --param n_elem=3000 run ccl-allreduce --data; expect_status 0
+  expect_out "verified: every row holds 48"
+  python3 - "$tmp/a.json" <<'PY' || fail "results: $(cat "$tmp/a.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]
+assert r["n_sips"] == 2 and r["bytes_per_pe"] == 6000 and r["crit_ns"] > 0 and r["root"] == "center", r
+PY
+  run -q --param root=99 run ccl-allreduce; expect_status 1; expect_err "root must be center, corner or a cube index"
+}
+
+ipcq_allreduce_centre_beats_corner() {
+  local t
+  for root in center corner; do
+    run -q --results-json "$tmp/$root.json" -t mesh_2d_no_wrap_6sip_2x3 --param root=$root --param n_elem=512 \
+      run ccl-allreduce; expect_status 0
+  done
+  python3 - "$tmp/center.json" "$tmp/corner.json" <<'PY' || fail "centre not faster: $(cat "$tmp/center.json" "$tmp/corner.json")"
+import json, sys
+c, k = (json.load(open(f))["result"]["crit_ns"] for f in sys.argv[1:3])
+assert c < k, (c, k)
+PY
+}

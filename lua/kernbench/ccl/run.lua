@@ -76,8 +76,11 @@ function M.launch_rank(torch, w, name, algo, tensor, opts, call)
       cube_w * cube_h), 3)
   end
   local kind = (algo.TOPO_NAME_TO_KIND or {})[P.sip_topology] or 0
+  local cpu = torch.topology:node_at { kind = "pe_cpu", sip = sip, cube = 0, pe = 0 }
+  local scratch = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil
   local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
-                                                               slot_size = w.plan.slot_size, op = opts.op }))
+                                                               slot_size = w.plan.slot_size, op = opts.op,
+                                                               scratch_bytes = scratch }))
   args[args.n + 1], args[args.n + 2], args[args.n + 3], args[args.n + 4] = sip, kind, w.sip_w, w.sip_h
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)

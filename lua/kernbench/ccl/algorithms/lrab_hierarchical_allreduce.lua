@@ -7,8 +7,9 @@
 --
 -- Tensor: per SIP, [cubes, n_elem] f16, row c on cube c's PE 0 (DPPolicy
 -- cube = "row_wise", pe = "replicate", num_pes = 1); launched with the grid
--- {pes = 1, cubes = cubes}. Phases, per chunk of at most `chunk` elements
--- (a message fits a slot):
+-- {pes = 1, cubes = cubes}. Phases, for chunks of at most `chunk` elements
+-- (a message fits a slot), each phase over a group of chunks before the
+-- next (so chunks stream along the chains):
 --   1. row reduce towards the root column (W->E chain left of it, E->W
 --      chain right of it; the root column adds both sides)
 --   2. column reduce in the root column towards the root row (N->S, S->N)
@@ -36,7 +37,9 @@ M.OPS = { sum = 0, max = 1, min = 2 }
 
 --- The kernel's arguments after the tensor and before the sip_* group:
 -- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre),
--- chunk (elements per message: at most slot_size / 2) and op (M.OPS).
+-- chunk (elements per message: at most slot_size / 2), op (M.OPS) and
+-- group (chunks in flight together: as many as the kernel's scratch,
+-- opts.scratch_bytes, keeps alive through a phase).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local slot = o.slot_size or 4096
@@ -44,7 +47,11 @@ function M.kernel_args(world_size, n_elem, o)
   if chunk < 1 then error(("lrab: slot_size %d holds no f16 element"):format(slot), 2) end
   local op = M.OPS[o.op or "sum"]
   if not op then error(("lrab: op must be sum, max or min, got %s"):format(tostring(o.op)), 2) end
-  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op
+  -- a chunk's value is made anew up to 4 + 2 x n_sips times in a phase (recvs
+  -- and combines): a group's chunks from one phase must outlive the next's
+  local per = chunk * ITEM * (4 + 2 * world_size)
+  local group = math.max(1, (o.scratch_bytes or 1024 * 1024) // per - 1)
+  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op, group
 end
 
 -- acc combined with x by op (0 sum, 1 max, 2 min).
@@ -122,9 +129,9 @@ local function exchange(tl, op, acc, n, n_sips, sip_rank, kind, sw, sh)
   error(("lrab: unsupported SIP topology kind %s"):format(tostring(kind)))
 end
 
---- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op,
+--- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group,
 -- sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
-function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, sip_rank, kind, sw, sh)
+function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group, sip_rank, kind, sw, sh)
   if tl.program_id(0) ~= 0 then return end -- PE 0 of each cube only
   local cube = tl.program_id(1)
   if cube >= cube_w * cube_h then return end
@@ -133,19 +140,33 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, si
   local root_col, root_row = root % cube_w, root // cube_w
   local single = cube_w == 1 and cube_h == 1
   local base = t_ptr + cube * n_elem * ITEM
-  for off = 0, n_elem - 1, chunk do
-    local n = math.min(chunk, n_elem - off)
-    local acc = tl.load(base + off * ITEM, { n }, "f16")
-    if not single then
-      acc = line_reduce(tl, op, acc, n, col, cube_w, root_col, "W", "E")
-      if col == root_col then acc = line_reduce(tl, op, acc, n, row, cube_h, root_row, "N", "S") end
+  local nchunks = (n_elem + chunk - 1) // chunk
+  -- chunks go phase by phase, a group at a time: along a chain each cube
+  -- passes chunk k on while its neighbour already works on chunk k - 1
+  for g0 = 0, nchunks - 1, group do
+    local last = math.min(g0 + group, nchunks) - 1
+    local acc, len = {}, {}
+    for k = g0, last do
+      len[k] = math.min(chunk, n_elem - k * chunk)
+      acc[k] = tl.load(base + k * chunk * ITEM, { len[k] }, "f16")
     end
-    if single or cube == root then acc = exchange(tl, op, acc, n, n_sips, sip_rank, kind, sw, sh) end
+    local function each(f) for k = g0, last do acc[k] = f(acc[k], len[k]) end end
     if not single then
-      if col == root_col then acc = line_broadcast(tl, acc, n, row, cube_h, root_row, "N", "S") end
-      acc = line_broadcast(tl, acc, n, col, cube_w, root_col, "W", "E")
+      each(function(a, n) return line_reduce(tl, op, a, n, col, cube_w, root_col, "W", "E") end)
+      if col == root_col then
+        each(function(a, n) return line_reduce(tl, op, a, n, row, cube_h, root_row, "N", "S") end)
+      end
     end
-    tl.store(base + off * ITEM, acc)
+    if single or cube == root then
+      each(function(a, n) return exchange(tl, op, a, n, n_sips, sip_rank, kind, sw, sh) end)
+    end
+    if not single then
+      if col == root_col then
+        each(function(a, n) return line_broadcast(tl, a, n, row, cube_h, root_row, "N", "S") end)
+      end
+      each(function(a, n) return line_broadcast(tl, a, n, col, cube_w, root_col, "W", "E") end)
+    end
+    for k = g0, last do tl.store(base + k * chunk * ITEM, acc[k]) end
   end
 end
 
