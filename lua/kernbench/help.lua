@@ -119,6 +119,7 @@ M.groups = {
     { "kb.results_requested", "kb.results_requested", "(internal) whether the command line asked for bench results", "internal" },
     { "kb.probe", "kb.probe", "the fabric probe as a library: kb.probe.run{case = name}" },
     { "kb.ipcq", "kb.ipcq.dump(plan) -> text", "an IPCQ plan's directions, peers and receive rings (docs/ipcq.md)" },
+    { "kb.ccl", "kb.ccl.predict{algorithm =, topology =, nbytes =, buffer_kind =, slot_size =, root =} -> {predicted_ns, ...}", "an all-reduce's time estimated from the topology, without contention (docs/ccl.md)" },
     { "kb.pretty", "kb.pretty(v[, {depth = 3, items = 20}]) -> string", "v as the REPL prints it: a nested Lua literal, tensors and topologies summarised" },
     { "kb.help", "kb.help([x])", "print the help of x (the global help in the REPL)" },
   } },

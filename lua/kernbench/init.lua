@@ -76,6 +76,10 @@ kb.progress = require("kernbench.progress_c").progress
 -- and scripts: kb.torch{topology = t, device = n}.
 function kb.torch(opts) return require("kernbench.torch").new(opts) end
 
+--- Collectives (docs/ccl.md): kb.ccl.predict{algorithm =, topology =, nbytes =, buffer_kind =,
+-- slot_size =, root =} estimates an all-reduce's time from the topology.
+kb.ccl = { predict = function(o) return require("kernbench.ccl.predict").predict(o) end }
+
 --- PE-to-PE queue plans (docs/ipcq.md): kb.ipcq.dump(plan) lists each
 -- rank's directions, peers and receive rings.
 kb.ipcq = { dump = function(plan) return require("kernbench.ccl.install").dump(plan) end }

@@ -108,4 +108,19 @@ function TestLrab:test_a_bad_algorithm_or_tensor_is_a_clear_error()
   torch.close()
 end
 
+function TestLrab:test_the_prediction_is_close_and_below_the_simulation()
+  for _, c in ipairs { { "default", 8 }, { "torus_2d_6sip_2x3", 4096 }, { "mesh_2d_no_wrap_6sip_2x3", 2048 } } do
+    local t = kb.topology.load(c[1])
+    local r, exact = allreduce(t, c[2])
+    lu.assertTrue(exact)
+    local p = kb.ccl.predict { algorithm = "lrab_hierarchical_allreduce", topology = t, nbytes = 2 * c[2] }
+    -- the model has no queueing: never above the simulation, and within 20% of it
+    lu.assertTrue(p.predicted_ns <= r.crit_ns and p.predicted_ns >= 0.8 * r.crit_ns,
+      ("%s %d: predicted %g, simulated %g"):format(c[1], c[2], p.predicted_ns, r.crit_ns))
+  end
+  lu.assertErrorMsgContains("no model for algorithm 'ring_allreduce' yet", kb.ccl.predict,
+    { algorithm = "ring_allreduce", topology = kb.topology.load("default"), nbytes = 64 })
+  lu.assertErrorMsgContains("nbytes must be an integer >= 2", kb.ccl.predict, { nbytes = 1 })
+end
+
 os.exit(lu.LuaUnit.run())
