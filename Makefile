@@ -131,6 +131,7 @@ perf: build
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/ipcq_ring.lua
+	./$(BUILD)/bin/kernbench -q benches/perf/allreduce_6sip.lua
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
