@@ -4,7 +4,8 @@
 #
 # Completes the subcommands (run, list, probe, help), the options, bench
 # names after `run` and `help`, topology names after -t/--topology, probe
-# cases after `probe --case`, and file names for scripts and output files.
+# cases after `probe --case`, file names for scripts and output files, and
+# YAML files after --ccl.
 # Everything is asked of the kernbench being completed (the command word,
 # e.g. ./build/bin/kernbench), at completion time: the options from
 # `kernbench --help` (so they cannot drift from it), the benches from
@@ -118,6 +119,8 @@ _kernbench() {
       return 0 ;;
     --trace | --stats-json | --op-log | --dump-config | --results-json)
       _kernbench_files; return 0 ;;
+    --ccl)
+      _kernbench_files '*.yaml'; return 0 ;;
     --device)
       _kernbench_words all sip:0 sip:1; return 0 ;;
     --case)

@@ -114,6 +114,7 @@ M.groups = {
     { "kb.write_file", "kb.write_file(path, text)", "write text to path atomically" },
     { "kb.lua_dir", "kb.lua_dir", "(internal) the directory the Lua library was loaded from", "internal" },
     { "kb.progress", "kb.progress(k, n[, label])", "a bench has started point k of n: the command line's progress line" },
+    { "kb.ccl_path", "kb.ccl_path", "(internal) the command line's --ccl FILE, for ccl.yaml", "internal" },
     { "kb.data_mode", "kb.data_mode", "(internal) \"data\" or \"verify\" under --data / --verify-data, else nil", "internal" },
     { "kb.params", "kb.params", "(internal) the command line's --param values, for benches", "internal" },
     { "kb.results_requested", "kb.results_requested", "(internal) whether the command line asked for bench results", "internal" },
@@ -296,6 +297,7 @@ M.groups = {
     { "torch.distributed.send", "torch.distributed.send(...)", "not implemented yet" },
     { "torch.distributed.recv", "torch.distributed.recv(...)", "not implemented yet" },
     { "torch.distributed.ReduceOp", "torch.distributed.ReduceOp", "SUM, MAX, MIN" },
+    { "torch.distributed.get_config", "torch.distributed.get_config() -> {algorithm, config, buffer_kind, ...}", "(kernbench) the algorithm, the ccl.yaml used and the rings" },
   } },
 
   { name = "torch.multiprocessing", summary = "ranks as coroutines in the one simulation", doc = "ccl.md", entries = {

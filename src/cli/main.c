@@ -8,12 +8,14 @@
 #include "core/util.h"
 #include "lua/state.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Exit statuses (docs/cli.md): a run stopped early has its own. */
 enum {
@@ -56,6 +58,9 @@ static const char USAGE[] =
     "                 file, or the name of a shipped one (default: default)\n"
     "  --set KEY=VALUE   override one topology field, e.g.\n"
     "                 --set cube.links.router_link_bw_gbs=128 (repeatable)\n"
+    "  --ccl FILE     the collectives' configuration (ccl.yaml) to use instead of\n"
+    "                 the one beside the bench, in the working directory or\n"
+    "                 shipped (docs/ccl.md)\n"
     "  -e CODE        run the Lua code CODE (repeatable, before the script)\n"
     "  --require MODULE  require the Lua module MODULE first (repeatable), e.g.\n"
     "                 one that registers components with kb.components.register\n"
@@ -130,6 +135,7 @@ typedef struct options {
     int nparams;
     const char *device; /* --device all|sip:N */
     const char *data;   /* --data: "data", --verify-data: "verify" */
+    const char *ccl;    /* --ccl FILE */
     bool interactive;
     bool stats;
     bool ipcq_trace;
@@ -364,6 +370,14 @@ static int parse(int argc, char **argv, options *o)
             o->params[o->nparams++] = dv;
             continue;
         }
+        if (take_opt(argc, argv, &i, "--ccl", &dv)) {
+            if (!dv || !*dv)
+                return usage_error("option '%s' needs a ccl.yaml file", "--ccl");
+            if (o->ccl)
+                return usage_error("option '%s' given twice", "--ccl");
+            o->ccl = dv;
+            continue;
+        }
         if (take_opt(argc, argv, &i, "--device", &dv)) {
             if (!dv || !*dv)
                 return usage_error("option '%s' needs all or sip:N", "--device");
@@ -454,6 +468,20 @@ static bool topology_exists(lua_State *L, const char *topology)
                     "run 'kernbench --help' for the options\n",
             topology, msg ? msg : "not found");
     lua_pop(L, 1);
+    return false;
+}
+
+/* A --ccl that names no file is a usage error before anything runs, as a
+ * --topology is; what is wrong inside the file is said when it is read. */
+static bool ccl_exists(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) == 0)
+        return true;
+    fprintf(stderr, "kernbench: --ccl %s: %s (expected a ccl.yaml file: docs/ccl.md)\n"
+                    "usage: kernbench [options] [script.lua [args...]]\n"
+                    "run 'kernbench --help' for the options\n",
+            path, strerror(errno));
     return false;
 }
 
@@ -595,6 +623,10 @@ static int set_topology_defaults(lua_State *L, const options *o)
         lua_pushstring(L, o->data);
         lua_setfield(L, -2, "data_mode");
     }
+    if (o->ccl) { /* for collectives: kernbench.ccl.config reads kb.ccl_path */
+        lua_pushstring(L, o->ccl);
+        lua_setfield(L, -2, "ccl_path");
+    }
     lua_createtable(L, o->nparams, 0); /* for benches: kernbench.bench reads kb.params */
     for (int i = 0; i < o->nparams; i++) {
         lua_pushstring(L, o->params[i]);
@@ -703,7 +735,7 @@ int main(int argc, char **argv)
     const char *sub = o.script ? argv[o.script] : "";
     bool probe = strcmp(sub, "probe") == 0, list = strcmp(sub, "list") == 0;
     bool help = strcmp(sub, "help") == 0, run = strcmp(sub, "run") == 0;
-    bool usage = status == LUA_OK && !topology_exists(L, o.topology);
+    bool usage = status == LUA_OK && (!topology_exists(L, o.topology) || !ccl_exists(o.ccl));
     char *bench_path = NULL;
     if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help)) {
         usage_error("%s", "--param and --results-json need a bench: kernbench [options] run BENCH");

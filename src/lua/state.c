@@ -9,6 +9,7 @@
 #include "lua/ltensor.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
+#include "lua/lyaml.h"
 #include "luasim/loutput.h"
 #include "luasim/lsim.h"
 
@@ -32,6 +33,8 @@ static int open_state(lua_State *L)
     luaL_requiref(L, "kernbench.tensor_c", luaopen_kb_tensor, 0);
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.pe_c", luaopen_kb_pe, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.yaml_c", luaopen_kb_yaml, 0); /* ccl.yaml */
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.output_c", luaopen_kb_output, 0);
     lua_pop(L, 1);

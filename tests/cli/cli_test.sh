@@ -27,6 +27,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/pe_dma_cases.sh"
 cases+=("${pe_dma_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/ipcq_cases.sh"
 cases+=("${ipcq_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/ccl_cases.sh"
+cases+=("${ccl_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 
@@ -205,7 +207,8 @@ library_path_override)
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
-  | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_*)
+  | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
+  | ccl_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;

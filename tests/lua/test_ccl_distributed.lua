@@ -156,4 +156,72 @@ function TestDistributed:test_a_rank_waiting_on_a_rank_that_never_joins_is_repor
   torch.close()
 end
 
+-- init_process_group under a ccl.yaml given as --ccl would (kb.ccl_path).
+local function with_ccl(text, fn)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  local saved = kb.ccl_path
+  kb.ccl_path = path
+  local ok, err = pcall(fn, path)
+  kb.ccl_path = saved
+  os.remove(path)
+  if not ok then error(err, 0) end
+end
+
+function TestDistributed:test_ccl_yaml_chooses_the_algorithm_and_the_rings()
+  with_ccl([[
+defaults:
+  algorithm: ring_allreduce
+  n_slots: 2
+algorithms:
+  ring_allreduce:
+    module: kernbench.ccl.algorithms.ring_allreduce
+    topology: none
+    buffer_kind: sram
+  lrab_hierarchical_allreduce:
+    module: kernbench.ccl.algorithms.lrab_hierarchical_allreduce
+    topology: none
+    root: corner
+]], function(path)
+    local torch = runtime("default", true)
+    torch.distributed.init_process_group {}
+    local c = torch.distributed.get_config()
+    lu.assertEquals({ c.algorithm, c.config, c.buffer_kind, c.n_slots, c.slot_size },
+      { "ring_allreduce", path, "sram", 2, 4096 })
+    local got = {}
+    torch.multiprocessing.spawn(function(rank)
+      torch.ahbm.set_device(rank)
+      local t = torch.full({ 16, 24 }, rank + 1, { dtype = "f16", dp = rows_dp(torch) })
+      torch.distributed.all_reduce(t)
+      got[rank] = t:cpu()
+    end, {}, 2)
+    lu.assertTrue(torch.equal(got[1], torch.full({ 16, 24 }, 48, { dtype = "f16" })))
+    torch.close()
+    -- the call's own options win; the entry's root applies
+    torch = runtime("default")
+    torch.distributed.init_process_group { algorithm = "lrab_hierarchical_allreduce", n_slots = 3 }
+    c = torch.distributed.get_config()
+    lu.assertEquals({ c.algorithm, c.n_slots, c.buffer_kind, c.root }, { "lrab_hierarchical_allreduce", 3, "tcm", 15 })
+    torch.close()
+  end)
+end
+
+function TestDistributed:test_a_ccl_yaml_world_size_other_than_the_sips_is_refused()
+  with_ccl([[
+defaults:
+  algorithm: lrab_hierarchical_allreduce
+  world_size: 256
+algorithms:
+  lrab_hierarchical_allreduce:
+    module: kernbench.ccl.algorithms.lrab_hierarchical_allreduce
+]], function()
+    local torch = runtime("default")
+    lu.assertErrorMsgContains("world_size 256: a rank is a SIP and the topology has 2",
+      torch.distributed.init_process_group, {})
+    torch.close()
+  end)
+end
+
 os.exit(lu.LuaUnit.run())

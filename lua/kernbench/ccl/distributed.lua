@@ -12,6 +12,7 @@
 -- wiring, like a communicator's creation); all_reduce launches the
 -- algorithm on the calling rank's SIP and waits for it (inside spawn the
 -- scheduler drains once every rank has launched).
+local config = require "kernbench.ccl.config"
 local run = require "kernbench.ccl.run"
 
 local M = {}
@@ -35,8 +36,9 @@ function M.attach(torch, ctx)
 
   --- init_process_group{backend = "kernbench", algorithm =, buffer_kind =,
   -- n_slots =, slot_size =, backpressure =, root =} (or the backend name
-  -- alone). world_size and rank are accepted as PyTorch takes them and must
-  -- agree with the topology: a rank is a SIP.
+  -- alone). The options default to ccl.yaml's (docs/ccl.md); world_size is
+  -- accepted as PyTorch takes it and must agree with the topology: a rank
+  -- is a SIP.
   function dist.init_process_group(o)
     if type(o) == "string" then o = { backend = o } end
     o = o or {}
@@ -55,11 +57,48 @@ function M.attach(torch, ctx)
       error(("torch.distributed.init_process_group: world_size %s: a rank is a SIP and the topology has %d"):format(
         tostring(o.world_size), P.sips), 2)
     end
-    local name = o.algorithm or "lrab_hierarchical_allreduce"
-    local algo = run.algorithm(name)
-    local w = run.install(torch, { buffer_kind = o.buffer_kind, n_slots = o.n_slots, slot_size = o.slot_size,
-                                   backpressure = o.backpressure })
-    group = { backend = backend, name = name, algo = algo, wiring = w, root = o.root, world = P.sips }
+    -- ccl.yaml (--ccl FILE, beside the bench, ./, the shipped one): the
+    -- algorithm and its rings; this call's own options win over it
+    local conf = {}
+    local path = config.find()
+    if path then
+      local cfg = config.load(path)
+      for _, w in ipairs(cfg.warnings or {}) do io.stderr:write("kernbench: ", w, "\n") end
+      if o.algorithm and not cfg.algorithms[o.algorithm] then -- named here only: ccl.yaml's defaults
+        for k, v in pairs(cfg.defaults) do conf[k] = v end
+        conf.source = cfg.source
+      else
+        conf = config.resolve(cfg, o.algorithm)
+      end
+    end
+    local world = conf.world_size or P.sips
+    if world ~= P.sips then
+      error(("torch.distributed.init_process_group: %s: world_size %d: a rank is a SIP and the topology has %d "
+        .. "(the legacy rank = PE world is not modelled)"):format(tostring(conf.source), world, P.sips), 2)
+    end
+    local name = o.algorithm or conf.name or "lrab_hierarchical_allreduce"
+    local algo = run.algorithm(name, o.algorithm == nil and conf.module or nil)
+    local function pick(k) if o[k] ~= nil then return o[k] end return conf[k] end
+    local root = pick("root")
+    if root == "center" then root = nil
+    elseif root == "corner" then root = P.cube_w * P.cube_h - 1 end
+    if root ~= nil and (math.type(root) ~= "integer" or root < 0 or root >= P.cubes_per_sip) then
+      error(("torch.distributed.init_process_group: root must be \"center\", \"corner\" or a cube index 0 .. %d, "
+        .. "got %s"):format(P.cubes_per_sip - 1, tostring(root)), 2)
+    end
+    local w = run.install(torch, { buffer_kind = pick("buffer_kind"), n_slots = pick("n_slots"),
+                                   slot_size = pick("slot_size"), backpressure = pick("backpressure") }, algo)
+    group = { backend = backend, name = name, algo = algo, wiring = w, root = root, world = world,
+              config = conf.source }
+  end
+
+  --- (kernbench) What the group runs: {algorithm, config (the ccl.yaml used,
+  -- or nil), buffer_kind, n_slots, slot_size, backpressure, root}.
+  function dist.get_config()
+    need("get_config")
+    local p = group.wiring.plan
+    return { algorithm = group.name, config = group.config, buffer_kind = p.buffer_kind, n_slots = p.n_slots,
+             slot_size = p.slot_size, backpressure = p.backpressure, root = group.root }
   end
 
   function dist.is_initialized() return group ~= nil end

@@ -54,19 +54,57 @@ local function hop(t, a, b, c, pc)
   return pc.send + token + 2 * pc.slot + pc.dispatch + credit + pc.combine, credit
 end
 
+local MODELS = {}
+
 --- The estimate for algorithm o.algorithm on topology o.topology of an
 -- all-reduce of o.nbytes per cube (f16).
 function M.predict(o)
   if type(o) ~= "table" then error("kb.ccl.predict: takes {algorithm =, topology =, nbytes =, ...}", 2) end
   local algo = o.algorithm or "lrab_hierarchical_allreduce"
-  if algo ~= "lrab_hierarchical_allreduce" then
-    error(("kb.ccl.predict: no model for algorithm '%s' yet (lrab_hierarchical_allreduce has one)"):format(
-      tostring(algo)), 2)
+  if not MODELS[algo] then
+    error(("kb.ccl.predict: no model for algorithm '%s' yet (models: lrab_hierarchical_allreduce, "
+      .. "ring_allreduce)"):format(tostring(algo)), 2)
   end
+  local nbytes = o.nbytes
+  if math.type(nbytes) ~= "integer" or nbytes < 2 then error("kb.ccl.predict: nbytes must be an integer >= 2", 2) end
+  return MODELS[algo](o)
+end
+
+-- The ring (ring_allreduce.lua): 2 (W - 1) steps, each moving a segment of
+-- nbytes / W in slot-sized pieces, one piece sent and received at a time.
+function MODELS.ring_allreduce(o)
+  local t = o.topology or kb.topology.load()
+  local P = t:params()
+  local nbytes, kind, slot_size = o.nbytes, o.buffer_kind or "tcm", o.slot_size or 4096
+  local ring = require("kernbench.ccl.algorithms.ring_allreduce").wiring(P)
+  local W = ring.world
+  local seg = math.max(2, (nbytes // 2 + W - 1) // W * 2)
+  local c = math.min(seg, slot_size)
+  local pieces = (seg + slot_size - 1) // slot_size
+  local pc = pe_costs(t, c, kind)
+  local hops = {}
+  for i = 1, W do hops[i] = (hop(t, ring.pes[i], ring.pes[i % W + 1], c, pc)) end
+  table.sort(hops)
+  local typical, worst = hops[(W + 1) // 2], hops[W]
+  local at = { sip = 0, cube = 0, pe = 0 }
+  local dma, hbm = node(t, "pe_dma", at), node(t, "hbm_ctrl", at)
+  -- every piece of every segment is loaded at the start and stored at the end
+  local rows = W * pieces * (2 * pc.dispatch + t:path_latency_ns(dma, hbm, "data", 0)
+    + t:path_latency_ns(hbm, dma, "data", c) + t:path_latency_ns(dma, hbm, "data", c)
+    + t:path_latency_ns(hbm, dma, "data", 0))
+  -- rank r's step s waits for rank r - 1's step s - 1: the critical path
+  -- moves one rank per step, so it crosses the slowest link about twice in
+  -- 2 (W - 1) steps and the typical one the rest of the time
+  local steps = 2 * (W - 1)
+  local predicted = steps * pieces * typical + math.min(steps, 2) * pieces * (worst - typical) + rows
+  return { predicted_ns = predicted, hop_ns = typical, worst_hop_ns = worst, steps = steps, pieces = pieces,
+           ranks = W }
+end
+
+function MODELS.lrab_hierarchical_allreduce(o)
   local t = o.topology or kb.topology.load()
   local P = t:params()
   local nbytes = o.nbytes
-  if math.type(nbytes) ~= "integer" or nbytes < 2 then error("kb.ccl.predict: nbytes must be an integer >= 2", 2) end
   local kind = o.buffer_kind or "tcm"
   local slot_size = o.slot_size or 4096
   local c = math.min(nbytes, slot_size)

@@ -12,13 +12,14 @@ local M = {}
 
 local INSTALL = { buffer_kind = 1, n_slots = 1, slot_size = 1, backpressure = 1 }
 
---- The algorithm module `name` (kernbench.ccl.algorithms.<name>), checked
--- against the contract: kernel and kernel_args functions.
-function M.algorithm(name)
+--- The algorithm module `name` (kernbench.ccl.algorithms.<name>, or the
+-- Lua module path `module` a ccl.yaml entry gives), checked against the
+-- contract: kernel and kernel_args functions.
+function M.algorithm(name, module)
   if type(name) ~= "string" or not name:match("^[%w_]+$") then
     error(("ccl: an algorithm is named by its module under kernbench.ccl.algorithms, got %s"):format(tostring(name)), 2)
   end
-  local ok, mod = pcall(require, "kernbench.ccl.algorithms." .. name)
+  local ok, mod = pcall(require, module or ("kernbench.ccl.algorithms." .. name))
   if not ok then error(("ccl: cannot load algorithm '%s': %s"):format(name, tostring(mod)), 2) end
   if type(mod) ~= "table" or type(mod.kernel) ~= "function" or type(mod.kernel_args) ~= "function" then
     error(("ccl: algorithm module '%s' must return a table with the functions kernel and kernel_args"):format(name), 2)
@@ -26,14 +27,15 @@ function M.algorithm(name)
   return mod
 end
 
---- Installs the intercube_multisip wiring (opts: buffer_kind, n_slots,
--- slot_size, backpressure; docs/ipcq.md) and returns what launches need:
--- {plan, sip_w, sip_h, topology}.
-function M.install(torch, opts)
+--- Installs algorithm module algo's wiring (its `wiring(P)`: {pes,
+-- topology (a name) or neighbors (a function)}), or the intercube_multisip
+-- one (opts: buffer_kind, n_slots, slot_size, backpressure; docs/ipcq.md),
+-- and returns what launches need: {plan, sip_w, sip_h, topology}.
+function M.install(torch, opts, algo)
   opts = opts or {}
   local P = torch.spec
-  local wiring = sfr.intercube_multisip(P)
-  local install = { topology = wiring.neighbors, pes = wiring.pes }
+  local wiring = algo and algo.wiring and algo.wiring(P) or sfr.intercube_multisip(P)
+  local install = { topology = wiring.topology or wiring.neighbors, pes = wiring.pes }
   for k in pairs(INSTALL) do install[k] = opts[k] end
   local plan = torch.install_ipcq(install)
   local sw, sh = sfr.sip_grid(P)
@@ -80,7 +82,8 @@ function M.launch_rank(torch, w, name, algo, tensor, opts, call)
   local scratch = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil
   local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
                                                                slot_size = w.plan.slot_size, op = opts.op,
-                                                               scratch_bytes = scratch }))
+                                                               scratch_bytes = scratch, cubes = cubes,
+                                                               cubes_per_sip = P.cubes_per_sip }))
   args[args.n + 1], args[args.n + 2], args[args.n + 3], args[args.n + 4] = sip, kind, w.sip_w, w.sip_h
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)
@@ -103,7 +106,7 @@ function M.allreduce(torch, name, tensors, opts)
     error(("ccl.allreduce: expected one device tensor per SIP (%d), got %s"):format(P.sips,
       type(tensors) == "table" and #tensors or type(tensors)), 2)
   end
-  local w = M.install(torch, opts)
+  local w = M.install(torch, opts, algo)
   local hs = {}
   for s = 0, P.sips - 1 do
     local _, _, sip = M.check_tensor(torch, tensors[s + 1], "ccl.allreduce")
