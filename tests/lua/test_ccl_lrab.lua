@@ -21,7 +21,8 @@ local function allreduce(topo, n_elem, opts)
   local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
   for s = 0, P.sips - 1 do
     torch.ahbm.set_device(s)
-    tensors[s + 1] = torch.to_device(torch.full({ P.cubes_per_sip, n_elem }, s + 1, { dtype = "f16" }), dp)
+    tensors[s + 1] = torch.to_device(torch.full({ P.cubes_per_sip, n_elem }, s + 1,
+      { dtype = (opts or {}).dtype or "f16" }), dp)
   end
   torch.synchronize()
   torch.ahbm.set_device(nil)
@@ -31,7 +32,8 @@ local function allreduce(topo, n_elem, opts)
   for s = 0, P.sips - 1 do want = want + (s + 1) * P.cubes_per_sip end
   local exact = true
   for s = 1, P.sips do
-    exact = exact and torch.equal(tensors[s]:cpu(), torch.full({ P.cubes_per_sip, n_elem }, want, { dtype = "f16" }))
+    exact = exact and torch.equal(tensors[s]:cpu(), torch.full({ P.cubes_per_sip, n_elem }, want,
+      { dtype = (opts or {}).dtype or "f16" }))
   end
   torch.close()
   return r, exact
@@ -53,6 +55,14 @@ function TestLrab:test_centre_root_is_faster_than_the_corner_on_every_sip_topolo
     lu.assertTrue(centre.crit_ns < corner.crit_ns,
       ("%s: centre %g ns, corner %g ns"):format(topo, centre.crit_ns, corner.crit_ns))
   end
+end
+
+function TestLrab:test_f32_and_bf16_rows()
+  -- integer-valued data: exact in f32; bf16 holds these sums (at most 336) exactly too
+  local _, f32 = allreduce("torus_2d_6sip_2x3", 1500, { dtype = "f32" }) -- 6000-byte rows: chunks of 1024 f32
+  lu.assertTrue(f32)
+  local _, bf16 = allreduce("default", 100, { dtype = "bf16" })
+  lu.assertTrue(bf16)
 end
 
 function TestLrab:test_payloads_larger_than_a_slot_go_in_chunks()

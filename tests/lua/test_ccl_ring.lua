@@ -17,7 +17,7 @@ local function check(topo, n, opts)
   local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
   local ts = {}
   for s = 0, P.sips - 1 do
-    local host = torch.zeros({ P.cubes_per_sip, n }, { dtype = "f16" })
+    local host = torch.zeros({ P.cubes_per_sip, n }, { dtype = (opts or {}).dtype or "f16" })
     for c = 0, P.cubes_per_sip - 1 do
       for j = 0, n - 1 do host:set(c, j, val(s, c, j)) end
     end
@@ -53,6 +53,8 @@ function TestRing:test_exact_with_short_rows_long_rows_and_each_op()
   check("default", 64, { op = "max" })
   check("default", 64, { op = "min" })
   check("torus_2d_6sip_2x3", 200)
+  check("default", 100, { dtype = "f32" })
+  check("default", 100, { dtype = "bf16" })
 end
 
 function TestRing:test_the_ring_snakes_through_the_cube_mesh()

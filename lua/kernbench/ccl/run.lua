@@ -5,7 +5,8 @@
 --
 --   local run = require "kernbench.ccl.run"
 --   local r = run.allreduce(torch, "lrab_hierarchical_allreduce", tensors, {root = 15})
---   -- tensors[sip + 1]: that SIP's [cubes, n_elem] f16 device tensor, row c on cube c's PE 0
+--   -- tensors[sip + 1]: that SIP's [cubes, n_elem] f16/bf16/f32 device tensor, row c on cube c's PE 0
+local dtypes = require "kernbench.ccl.dtypes"
 local sfr = require "kernbench.ccl.sfr"
 
 local M = {}
@@ -51,8 +52,8 @@ function M.check_tensor(torch, t, call)
       call, type(t)), 3)
   end
   if t.freed then error(("%s: tensor '%s' was freed"):format(call, tostring(t.name)), 3) end
-  if t.dtype ~= "f16" or #t.shape ~= 2 or t.shape[1] < 1 or t.shape[1] > P.cubes_per_sip then
-    error(("%s: the tensor must be [cubes, n_elem] f16 (a row per cube, at most %d cubes), got [%s] %s"):format(call,
+  if not dtypes.CODE[t.dtype] or #t.shape ~= 2 or t.shape[1] < 1 or t.shape[1] > P.cubes_per_sip then
+    error(("%s: the tensor must be [cubes, n_elem] f16, bf16 or f32 (a row per cube, at most %d cubes), got [%s] %s"):format(call,
       P.cubes_per_sip, table.concat(t.shape, ", "), tostring(t.dtype)), 3)
   end
   for i, sh in ipairs(t.shards) do
@@ -83,7 +84,7 @@ function M.launch_rank(torch, w, name, algo, tensor, opts, call)
   local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
                                                                slot_size = w.plan.slot_size, op = opts.op,
                                                                scratch_bytes = scratch, cubes = cubes,
-                                                               cubes_per_sip = P.cubes_per_sip }))
+                                                               cubes_per_sip = P.cubes_per_sip, dtype = tensor.dtype }))
   args[args.n + 1], args[args.n + 2], args[args.n + 3], args[args.n + 4] = sip, kind, w.sip_w, w.sip_h
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)

@@ -5,7 +5,7 @@
 -- between neighbouring cubes of a SIP, global_* to the same cube of the
 -- neighbouring SIPs.
 --
--- Tensor: per SIP, [cubes, n_elem] f16, row c on cube c's PE 0 (DPPolicy
+-- Tensor: per SIP, [cubes, n_elem] f16, bf16 or f32, row c on cube c's PE 0 (DPPolicy
 -- cube = "row_wise", pe = "replicate", num_pes = 1); launched with the grid
 -- {pes = 1, cubes = cubes}. Phases, for chunks of at most `chunk` elements
 -- (a message fits a slot), each phase over a group of chunks before the
@@ -30,66 +30,69 @@ local M = {}
 M.SIP_TOPO_RING, M.SIP_TOPO_TORUS, M.SIP_TOPO_MESH = 0, 1, 2
 M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
 
-local ITEM = 2 -- f16 bytes
+local dtypes = require "kernbench.ccl.dtypes"
 
 --- The reduction ops and their codes (the kernel takes numbers only).
 M.OPS = { sum = 0, max = 1, min = 2 }
 
 --- The kernel's arguments after the tensor and before the sip_* group:
 -- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre),
--- chunk (elements per message: at most slot_size / 2), op (M.OPS) and
--- group (chunks in flight together: as many as the kernel's scratch,
--- opts.scratch_bytes, keeps alive through a phase).
+-- chunk (elements per message: what a slot holds), op (M.OPS), group
+-- (chunks in flight together: as many as the kernel's scratch,
+-- opts.scratch_bytes, keeps alive through a phase) and the dtype's code
+-- (kernbench.ccl.dtypes: f16, bf16, f32).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local slot = o.slot_size or 4096
-  local chunk = slot // ITEM
-  if chunk < 1 then error(("lrab: slot_size %d holds no f16 element"):format(slot), 2) end
+  local dt = dtypes.code(o.dtype, "lrab")
+  local item = dtypes.SIZE[dt]
+  local chunk = slot // item
+  if chunk < 1 then error(("lrab: slot_size %d holds no element"):format(slot), 2) end
   local op = M.OPS[o.op or "sum"]
   if not op then error(("lrab: op must be sum, max or min, got %s"):format(tostring(o.op)), 2) end
   -- a chunk's value is made anew up to 4 + 2 x n_sips times in a phase (recvs
   -- and combines): a group's chunks from one phase must outlive the next's
-  local per = chunk * ITEM * (4 + 2 * world_size)
+  local per = chunk * item * (4 + 2 * world_size)
   local group = math.max(1, (o.scratch_bytes or 1024 * 1024) // per - 1)
-  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op, group
+  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op, group, dt
 end
 
--- acc combined with x by op (0 sum, 1 max, 2 min).
-local function combine(tl, op, acc, x)
-  if op == 1 then return tl.maximum(acc, x) end
-  if op == 2 then return tl.minimum(acc, x) end
+-- acc combined with x by cx.op (0 sum, 1 max, 2 min).
+local function combine(tl, cx, acc, x)
+  if cx.op == 1 then return tl.maximum(acc, x) end
+  if cx.op == 2 then return tl.minimum(acc, x) end
   return acc + x
 end
 
--- acc combined with the message from `dir` ([n] f16).
-local function add_from(tl, op, acc, dir, n)
-  return combine(tl, op, acc, tl.recv(dir, { n }, "f16"))
+-- acc combined with the message from `dir` ([n] of the kernel's dtype).
+local function add_from(tl, cx, acc, dir, n)
+  return combine(tl, cx, acc, tl.recv(dir, { n }, cx.dt))
 end
 
 -- Reduces along one line of the mesh towards position `root` (x counts from
 -- the `lo` end) with op: lo/hi are the directions to the lower and higher
 -- neighbour.
-local function line_reduce(tl, op, acc, n, x, len, root, lo, hi)
+local function line_reduce(tl, cx, acc, n, x, len, root, lo, hi)
   if x < root then
-    if x > 0 then acc = add_from(tl, op, acc, lo, n) end
+    if x > 0 then acc = add_from(tl, cx, acc, lo, n) end
     tl.send(hi, acc)
   elseif x > root then
-    if x < len - 1 then acc = add_from(tl, op, acc, hi, n) end
+    if x < len - 1 then acc = add_from(tl, cx, acc, hi, n) end
     tl.send(lo, acc)
   else
-    if root > 0 then acc = add_from(tl, op, acc, lo, n) end
-    if root < len - 1 then acc = add_from(tl, op, acc, hi, n) end
+    if root > 0 then acc = add_from(tl, cx, acc, lo, n) end
+    if root < len - 1 then acc = add_from(tl, cx, acc, hi, n) end
   end
   return acc
 end
 
 -- The reverse: the value at `root` travels out to both ends.
-local function line_broadcast(tl, acc, n, x, len, root, lo, hi)
+local function line_broadcast(tl, cx, acc, n, x, len, root, lo, hi)
   if x < root then
-    acc = tl.recv(hi, { n }, "f16")
+    acc = tl.recv(hi, { n }, cx.dt)
     if x > 0 then tl.send(lo, acc) end
   elseif x > root then
-    acc = tl.recv(lo, { n }, "f16")
+    acc = tl.recv(lo, { n }, cx.dt)
     if x < len - 1 then tl.send(hi, acc) end
   else
     if root > 0 then tl.send(lo, acc) end
@@ -100,38 +103,38 @@ end
 
 -- A ring of `len` members: len - 1 rounds, each sending the value received
 -- in the round before (its own first) and adding what arrives.
-local function ring(tl, op, acc, n, len, out, into)
+local function ring(tl, cx, acc, n, len, out, into)
   local cur = acc
   for _ = 1, len - 1 do
     tl.send(out, cur)
-    cur = tl.recv(into, { n }, "f16")
-    acc = combine(tl, op, acc, cur)
+    cur = tl.recv(into, { n }, cx.dt)
+    acc = combine(tl, cx, acc, cur)
   end
   return acc
 end
 
-local function exchange(tl, op, acc, n, n_sips, sip_rank, kind, sw, sh)
+local function exchange(tl, cx, acc, n, n_sips, sip_rank, kind, sw, sh)
   if n_sips < 2 then return acc end
   if kind == M.SIP_TOPO_RING then
-    return ring(tl, op, acc, n, n_sips, "global_E", "global_W")
+    return ring(tl, cx, acc, n, n_sips, "global_E", "global_W")
   end
   local x, y = sip_rank % sw, sip_rank // sw
   if kind == M.SIP_TOPO_TORUS then
-    acc = ring(tl, op, acc, n, sw, "global_E", "global_W")
-    return ring(tl, op, acc, n, sh, "global_S", "global_N")
+    acc = ring(tl, cx, acc, n, sw, "global_E", "global_W")
+    return ring(tl, cx, acc, n, sh, "global_S", "global_N")
   end
   if kind == M.SIP_TOPO_MESH then
-    acc = line_reduce(tl, op, acc, n, x, sw, 0, "global_W", "global_E")
-    acc = line_broadcast(tl, acc, n, x, sw, 0, "global_W", "global_E")
-    acc = line_reduce(tl, op, acc, n, y, sh, 0, "global_N", "global_S")
-    return line_broadcast(tl, acc, n, y, sh, 0, "global_N", "global_S")
+    acc = line_reduce(tl, cx, acc, n, x, sw, 0, "global_W", "global_E")
+    acc = line_broadcast(tl, cx, acc, n, x, sw, 0, "global_W", "global_E")
+    acc = line_reduce(tl, cx, acc, n, y, sh, 0, "global_N", "global_S")
+    return line_broadcast(tl, cx, acc, n, y, sh, 0, "global_N", "global_S")
   end
   error(("lrab: unsupported SIP topology kind %s"):format(tostring(kind)))
 end
 
 --- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group,
--- sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
-function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group, sip_rank, kind, sw, sh)
+-- dtype, sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
+function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group, dtype, sip_rank, kind, sw, sh)
   if tl.program_id(0) ~= 0 then return end -- PE 0 of each cube only
   local cube = tl.program_id(1)
   if cube >= cube_w * cube_h then return end
@@ -139,7 +142,9 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, gr
   if root < 0 then root = (cube_h // 2) * cube_w + cube_w // 2 end
   local root_col, root_row = root % cube_w, root // cube_w
   local single = cube_w == 1 and cube_h == 1
-  local base = t_ptr + cube * n_elem * ITEM
+  local cx = { op = op, dt = dtypes.NAME[dtype] }
+  local item = dtypes.SIZE[dtype]
+  local base = t_ptr + cube * n_elem * item
   local nchunks = (n_elem + chunk - 1) // chunk
   -- chunks go phase by phase, a group at a time: along a chain each cube
   -- passes chunk k on while its neighbour already works on chunk k - 1
@@ -148,25 +153,25 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, gr
     local acc, len = {}, {}
     for k = g0, last do
       len[k] = math.min(chunk, n_elem - k * chunk)
-      acc[k] = tl.load(base + k * chunk * ITEM, { len[k] }, "f16")
+      acc[k] = tl.load(base + k * chunk * item, { len[k] }, cx.dt)
     end
     local function each(f) for k = g0, last do acc[k] = f(acc[k], len[k]) end end
     if not single then
-      each(function(a, n) return line_reduce(tl, op, a, n, col, cube_w, root_col, "W", "E") end)
+      each(function(a, n) return line_reduce(tl, cx, a, n, col, cube_w, root_col, "W", "E") end)
       if col == root_col then
-        each(function(a, n) return line_reduce(tl, op, a, n, row, cube_h, root_row, "N", "S") end)
+        each(function(a, n) return line_reduce(tl, cx, a, n, row, cube_h, root_row, "N", "S") end)
       end
     end
     if single or cube == root then
-      each(function(a, n) return exchange(tl, op, a, n, n_sips, sip_rank, kind, sw, sh) end)
+      each(function(a, n) return exchange(tl, cx, a, n, n_sips, sip_rank, kind, sw, sh) end)
     end
     if not single then
       if col == root_col then
-        each(function(a, n) return line_broadcast(tl, a, n, row, cube_h, root_row, "N", "S") end)
+        each(function(a, n) return line_broadcast(tl, cx, a, n, row, cube_h, root_row, "N", "S") end)
       end
-      each(function(a, n) return line_broadcast(tl, a, n, col, cube_w, root_col, "W", "E") end)
+      each(function(a, n) return line_broadcast(tl, cx, a, n, col, cube_w, root_col, "W", "E") end)
     end
-    for k = g0, last do tl.store(base + k * chunk * ITEM, acc[k]) end
+    for k = g0, last do tl.store(base + k * chunk * item, acc[k]) end
   end
 end
 

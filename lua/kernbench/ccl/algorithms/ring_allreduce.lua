@@ -12,8 +12,8 @@
 -- The wiring (M.wiring): the ring visits the cubes of a SIP in a snake
 -- (row by row, every other row backwards) so that neighbours are mesh
 -- neighbours, then the next SIP's, and closes from the last SIP to the
--- first. Same tensor as LRAB: per SIP [cubes, n_elem] f16, row c on cube
--- c's PE 0. The row stays in the kernel's scratch: 3 x n_elem x 2 bytes
+-- first. Same tensor as LRAB: per SIP [cubes, n_elem] (f16, bf16, f32), row c on cube
+-- c's PE 0. The row stays in the kernel's scratch: 3 x its bytes
 -- must fit it (pe_cpu.attrs.scratch_kb).
 local M = {}
 
@@ -21,7 +21,7 @@ M.SIP_TOPO_RING, M.SIP_TOPO_TORUS, M.SIP_TOPO_MESH = 0, 1, 2
 M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
 M.OPS = { sum = 0, max = 1, min = 2 }
 
-local ITEM = 2 -- f16 bytes
+local dtypes = require "kernbench.ccl.dtypes"
 
 --- The ring's PEs in order and its neighbour tables (E: next, W: previous).
 function M.wiring(P)
@@ -37,12 +37,15 @@ function M.wiring(P)
   return { pes = pes, world = #pes, topology = "ring_1d" }
 end
 
---- After the tensor: n_elem, piece (elements per message), op; then the
--- SIP group (unused: the ring is the same on every SIP topology).
+--- After the tensor: n_elem, piece (elements per message), op and the
+-- dtype's code; then the SIP group (unused: the ring is the same on every
+-- SIP topology).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
-  local piece = (o.slot_size or 4096) // ITEM
-  if piece < 1 then error(("ring_allreduce: slot_size %s holds no f16 element"):format(tostring(o.slot_size)), 2) end
+  local dt = dtypes.code(o.dtype, "ring_allreduce")
+  local item = dtypes.SIZE[dt]
+  local piece = (o.slot_size or 4096) // item
+  if piece < 1 then error(("ring_allreduce: slot_size %s holds no element"):format(tostring(o.slot_size)), 2) end
   local op = M.OPS[o.op or "sum"]
   if not op then error(("ring_allreduce: op must be sum, max or min, got %s"):format(tostring(o.op)), 2) end
   if o.cubes and o.cubes_per_sip and o.cubes ~= o.cubes_per_sip then
@@ -50,11 +53,11 @@ function M.kernel_args(world_size, n_elem, o)
       .. "cubes, it has %d"):format(o.cubes_per_sip, o.cubes), 2)
   end
   local scratch = o.scratch_bytes or 1024 * 1024
-  if 3 * n_elem * ITEM > scratch then
-    error(("ring_allreduce: a row of %d f16 must fit three times in the kernel's scratch (%d bytes, "
+  if 3 * n_elem * item > scratch then
+    error(("ring_allreduce: a row of %d elements must fit three times in the kernel's scratch (%d bytes, "
       .. "pe_cpu.attrs.scratch_kb)"):format(n_elem, scratch), 2)
   end
-  return n_elem, piece, op
+  return n_elem, piece, op, dt
 end
 
 local function combine(tl, op, a, b)
@@ -63,11 +66,12 @@ local function combine(tl, op, a, b)
   return a + b
 end
 
-function M.kernel(tl, t_ptr, n_elem, piece, op)
+function M.kernel(tl, t_ptr, n_elem, piece, op, dtype)
   if tl.program_id(0) ~= 0 then return end
   local rank, world = tl.ipcq_rank(), tl.ipcq_world_size()
   local cube = tl.program_id(1)
-  local base = t_ptr + cube * n_elem * ITEM
+  local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
+  local base = t_ptr + cube * n_elem * item
   -- segment i: elements [start(i), start(i + 1)), the first n_elem % world one longer
   local q, rem = n_elem // world, n_elem % world
   local function start(i) return i * q + math.min(i, rem) end
@@ -77,7 +81,7 @@ function M.kernel(tl, t_ptr, n_elem, piece, op)
     local pieces = {}
     for off = start(i), start(i + 1) - 1, piece do
       local n = math.min(piece, start(i + 1) - off)
-      pieces[#pieces + 1] = { off = off, n = n, h = tl.load(base + off * ITEM, { n }, "f16") }
+      pieces[#pieces + 1] = { off = off, n = n, h = tl.load(base + off * item, { n }, dt) }
     end
     seg[i] = pieces
   end
@@ -88,7 +92,7 @@ function M.kernel(tl, t_ptr, n_elem, piece, op)
     for j = 1, math.max(#send, #recv) do
       if send[j] then tl.send("E", send[j].h) end
       if recv[j] then
-        local got = tl.recv("W", { recv[j].n }, "f16")
+        local got = tl.recv("W", { recv[j].n }, dt)
         recv[j].h = reduce and combine(tl, op, recv[j].h, got) or got
       end
     end
@@ -96,7 +100,7 @@ function M.kernel(tl, t_ptr, n_elem, piece, op)
   for s = 0, world - 2 do step((rank - s) % world, (rank - s - 1) % world, true) end
   for s = 0, world - 2 do step((rank - s + 1) % world, (rank - s) % world, false) end
   for i = 0, world - 1 do
-    for _, p in ipairs(seg[i]) do tl.store(base + p.off * ITEM, p.h) end
+    for _, p in ipairs(seg[i]) do tl.store(base + p.off * item, p.h) end
   end
 end
 
