@@ -128,8 +128,8 @@ function TestLrab:test_the_prediction_is_close_and_below_the_simulation()
     lu.assertTrue(p.predicted_ns <= r.crit_ns and p.predicted_ns >= 0.8 * r.crit_ns,
       ("%s %d: predicted %g, simulated %g"):format(c[1], c[2], p.predicted_ns, r.crit_ns))
   end
-  lu.assertErrorMsgContains("no model for algorithm 'tree_allreduce' yet", kb.ccl.predict,
-    { algorithm = "tree_allreduce", topology = kb.topology.load("default"), nbytes = 64 })
+  lu.assertErrorMsgContains("no model for algorithm 'butterfly' yet", kb.ccl.predict,
+    { algorithm = "butterfly", topology = kb.topology.load("default"), nbytes = 64 })
   lu.assertErrorMsgContains("nbytes must be an integer >= 2", kb.ccl.predict, { nbytes = 1 })
 end
 

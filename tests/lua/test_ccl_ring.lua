@@ -1,4 +1,5 @@
---- The ring all-reduce (lua/kernbench/ccl/algorithms/ring_allreduce.lua):
+--- The ring and tree all-reduces (lua/kernbench/ccl/algorithms/ring_allreduce.lua,
+-- tree_allreduce.lua):
 -- exact in data mode with rows shorter than the ring, segments larger than
 -- a slot, every op, through torch.distributed too; the wiring is a snake.
 local lu = require "luaunit"
@@ -11,7 +12,7 @@ TestRing = {}
 -- Small integers so that every partial sum is exact in f16.
 local function val(s, c, j) return (c + j + s) % 4 end
 
-local function check(topo, n, opts)
+local function check(topo, n, opts, algo)
   local torch = torchmod.new { topology = kb.topology.load(topo), data_mode = "data" }
   local P = torch.spec
   local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
@@ -26,7 +27,7 @@ local function check(topo, n, opts)
   end
   torch.ahbm.set_device(nil)
   torch.synchronize()
-  local r = run.allreduce(torch, "ring_allreduce", ts, opts)
+  local r = run.allreduce(torch, algo or "ring_allreduce", ts, opts)
   local op = (opts or {}).op or "sum"
   for s = 0, P.sips - 1 do
     local y = ts[s + 1]:cpu():float()
@@ -83,6 +84,13 @@ function TestRing:test_through_torch_distributed()
   lu.assertErrorMsgContains("the ring runs through every cube", ring.kernel_args, 2, 8,
     { cubes = 1, cubes_per_sip = 16 })
   torch.close()
+end
+
+function TestRing:test_the_tree_all_reduce_is_exact_too()
+  check("default", 10, nil, "tree_allreduce")
+  check("default", 300, { slot_size = 64 }, "tree_allreduce")
+  check("default", 64, { op = "max", dtype = "f32" }, "tree_allreduce")
+  check("torus_2d_6sip_2x3", 200, { n_slots = 1 }, "tree_allreduce")
 end
 
 os.exit(lu.LuaUnit.run())

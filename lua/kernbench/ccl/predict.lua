@@ -63,7 +63,7 @@ function M.predict(o)
   local algo = o.algorithm or "lrab_hierarchical_allreduce"
   if not MODELS[algo] then
     error(("kb.ccl.predict: no model for algorithm '%s' yet (models: lrab_hierarchical_allreduce, "
-      .. "ring_allreduce)"):format(tostring(algo)), 2)
+      .. "ring_allreduce, tree_allreduce)"):format(tostring(algo)), 2)
   end
   local nbytes = o.nbytes
   if math.type(nbytes) ~= "integer" or nbytes < 2 then error("kb.ccl.predict: nbytes must be an integer >= 2", 2) end
@@ -99,6 +99,44 @@ function MODELS.ring_allreduce(o)
   local predicted = steps * pieces * typical + math.min(steps, 2) * pieces * (worst - typical) + rows
   return { predicted_ns = predicted, hop_ns = typical, worst_hop_ns = worst, steps = steps, pieces = pieces,
            ranks = W }
+end
+
+-- The tree (tree_allreduce.lua): floor(log2 W) hops up and as many down,
+-- once per group of chunks; further chunks stream at the period of a rank
+-- with two children (two receives and combines, a send); every chunk is
+-- loaded and stored.
+function MODELS.tree_allreduce(o)
+  local t = o.topology or kb.topology.load()
+  local P = t:params()
+  local nbytes, kind, slot_size = o.nbytes, o.buffer_kind or "tcm", o.slot_size or 4096
+  local tree = require "kernbench.ccl.algorithms.tree_allreduce"
+  local w = tree.wiring(P)
+  local W = w.world
+  local c = math.min(nbytes, slot_size)
+  local chunks = (nbytes + slot_size - 1) // slot_size
+  local pc = pe_costs(t, c, kind)
+  local depth = 0
+  while (1 << (depth + 1)) <= W do depth = depth + 1 end
+  -- the hops along the deepest path (rank 2^d - 1 up to the root)
+  local up, credit = 0, 0
+  local r = (1 << depth) - 1
+  while r > 0 do
+    local p = (r - 1) // 2
+    local h, cr = hop(t, w.pes[r + 1], w.pes[p + 1], c, pc)
+    up, credit = up + h, math.max(credit, cr)
+    r = p
+  end
+  local at = { sip = 0, cube = 0, pe = 0 }
+  local args = { tree.kernel_args(W, nbytes // 2, { slot_size = slot_size,
+                                                    scratch_bytes = attr(t, "pe_cpu", "scratch_kb", at) * 1024 }) }
+  local groups = (chunks + args[4] - 1) // args[4]
+  local recv = pc.dispatch + pc.slot + credit
+  local stream = chunks > 1 and (chunks - 1) * (2 * (recv + pc.combine) + pc.send + recv + 2 * pc.send) or 0
+  local dma, hbm = node(t, "pe_dma", at), node(t, "hbm_ctrl", at)
+  local rows = chunks * (2 * pc.dispatch + t:path_latency_ns(dma, hbm, "data", 0) + t:path_latency_ns(hbm, dma, "data", c)
+    + t:path_latency_ns(dma, hbm, "data", c) + t:path_latency_ns(hbm, dma, "data", 0))
+  local predicted = groups * 2 * up + stream + rows
+  return { predicted_ns = predicted, depth = depth, ranks = W, chunks = chunks, groups = groups }
 end
 
 function MODELS.lrab_hierarchical_allreduce(o)
