@@ -30,7 +30,7 @@ function TestDistributed:test_calls_before_init_and_bad_inits_are_errors()
   lu.assertEquals(dist.get_world_size(), 2)
   lu.assertEquals(dist.get_rank(), 0)
   lu.assertErrorMsgContains("twice", dist.init_process_group, { backend = "kernbench" })
-  lu.assertErrorMsgContains("torch.distributed.broadcast: not implemented yet", dist.broadcast)
+  lu.assertErrorMsgContains("torch.distributed.all_gather: not implemented yet", dist.all_gather)
   torch.close()
 end
 
@@ -70,6 +70,45 @@ function TestDistributed:test_all_reduce_inside_spawn_is_exact_for_each_op()
       end
     end
   end
+end
+
+function TestDistributed:test_broadcast_and_reduce_on_every_sip_topology()
+  for _, topo in ipairs { "default", "torus_2d_6sip_2x3", "mesh_2d_no_wrap_6sip_2x3", "ring_1d_6sip" } do
+    local torch = runtime(topo, true)
+    local dist = torch.distributed
+    dist.init_process_group {}
+    local n = dist.get_world_size()
+    local bc, red = {}, {}
+    torch.multiprocessing.spawn(function(rank)
+      torch.ahbm.set_device(rank)
+      local t = torch.full({ 16, 300 }, rank + 1, { dtype = "f32", dp = rows_dp(torch) })
+      dist.broadcast(t, 1)
+      bc[rank] = t:cpu()
+      local u = torch.full({ 16, 300 }, rank + 1, { dtype = "f32", dp = rows_dp(torch) })
+      dist.reduce(u, n - 1, "max")
+      red[rank] = u:cpu()
+    end, {}, n)
+    for r = 0, n - 1 do
+      lu.assertTrue(torch.equal(bc[r], torch.full({ 16, 300 }, 2, { dtype = "f32" })), topo .. " broadcast " .. r)
+      local want = r == n - 1 and n or r + 1 -- dst holds the max, the others keep theirs
+      lu.assertTrue(torch.equal(red[r], torch.full({ 16, 300 }, want, { dtype = "f32" })), topo .. " reduce " .. r)
+    end
+    torch.close()
+  end
+end
+
+function TestDistributed:test_broadcast_checks_its_rank_and_wiring()
+  local torch = runtime("default")
+  torch.distributed.init_process_group { algorithm = "ring_allreduce" }
+  local t = torch.full({ 16, 8 }, 1, { dtype = "f16", dp = rows_dp(torch) })
+  lu.assertErrorMsgContains("runs on the LRAB wiring", torch.distributed.broadcast, t, 0)
+  torch.close()
+  torch = runtime("default")
+  torch.distributed.init_process_group {}
+  t = torch.full({ 16, 8 }, 1, { dtype = "f16", dp = rows_dp(torch) })
+  lu.assertErrorMsgContains("src must be a rank 0 .. 1, got 5", torch.distributed.broadcast, t, 5)
+  lu.assertErrorMsgContains("called outside torch.multiprocessing.spawn", torch.distributed.reduce, t, 0)
+  torch.close()
 end
 
 function TestDistributed:test_the_same_program_gives_the_same_time()

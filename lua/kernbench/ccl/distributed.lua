@@ -13,6 +13,8 @@
 -- algorithm on the calling rank's SIP and waits for it (inside spawn the
 -- scheduler drains once every rank has launched).
 local config = require "kernbench.ccl.config"
+local lrab = require "kernbench.ccl.algorithms.lrab_hierarchical_allreduce"
+local lrab_coll = require "kernbench.ccl.lrab_collectives"
 local run = require "kernbench.ccl.run"
 
 local M = {}
@@ -26,6 +28,16 @@ function M.attach(torch, ctx)
   local P = ctx.P
   local dist = {}
   local group -- the process group once initialised
+
+  local function op_of(op, call)
+    if type(op) == "table" then op = op.op end
+    op = op or "sum"
+    if type(op) == "string" then op = op:lower():gsub("^reduceop%.", "") end
+    if not OPS[op] then
+      error(("torch.distributed.%s: op must be \"sum\", \"max\" or \"min\", got %s"):format(call, tostring(op)), 3)
+    end
+    return op
+  end
 
   local function need(call)
     if not group then
@@ -124,12 +136,7 @@ function M.attach(torch, ctx)
   -- row per cube on PE 0 (docs/ccl.md). Returns when it is done.
   function dist.all_reduce(tensor, op)
     need("all_reduce")
-    if type(op) == "table" then op = op.op end
-    op = op or "sum"
-    if type(op) == "string" then op = op:lower():gsub("^reduceop%.", "") end
-    if not OPS[op] then
-      error(("torch.distributed.all_reduce: op must be \"sum\", \"max\" or \"min\", got %s"):format(tostring(op)), 2)
-    end
+    op = op_of(op, "all_reduce")
     local rank = ctx.rank()
     if not rank and group.world > 1 then
       error(("torch.distributed.all_reduce: called outside torch.multiprocessing.spawn with %d ranks: the other "
@@ -164,8 +171,53 @@ function M.attach(torch, ctx)
     return dist.all_reduce(t)
   end
 
-  for _, name in ipairs { "broadcast", "reduce", "all_gather", "reduce_scatter", "gather", "scatter", "send",
-                          "recv" } do
+  -- broadcast and reduce (lrab_collectives.lua) run on LRAB's wiring
+  local function line_collective(call, tensor, rank_arg, what)
+    need(call)
+    if group.name ~= "lrab_hierarchical_allreduce" then
+      error(("torch.distributed.%s: runs on the LRAB wiring; this group was initialised with algorithm '%s' "
+        .. "(init_process_group{algorithm = \"lrab_hierarchical_allreduce\"})"):format(call, group.name), 3)
+    end
+    if math.type(rank_arg) ~= "integer" or rank_arg < 0 or rank_arg >= group.world then
+      error(("torch.distributed.%s: %s must be a rank 0 .. %d, got %s"):format(call, what, group.world - 1,
+        tostring(rank_arg)), 3)
+    end
+    local rank = ctx.rank()
+    if not rank and group.world > 1 then
+      error(("torch.distributed.%s: called outside torch.multiprocessing.spawn with %d ranks: the other ranks "
+        .. "would never join; run one rank per SIP with spawn"):format(call, group.world), 3)
+    end
+    local _, cubes, sip = run.check_tensor(torch, tensor, "torch.distributed." .. call)
+    if sip ~= (rank or 0) then
+      error(("torch.distributed.%s: rank %d's tensor is on SIP %d"):format(call, rank or 0, sip), 3)
+    end
+    return cubes, sip
+  end
+
+  --- broadcast(t, src): every rank's t becomes rank src's.
+  function dist.broadcast(tensor, src)
+    local cubes, sip = line_collective("broadcast", tensor, src, "src")
+    local args = run.line_args(torch, group, tensor, cubes)
+    local h = run.launch_fn(torch, "broadcast", lrab_coll.broadcast, tensor, cubes, sip,
+      { args.n_elem, args.chunk, args.group, args.dtype, src, P.sips, sip, args.kind, args.sw, args.sh })
+    torch.wait(h)
+    return h
+  end
+
+  --- reduce(t, dst[, op]): rank dst's t becomes the all-reduce of every
+  -- rank's; the others keep theirs.
+  function dist.reduce(tensor, dst, op)
+    local cubes, sip = line_collective("reduce", tensor, dst, "dst")
+    op = op_of(op, "reduce")
+    local args = run.line_args(torch, group, tensor, cubes)
+    local h = run.launch_fn(torch, "reduce", lrab_coll.reduce, tensor, cubes, sip,
+      { args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op], args.group, args.dtype, dst,
+        P.sips, sip, args.kind, args.sw, args.sh })
+    torch.wait(h)
+    return h
+  end
+
+  for _, name in ipairs { "all_gather", "reduce_scatter", "gather", "scatter", "send", "recv" } do
     dist[name] = function()
       error(("torch.distributed.%s: not implemented yet (the collectives beyond all_reduce and barrier come "
         .. "later; docs/ccl.md)"):format(name), 2)

@@ -94,6 +94,30 @@ function M.launch_rank(torch, w, name, algo, tensor, opts, call)
   return h
 end
 
+--- The arguments line collectives (broadcast, reduce) take, from LRAB's
+-- rules: {n_elem, cube_w, cube_h, chunk, group, dtype (code), kind, sw, sh}.
+function M.line_args(torch, grp, tensor, cubes)
+  local P = torch.spec
+  local cube_w, cube_h = P.cube_w, P.cube_h
+  if cubes == 1 then cube_w, cube_h = 1, 1 end
+  local cpu = torch.topology:node_at { kind = "pe_cpu", sip = 0, cube = 0, pe = 0 }
+  local a = table.pack(require("kernbench.ccl.algorithms.lrab_hierarchical_allreduce").kernel_args(P.sips,
+    tensor.shape[2], { cube_w = cube_w, cube_h = cube_h, slot_size = grp.wiring.plan.slot_size, dtype = tensor.dtype,
+                       scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil }))
+  return { n_elem = a[1], cube_w = a[2], cube_h = a[3], chunk = a[6], group = a[8], dtype = a[9],
+           kind = sfr.TOPO_KIND[P.sip_topology] or 0, sw = grp.wiring.sip_w, sh = grp.wiring.sip_h }
+end
+
+--- Launches kernel function fn (named `name`) on `sip`'s PE 0 of `cubes`
+-- cubes with the tensor and args; returns the handle.
+function M.launch_fn(torch, name, fn, tensor, cubes, sip, args)
+  local device = torch.ahbm.current_device()
+  torch.ahbm.set_device(sip)
+  local h = torch.launch_async({ name = name, fn = fn }, { pes = 1, cubes = cubes }, tensor, table.unpack(args))
+  torch.ahbm.set_device(device)
+  return h
+end
+
 --- All-reduce of `tensors` (one device tensor per SIP, in SIP order) with
 -- algorithm `name`; opts: op ("sum", "max", "min"), root (a cube index),
 -- and the install's buffer_kind, n_slots, slot_size, backpressure. Installs

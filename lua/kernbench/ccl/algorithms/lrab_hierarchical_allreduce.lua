@@ -57,61 +57,8 @@ function M.kernel_args(world_size, n_elem, o)
   return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op, group, dt
 end
 
--- acc combined with x by cx.op (0 sum, 1 max, 2 min).
-local function combine(tl, cx, acc, x)
-  if cx.op == 1 then return tl.maximum(acc, x) end
-  if cx.op == 2 then return tl.minimum(acc, x) end
-  return acc + x
-end
-
--- acc combined with the message from `dir` ([n] of the kernel's dtype).
-local function add_from(tl, cx, acc, dir, n)
-  return combine(tl, cx, acc, tl.recv(dir, { n }, cx.dt))
-end
-
--- Reduces along one line of the mesh towards position `root` (x counts from
--- the `lo` end) with op: lo/hi are the directions to the lower and higher
--- neighbour.
-local function line_reduce(tl, cx, acc, n, x, len, root, lo, hi)
-  if x < root then
-    if x > 0 then acc = add_from(tl, cx, acc, lo, n) end
-    tl.send(hi, acc)
-  elseif x > root then
-    if x < len - 1 then acc = add_from(tl, cx, acc, hi, n) end
-    tl.send(lo, acc)
-  else
-    if root > 0 then acc = add_from(tl, cx, acc, lo, n) end
-    if root < len - 1 then acc = add_from(tl, cx, acc, hi, n) end
-  end
-  return acc
-end
-
--- The reverse: the value at `root` travels out to both ends.
-local function line_broadcast(tl, cx, acc, n, x, len, root, lo, hi)
-  if x < root then
-    acc = tl.recv(hi, { n }, cx.dt)
-    if x > 0 then tl.send(lo, acc) end
-  elseif x > root then
-    acc = tl.recv(lo, { n }, cx.dt)
-    if x < len - 1 then tl.send(hi, acc) end
-  else
-    if root > 0 then tl.send(lo, acc) end
-    if root < len - 1 then tl.send(hi, acc) end
-  end
-  return acc
-end
-
--- A ring of `len` members: len - 1 rounds, each sending the value received
--- in the round before (its own first) and adding what arrives.
-local function ring(tl, cx, acc, n, len, out, into)
-  local cur = acc
-  for _ = 1, len - 1 do
-    tl.send(out, cur)
-    cur = tl.recv(into, { n }, cx.dt)
-    acc = combine(tl, cx, acc, cur)
-  end
-  return acc
-end
+local lines = require "kernbench.ccl.lines"
+local line_reduce, line_broadcast, ring = lines.reduce, lines.broadcast, lines.ring
 
 local function exchange(tl, cx, acc, n, n_sips, sip_rank, kind, sw, sh)
   if n_sips < 2 then return acc end

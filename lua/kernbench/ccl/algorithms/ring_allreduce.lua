@@ -22,6 +22,7 @@ M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
 M.OPS = { sum = 0, max = 1, min = 2 }
 
 local dtypes = require "kernbench.ccl.dtypes"
+local lines = require "kernbench.ccl.lines"
 
 --- The ring's PEs in order and its neighbour tables (E: next, W: previous).
 function M.wiring(P)
@@ -60,17 +61,12 @@ function M.kernel_args(world_size, n_elem, o)
   return n_elem, piece, op, dt
 end
 
-local function combine(tl, op, a, b)
-  if op == 1 then return tl.maximum(a, b) end
-  if op == 2 then return tl.minimum(a, b) end
-  return a + b
-end
-
 function M.kernel(tl, t_ptr, n_elem, piece, op, dtype)
   if tl.program_id(0) ~= 0 then return end
   local rank, world = tl.ipcq_rank(), tl.ipcq_world_size()
   local cube = tl.program_id(1)
   local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
+  local cx = { op = op, dt = dt }
   local base = t_ptr + cube * n_elem * item
   -- segment i: elements [start(i), start(i + 1)), the first n_elem % world one longer
   local q, rem = n_elem // world, n_elem % world
@@ -93,7 +89,7 @@ function M.kernel(tl, t_ptr, n_elem, piece, op, dtype)
       if send[j] then tl.send("E", send[j].h) end
       if recv[j] then
         local got = tl.recv("W", { recv[j].n }, dt)
-        recv[j].h = reduce and combine(tl, op, recv[j].h, got) or got
+        recv[j].h = reduce and lines.combine(tl, cx, recv[j].h, got) or got
       end
     end
   end

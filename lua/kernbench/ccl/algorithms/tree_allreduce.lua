@@ -9,6 +9,7 @@
 -- and the ring: per SIP [cubes, n_elem] (f16, bf16, f32), row c on cube c's
 -- PE 0, every cube.
 local dtypes = require "kernbench.ccl.dtypes"
+local lines = require "kernbench.ccl.lines"
 local ring = require "kernbench.ccl.algorithms.ring_allreduce"
 
 local M = {}
@@ -44,17 +45,12 @@ function M.kernel_args(world_size, n_elem, o)
   return n_elem, chunk, op, group, dt
 end
 
-local function combine(tl, op, a, b)
-  if op == 1 then return tl.maximum(a, b) end
-  if op == 2 then return tl.minimum(a, b) end
-  return a + b
-end
-
 function M.kernel(tl, t_ptr, n_elem, chunk, op, group, dtype)
   if tl.program_id(0) ~= 0 then return end
   local nb = tl.ipcq_neighbors()
   local cube = tl.program_id(1)
   local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
+  local cx = { op = op, dt = dt }
   local base = t_ptr + cube * n_elem * item
   local nchunks = (n_elem + chunk - 1) // chunk
   for g0 = 0, nchunks - 1, group do
@@ -65,8 +61,8 @@ function M.kernel(tl, t_ptr, n_elem, chunk, op, group, dtype)
       acc[k] = tl.load(base + k * chunk * item, { len[k] }, dt)
     end
     for k = g0, last do -- up: children's partial sums, then to the parent
-      if nb.left then acc[k] = combine(tl, op, acc[k], tl.recv("left", { len[k] }, dt)) end
-      if nb.right then acc[k] = combine(tl, op, acc[k], tl.recv("right", { len[k] }, dt)) end
+      if nb.left then acc[k] = lines.combine(tl, cx, acc[k], tl.recv("left", { len[k] }, dt)) end
+      if nb.right then acc[k] = lines.combine(tl, cx, acc[k], tl.recv("right", { len[k] }, dt)) end
       if nb.parent then tl.send("parent", acc[k]) end
     end
     for k = g0, last do -- down: the root's sum

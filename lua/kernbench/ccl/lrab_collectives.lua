@@ -1,0 +1,100 @@
+--- broadcast(src) and reduce(dst) on the LRAB wiring (kernbench.ccl.sfr
+-- intercube_multisip, docs/ccl.md): the same [cubes, n_elem] tensor per
+-- rank (SIP), a row per cube on PE 0.
+--
+--   broadcast: every rank's tensor becomes rank src's. Each cube's PE 0 of
+--     SIP src sends its row out along the SIP topology (global_E/W along a
+--     ring or a grid row, then global_N/S down the columns); nothing moves
+--     inside a SIP.
+--   reduce: rank dst's tensor becomes the all-reduce of every rank's (every
+--     row the combination of all rows of all SIPs); the others keep theirs.
+--     Each cube's row is reduced across the SIPs towards dst (columns to
+--     dst's row, then the row to dst), then inside dst the cubes reduce to
+--     the root cube and broadcast back (LRAB's phases 1, 2, 4, 5).
+-- Chunks of a slot stream a group at a time, as in LRAB.
+local dtypes = require "kernbench.ccl.dtypes"
+local lines = require "kernbench.ccl.lines"
+
+local M = {}
+
+M.SIP_RING = 0
+
+-- The positions of SIP s and of the root SIP on the SIP topology's lines:
+-- a ring is one line of n_sips; a grid w x h, (s % w, s // w).
+local function place(s, kind, sw)
+  if kind == M.SIP_RING then return s, 0 end
+  return s % sw, s // sw
+end
+
+-- Runs f over the chunk groups of a row: load(k) gives chunk k's first
+-- value (or nil), f(acc, len) the phases over the group, store(k) whether to
+-- store it back.
+local function chunked(tl, base, n_elem, chunk, group, dt, item, load, phases, store)
+  local nchunks = (n_elem + chunk - 1) // chunk
+  for g0 = 0, nchunks - 1, group do
+    local last = math.min(g0 + group, nchunks) - 1
+    local acc, len = {}, {}
+    for k = g0, last do
+      len[k] = math.min(chunk, n_elem - k * chunk)
+      if load then acc[k] = tl.load(base + k * chunk * item, { len[k] }, dt) end
+    end
+    phases(acc, len, g0, last)
+    if store then
+      for k = g0, last do tl.store(base + k * chunk * item, acc[k]) end
+    end
+  end
+end
+
+local function each(acc, len, g0, last, f)
+  for k = g0, last do acc[k] = f(acc[k], len[k]) end
+end
+
+--- broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
+function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
+  if tl.program_id(0) ~= 0 or n_sips < 2 then return end
+  local cx = { op = 0, dt = dtypes.NAME[dtype] }
+  local item = dtypes.SIZE[dtype]
+  local base = t_ptr + tl.program_id(1) * n_elem * item
+  local x, y = place(sip_rank, kind, sw)
+  local rx, ry = place(src, kind, sw)
+  local w, h = kind == M.SIP_RING and n_sips or sw, kind == M.SIP_RING and 1 or sh
+  chunked(tl, base, n_elem, chunk, group, cx.dt, item, sip_rank == src, function(acc, len, g0, last)
+    if y == ry then
+      each(acc, len, g0, last, function(a, n) return lines.broadcast(tl, cx, a, n, x, w, rx, "global_W", "global_E") end)
+    end
+    if h > 1 then
+      each(acc, len, g0, last, function(a, n) return lines.broadcast(tl, cx, a, n, y, h, ry, "global_N", "global_S") end)
+    end
+  end, sip_rank ~= src)
+end
+
+--- reduce(tl, t_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst,
+-- n_sips, sip_rank, kind, sw, sh)
+function M.reduce(tl, t_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst, n_sips, sip_rank, kind,
+                  sw, sh)
+  if tl.program_id(0) ~= 0 then return end
+  local cube = tl.program_id(1)
+  local cx = { op = op, dt = dtypes.NAME[dtype] }
+  local item = dtypes.SIZE[dtype]
+  local base = t_ptr + cube * n_elem * item
+  local x, y = place(sip_rank, kind, sw)
+  local rx, ry = place(dst, kind, sw)
+  local w, h = kind == M.SIP_RING and n_sips or sw, kind == M.SIP_RING and 1 or sh
+  if root < 0 then root = (cube_h // 2) * cube_w + cube_w // 2 end
+  local col, row, rc, rr = cube % cube_w, cube // cube_w, root % cube_w, root // cube_w
+  local single = cube_w * cube_h == 1
+  chunked(tl, base, n_elem, chunk, group, cx.dt, item, true, function(acc, len, g0, last)
+    local function line(f) each(acc, len, g0, last, f) end
+    if n_sips > 1 then
+      if h > 1 then line(function(a, n) return lines.reduce(tl, cx, a, n, y, h, ry, "global_N", "global_S") end) end
+      if y == ry then line(function(a, n) return lines.reduce(tl, cx, a, n, x, w, rx, "global_W", "global_E") end) end
+    end
+    if sip_rank ~= dst or single then return end
+    line(function(a, n) return lines.reduce(tl, cx, a, n, col, cube_w, rc, "W", "E") end)
+    if col == rc then line(function(a, n) return lines.reduce(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
+    if col == rc then line(function(a, n) return lines.broadcast(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
+    line(function(a, n) return lines.broadcast(tl, cx, a, n, col, cube_w, rc, "W", "E") end)
+  end, sip_rank == dst)
+end
+
+return M
