@@ -1,0 +1,87 @@
+--- Each collective timed on every SIP of the tray (docs/ccl.md): all_reduce
+-- with each algorithm, broadcast, reduce and barrier, through
+-- init_process_group and spawn. Each rank's [cubes, n_elem] tensor, a row per
+-- cube on PE 0, holds rank + 1. The time of a collective is the largest
+-- pe_exec_ns over the ranks' launches; every algorithm gets a runtime of its
+-- own (a fresh simulation of the same topology). With --data the results are
+-- checked.
+--
+--   kernbench [--param n_elem=4096] [--param dtype=f32] -t torus_2d_6sip_2x3 run ccl-collectives [--data]
+local ALGORITHMS = { "lrab_hierarchical_allreduce", "ring_allreduce", "tree_allreduce" }
+
+return {
+  name = "ccl-collectives",
+  description = "all_reduce (LRAB, ring, tree), broadcast, reduce and barrier timed across every SIP",
+  params = {
+    n_elem = { default = 4096, min = 1, help = "elements per cube" },
+    dtype = { default = "f16", choices = { "f16", "bf16", "f32" }, help = "the tensors' element type" },
+    buffer_kind = { default = "tcm", choices = { "tcm", "sram", "hbm" }, help = "where the receive rings live" },
+  },
+  run = function(torch0, p)
+    local P = torch0.spec
+    local n, dt = p.n_elem, p.dtype
+    local rows, checks = {}, 0
+    local function timed(torch, body)
+      local exec = {}
+      torch.multiprocessing.spawn(function(rank)
+        torch.ahbm.set_device(rank)
+        local h, t = body(torch, rank)
+        exec[rank] = h.event:value().pe_exec_ns
+        if torch.data then exec["t" .. rank] = t:cpu() end
+      end, {}, P.sips)
+      local crit = 0
+      for r = 0, P.sips - 1 do crit = math.max(crit, exec[r]) end
+      return crit, exec
+    end
+    local function tensor(torch, rank, v)
+      local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
+      return torch.full({ P.cubes_per_sip, n }, v or rank + 1, { dtype = dt, dp = dp })
+    end
+    local function check(torch, what, got, want)
+      if not torch.data then return end
+      torch.verify(what, got, torch.full({ P.cubes_per_sip, n }, want, { dtype = dt }))
+      checks = checks + 1
+    end
+    local sum = P.cubes_per_sip * P.sips * (P.sips + 1) / 2
+    for i, algo in ipairs(ALGORITHMS) do
+      local torch = i == 1 and torch0 or kb.torch { topology = torch0.topology, data_mode = torch0.data and "data" }
+      torch.distributed.init_process_group { backend = "kernbench", algorithm = algo, buffer_kind = p.buffer_kind }
+      local crit, ex = timed(torch, function(t, rank)
+        local x = tensor(t, rank)
+        return t.distributed.all_reduce(x), x
+      end)
+      for r = 0, P.sips - 1 do check(torch, ("%s rank %d"):format(algo, r), ex["t" .. r], sum) end
+      rows[#rows + 1] = { collective = "all_reduce", algorithm = algo, crit_ns = crit }
+      if algo == "lrab_hierarchical_allreduce" then -- the collectives on the LRAB wiring
+        crit, ex = timed(torch, function(t, rank)
+          local x = tensor(t, rank)
+          return t.distributed.broadcast(x, 0), x
+        end)
+        for r = 0, P.sips - 1 do check(torch, ("broadcast rank %d"):format(r), ex["t" .. r], 1) end
+        rows[#rows + 1] = { collective = "broadcast", algorithm = algo, crit_ns = crit }
+        crit, ex = timed(torch, function(t, rank)
+          local x = tensor(t, rank)
+          return t.distributed.reduce(x, 0), x
+        end)
+        check(torch, "reduce at rank 0", ex.t0, sum)
+        rows[#rows + 1] = { collective = "reduce", algorithm = algo, crit_ns = crit }
+        crit = timed(torch, function(t, rank)
+          local h = t.distributed.barrier()
+          return h, tensor(t, rank)
+        end)
+        rows[#rows + 1] = { collective = "barrier", algorithm = algo, crit_ns = crit }
+      end
+      if i > 1 then torch.close() end
+    end
+    print(("ccl-collectives on %s (%d SIPs x %d cubes), %d %s per cube, %s rings:"):format(P.sip_topology, P.sips,
+      P.cubes_per_sip, n, dt, p.buffer_kind))
+    print(("%-12s %-30s %14s"):format("collective", "algorithm", "crit_ns"))
+    for _, r in ipairs(rows) do
+      r.n_sips, r.n_elem, r.dtype, r.buffer_kind, r.sip_topology = P.sips, n, dt, p.buffer_kind, P.sip_topology
+      print(("%-12s %-30s %14.3f"):format(r.collective, r.algorithm, r.crit_ns))
+    end
+    print(torch0.data and ("ccl-collectives: verified %d results"):format(checks)
+      or "ccl-collectives: timing only (run with --data to verify)")
+    return rows
+  end,
+}
