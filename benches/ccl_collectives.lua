@@ -1,9 +1,13 @@
 --- Each collective timed on every SIP of the tray (docs/ccl.md): all_reduce
--- with each algorithm, broadcast, reduce and barrier, through
+-- with each algorithm, broadcast, reduce, barrier, all_gather and
+-- reduce_scatter (for these two compositions, the sum of their launches'
+-- times), through
 -- init_process_group and spawn. Each rank's [cubes, n_elem] tensor, a row per
--- cube on PE 0, holds rank + 1. The time of a collective is the largest
--- pe_exec_ns over the ranks' launches; every algorithm gets a runtime of its
--- own (a fresh simulation of the same topology). With --data the results are
+-- cube on PE 0, holds rank + 1. crit_ns is the largest pe_exec_ns over the
+-- ranks' launches (summed over a composition's launches); elapsed_ns the
+-- largest simulated time from a rank's call to its return (the launches'
+-- messages and, for compositions, the waits between steps included). Every
+-- algorithm gets a runtime of its own (a fresh simulation of the topology). With --data the results are
 -- checked.
 --
 --   kernbench [--param n_elem=4096] [--param dtype=f32] -t torus_2d_6sip_2x3 run ccl-collectives [--data]
@@ -11,7 +15,7 @@ local ALGORITHMS = { "lrab_hierarchical_allreduce", "ring_allreduce", "tree_allr
 
 return {
   name = "ccl-collectives",
-  description = "all_reduce (LRAB, ring, tree), broadcast, reduce and barrier timed across every SIP",
+  description = "all_reduce (LRAB, ring, tree), broadcast, reduce, barrier, all_gather, reduce_scatter across every SIP",
   params = {
     n_elem = { default = 4096, min = 1, help = "elements per cube" },
     dtype = { default = "f16", choices = { "f16", "bf16", "f32" }, help = "the tensors' element type" },
@@ -25,12 +29,16 @@ return {
       local exec = {}
       torch.multiprocessing.spawn(function(rank)
         torch.ahbm.set_device(rank)
-        local h, t = body(torch, rank)
-        exec[rank] = h.event:value().pe_exec_ns
+        local h, t, t0 = body(torch, rank) -- t0: the simulated time of the call
+        exec["e" .. rank] = torch.now_ns() - t0
+        local hs = h.event and { h } or h -- a composition returns its launches
+        exec[rank] = 0
+        for _, x in ipairs(hs) do exec[rank] = exec[rank] + x.event:value().pe_exec_ns end
         if torch.data then exec["t" .. rank] = t:cpu() end
       end, {}, P.sips)
-      local crit = 0
-      for r = 0, P.sips - 1 do crit = math.max(crit, exec[r]) end
+      local crit, elapsed = 0, 0
+      for r = 0, P.sips - 1 do crit, elapsed = math.max(crit, exec[r]), math.max(elapsed, exec["e" .. r]) end
+      exec.elapsed = elapsed
       return crit, exec
     end
     local function tensor(torch, rank, v)
@@ -48,37 +56,63 @@ return {
       torch.distributed.init_process_group { backend = "kernbench", algorithm = algo, buffer_kind = p.buffer_kind }
       local crit, ex = timed(torch, function(t, rank)
         local x = tensor(t, rank)
-        return t.distributed.all_reduce(x), x
+        t.synchronize()
+        local t0 = t.now_ns()
+        return t.distributed.all_reduce(x), x, t0
       end)
       for r = 0, P.sips - 1 do check(torch, ("%s rank %d"):format(algo, r), ex["t" .. r], sum) end
-      rows[#rows + 1] = { collective = "all_reduce", algorithm = algo, crit_ns = crit }
+      rows[#rows + 1] = { collective = "all_reduce", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
       if algo == "lrab_hierarchical_allreduce" then -- the collectives on the LRAB wiring
         crit, ex = timed(torch, function(t, rank)
           local x = tensor(t, rank)
-          return t.distributed.broadcast(x, 0), x
+          t.synchronize()
+          local t0 = t.now_ns()
+          return t.distributed.broadcast(x, 0), x, t0
         end)
         for r = 0, P.sips - 1 do check(torch, ("broadcast rank %d"):format(r), ex["t" .. r], 1) end
-        rows[#rows + 1] = { collective = "broadcast", algorithm = algo, crit_ns = crit }
+        rows[#rows + 1] = { collective = "broadcast", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
         crit, ex = timed(torch, function(t, rank)
           local x = tensor(t, rank)
-          return t.distributed.reduce(x, 0), x
+          t.synchronize()
+          local t0 = t.now_ns()
+          return t.distributed.reduce(x, 0), x, t0
         end)
         check(torch, "reduce at rank 0", ex.t0, sum)
-        rows[#rows + 1] = { collective = "reduce", algorithm = algo, crit_ns = crit }
-        crit = timed(torch, function(t, rank)
-          local h = t.distributed.barrier()
-          return h, tensor(t, rank)
+        rows[#rows + 1] = { collective = "reduce", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
+        crit, ex = timed(torch, function(t, rank)
+          local x = tensor(t, rank)
+          t.synchronize()
+          local t0 = t.now_ns()
+          return t.distributed.barrier(), x, t0
         end)
-        rows[#rows + 1] = { collective = "barrier", algorithm = algo, crit_ns = crit }
+        rows[#rows + 1] = { collective = "barrier", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
+        crit, ex = timed(torch, function(t, rank)
+          local x, list = tensor(t, rank), {}
+          for i = 1, P.sips do list[i] = tensor(t, rank, 0) end
+          t.synchronize()
+          local t0 = t.now_ns()
+          return t.distributed.all_gather(list, x), list[P.sips], t0
+        end)
+        for r = 0, P.sips - 1 do check(torch, ("all_gather rank %d"):format(r), ex["t" .. r], P.sips) end
+        rows[#rows + 1] = { collective = "all_gather", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
+        crit, ex = timed(torch, function(t, rank)
+          local out, list = tensor(t, rank, 0), {}
+          for i = 1, P.sips do list[i] = tensor(t, rank) end
+          t.synchronize()
+          local t0 = t.now_ns()
+          return t.distributed.reduce_scatter(out, list), out, t0
+        end)
+        for r = 0, P.sips - 1 do check(torch, ("reduce_scatter rank %d"):format(r), ex["t" .. r], sum) end
+        rows[#rows + 1] = { collective = "reduce_scatter", algorithm = algo, crit_ns = crit, elapsed_ns = ex.elapsed }
       end
       if i > 1 then torch.close() end
     end
     print(("ccl-collectives on %s (%d SIPs x %d cubes), %d %s per cube, %s rings:"):format(P.sip_topology, P.sips,
       P.cubes_per_sip, n, dt, p.buffer_kind))
-    print(("%-12s %-30s %14s"):format("collective", "algorithm", "crit_ns"))
+    print(("%-15s %-28s %14s %14s"):format("collective", "algorithm", "crit_ns", "elapsed_ns"))
     for _, r in ipairs(rows) do
       r.n_sips, r.n_elem, r.dtype, r.buffer_kind, r.sip_topology = P.sips, n, dt, p.buffer_kind, P.sip_topology
-      print(("%-12s %-30s %14.3f"):format(r.collective, r.algorithm, r.crit_ns))
+      print(("%-15s %-28s %14.3f %14.3f"):format(r.collective, r.algorithm, r.crit_ns, r.elapsed_ns))
     end
     print(torch0.data and ("ccl-collectives: verified %d results"):format(checks)
       or "ccl-collectives: timing only (run with --data to verify)")

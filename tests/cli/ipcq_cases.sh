@@ -138,12 +138,12 @@ ipcq_cases+=(ipcq_ccl_collectives_verify)
 
 ipcq_ccl_collectives_verify() {
   run -q --results-json "$tmp/c.json" --param n_elem=300 --param dtype=f32 run ccl-collectives --data
-  expect_status 0; expect_out "ccl-collectives: verified 9 results"
+  expect_status 0; expect_out "ccl-collectives: verified 13 results"
   python3 - "$tmp/c.json" <<'PY' || fail "rows: $(cat "$tmp/c.json")"
 import json, sys
 rows = json.load(open(sys.argv[1]))["result"]
 names = sorted((r["collective"], r["algorithm"]) for r in rows)
-assert len(rows) == 6 and all(r["crit_ns"] > 0 for r in rows), rows
+assert len(rows) == 8 and all(r["crit_ns"] > 0 for r in rows), rows
 assert ("barrier", "lrab_hierarchical_allreduce") in names and ("all_reduce", "tree_allreduce") in names, names
 PY
 }

@@ -30,7 +30,7 @@ function TestDistributed:test_calls_before_init_and_bad_inits_are_errors()
   lu.assertEquals(dist.get_world_size(), 2)
   lu.assertEquals(dist.get_rank(), 0)
   lu.assertErrorMsgContains("twice", dist.init_process_group, { backend = "kernbench" })
-  lu.assertErrorMsgContains("torch.distributed.all_gather: not implemented yet", dist.all_gather)
+  lu.assertErrorMsgContains("torch.distributed.scatter: not implemented yet", dist.scatter)
   torch.close()
 end
 
@@ -92,6 +92,40 @@ function TestDistributed:test_broadcast_and_reduce_on_every_sip_topology()
       lu.assertTrue(torch.equal(bc[r], torch.full({ 16, 300 }, 2, { dtype = "f32" })), topo .. " broadcast " .. r)
       local want = r == n - 1 and n or r + 1 -- dst holds the max, the others keep theirs
       lu.assertTrue(torch.equal(red[r], torch.full({ 16, 300 }, want, { dtype = "f32" })), topo .. " reduce " .. r)
+    end
+    torch.close()
+  end
+end
+
+function TestDistributed:test_all_gather_and_reduce_scatter()
+  for _, topo in ipairs { "default", "ring_1d_6sip" } do
+    local torch = runtime(topo, true)
+    local dist = torch.distributed
+    dist.init_process_group {}
+    local W = dist.get_world_size()
+    local gathered, scattered = {}, {}
+    torch.multiprocessing.spawn(function(rank)
+      torch.ahbm.set_device(rank)
+      local t = torch.full({ 16, 40 }, rank + 1, { dtype = "f32", dp = rows_dp(torch) })
+      local list, ins = {}, {}
+      for i = 1, W do
+        list[i] = torch.zeros({ 16, 40 }, { dtype = "f32", dp = rows_dp(torch) })
+        ins[i] = torch.full({ 16, 40 }, 10 * (rank + 1) + i, { dtype = "f32", dp = rows_dp(torch) })
+      end
+      dist.all_gather(list, t)
+      local out = torch.zeros({ 16, 40 }, { dtype = "f32", dp = rows_dp(torch) })
+      dist.reduce_scatter(out, ins)
+      gathered[rank], scattered[rank] = {}, out:cpu()
+      for i = 1, W do gathered[rank][i] = list[i]:cpu() end
+      lu.assertErrorMsgContains("tensor_list must be a list of " .. W .. " tensors", dist.all_gather, { t }, t)
+    end, {}, W)
+    for r = 0, W - 1 do
+      for i = 1, W do
+        lu.assertTrue(torch.equal(gathered[r][i], torch.full({ 16, 40 }, i, { dtype = "f32" })), topo .. " gather")
+      end
+      -- sum over ranks k and 16 cubes of 10 (k + 1) + (r + 1)
+      local want = 16 * (10 * W * (W + 1) / 2 + W * (r + 1))
+      lu.assertTrue(torch.equal(scattered[r], torch.full({ 16, 40 }, want, { dtype = "f32" })), topo .. " scatter")
     end
     torch.close()
   end

@@ -211,13 +211,71 @@ function M.attach(torch, ctx)
     op = op_of(op, "reduce")
     local args = run.line_args(torch, group, tensor, cubes)
     local h = run.launch_fn(torch, "reduce", lrab_coll.reduce, tensor, cubes, sip,
-      { args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op], args.group, args.dtype, dst,
-        P.sips, sip, args.kind, args.sw, args.sh })
+      { tensor.va_base, args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op], args.group,
+        args.dtype, dst, P.sips, sip, args.kind, args.sw, args.sh })
     torch.wait(h)
     return h
   end
 
-  for _, name in ipairs { "all_gather", "reduce_scatter", "gather", "scatter", "send", "recv" } do
+  -- A list of world_size tensors, each shaped like `like` (all_gather's
+  -- outputs, reduce_scatter's inputs), checked.
+  local function tensor_list(call, list, like, what)
+    if type(list) ~= "table" or #list ~= group.world then
+      error(("torch.distributed.%s: %s must be a list of %d tensors (one per rank), got %s"):format(call, what,
+        group.world, type(list) == "table" and (#list .. " of them") or type(list)), 3)
+    end
+    for i, t in ipairs(list) do
+      run.check_tensor(torch, t, ("torch.distributed.%s: %s[%d]"):format(call, what, i))
+      if t.dtype ~= like.dtype or t.shape[1] ~= like.shape[1] or t.shape[2] ~= like.shape[2] or
+         t.shards[1].sip ~= like.shards[1].sip then
+        error(("torch.distributed.%s: %s[%d] must be shaped like the tensor, on the same SIP"):format(call, what, i), 3)
+      end
+    end
+  end
+
+  --- all_gather(tensor_list, t): tensor_list[i + 1] becomes rank i's t, on
+  -- every rank. One broadcast per rank, in rank order (docs/ccl.md): simple,
+  -- not bandwidth-optimal. Returns the launches' handles, in order.
+  function dist.all_gather(list, tensor)
+    local cubes, sip = line_collective("all_gather", tensor, 0, "rank")
+    tensor_list("all_gather", list, tensor, "tensor_list")
+    local args = run.line_args(torch, group, tensor, cubes)
+    local rank = ctx.rank() or 0
+    local hs = {}
+    for i = 0, group.world - 1 do
+      local ptr = list[i + 1]
+      if i == rank then -- my own: copied in place, then sent from my tensor
+        hs[#hs + 1] = run.launch_fn(torch, "all_gather copy", lrab_coll.copy, tensor, cubes, sip,
+          { ptr.va_base, args.n_elem, args.chunk, args.dtype })
+        torch.wait(hs[#hs])
+        ptr = tensor
+      end
+      hs[#hs + 1] = run.launch_fn(torch, "all_gather", lrab_coll.broadcast, ptr, cubes, sip,
+        { args.n_elem, args.chunk, args.group, args.dtype, i, P.sips, sip, args.kind, args.sw, args.sh })
+      torch.wait(hs[#hs])
+    end
+    return hs
+  end
+
+  --- reduce_scatter(output, input_list[, op]): output becomes the all-reduce
+  -- of every rank's input_list[rank + 1]. One reduce per rank, in rank order;
+  -- returns the launches' handles.
+  function dist.reduce_scatter(output, list, op)
+    local cubes, sip = line_collective("reduce_scatter", output, 0, "rank")
+    tensor_list("reduce_scatter", list, output, "input_list")
+    op = op_of(op, "reduce_scatter")
+    local args = run.line_args(torch, group, output, cubes)
+    local hs = {}
+    for i = 0, group.world - 1 do
+      hs[#hs + 1] = run.launch_fn(torch, "reduce_scatter", lrab_coll.reduce, list[i + 1], cubes, sip,
+        { output.va_base, args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op],
+          args.group, args.dtype, i, P.sips, sip, args.kind, args.sw, args.sh })
+      torch.wait(hs[#hs])
+    end
+    return hs
+  end
+
+  for _, name in ipairs { "gather", "scatter", "send", "recv" } do
     dist[name] = function()
       error(("torch.distributed.%s: not implemented yet (the collectives beyond all_reduce and barrier come "
         .. "later; docs/ccl.md)"):format(name), 2)

@@ -6,6 +6,8 @@
 --     SIP src sends its row out along the SIP topology (global_E/W along a
 --     ring or a grid row, then global_N/S down the columns); nothing moves
 --     inside a SIP.
+--   copy: a rank's rows into another tensor of its own (all_gather's own
+--     slot).
 --   reduce: rank dst's tensor becomes the all-reduce of every rank's (every
 --     row the combination of all rows of all SIPs); the others keep theirs.
 --     Each cube's row is reduced across the SIPs towards dst (columns to
@@ -26,10 +28,11 @@ local function place(s, kind, sw)
   return s % sw, s // sw
 end
 
--- Runs f over the chunk groups of a row: load(k) gives chunk k's first
--- value (or nil), f(acc, len) the phases over the group, store(k) whether to
--- store it back.
-local function chunked(tl, base, n_elem, chunk, group, dt, item, load, phases, store)
+-- Runs the phases over the chunk groups of a row: each chunk loaded from
+-- `base` (if load), the phases over the group, each stored to `out` (if
+-- store; default base).
+local function chunked(tl, base, n_elem, chunk, group, dt, item, load, phases, store, out)
+  out = out or base
   local nchunks = (n_elem + chunk - 1) // chunk
   for g0 = 0, nchunks - 1, group do
     local last = math.min(g0 + group, nchunks) - 1
@@ -40,7 +43,7 @@ local function chunked(tl, base, n_elem, chunk, group, dt, item, load, phases, s
     end
     phases(acc, len, g0, last)
     if store then
-      for k = g0, last do tl.store(base + k * chunk * item, acc[k]) end
+      for k = g0, last do tl.store(out + k * chunk * item, acc[k]) end
     end
   end
 end
@@ -68,15 +71,17 @@ function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_ra
   end, sip_rank ~= src)
 end
 
---- reduce(tl, t_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst,
--- n_sips, sip_rank, kind, sw, sh)
-function M.reduce(tl, t_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst, n_sips, sip_rank, kind,
-                  sw, sh)
+--- reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, group,
+-- dtype, dst, n_sips, sip_rank, kind, sw, sh): the result lands at out_ptr
+-- (t_ptr for a plain reduce) on rank dst.
+function M.reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst, n_sips, sip_rank,
+                  kind, sw, sh)
   if tl.program_id(0) ~= 0 then return end
   local cube = tl.program_id(1)
   local cx = { op = op, dt = dtypes.NAME[dtype] }
   local item = dtypes.SIZE[dtype]
   local base = t_ptr + cube * n_elem * item
+  local out = out_ptr + cube * n_elem * item
   local x, y = place(sip_rank, kind, sw)
   local rx, ry = place(dst, kind, sw)
   local w, h = kind == M.SIP_RING and n_sips or sw, kind == M.SIP_RING and 1 or sh
@@ -94,7 +99,19 @@ function M.reduce(tl, t_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dty
     if col == rc then line(function(a, n) return lines.reduce(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
     if col == rc then line(function(a, n) return lines.broadcast(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
     line(function(a, n) return lines.broadcast(tl, cx, a, n, col, cube_w, rc, "W", "E") end)
-  end, sip_rank == dst)
+  end, sip_rank == dst, out)
+end
+
+--- copy(tl, src_ptr, dst_ptr, n_elem, chunk, dtype): each cube's PE 0
+-- copies its row (through its TCM), a chunk at a time.
+function M.copy(tl, src_ptr, dst_ptr, n_elem, chunk, dtype)
+  if tl.program_id(0) ~= 0 then return end
+  local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
+  local off = tl.program_id(1) * n_elem * item
+  for k = 0, n_elem - 1, chunk do
+    local n = math.min(chunk, n_elem - k)
+    tl.store(dst_ptr + off + k * item, tl.load(src_ptr + off + k * item, { n }, dt))
+  end
 end
 
 return M
