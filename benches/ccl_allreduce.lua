@@ -56,12 +56,14 @@ return {
           torch.full({ P.cubes_per_sip, n }, expect, { dtype = "f16" }))
       end
     end
-    local pred = kb.ccl.predict { algorithm = p.algorithm, topology = torch.topology, nbytes = 2 * n,
-                                  buffer_kind = p.buffer_kind, slot_size = p.slot_size, root = root }.predicted_ns
+    -- an algorithm without a model (a user's own) gets no prediction, and says so
+    local ok, est = pcall(kb.ccl.predict, { algorithm = p.algorithm, topology = torch.topology, nbytes = 2 * n,
+                                            buffer_kind = p.buffer_kind, slot_size = p.slot_size, root = root })
+    local pred = ok and est.predicted_ns or nil
     local root_name = root and tostring(root) or "center"
     print(("ccl-allreduce: %s on %s (%d SIPs x %d cubes), %d f16 per cube (%d bytes per PE), %s rings, root %s: "
-      .. "crit_ns %.3f, predicted %.3f%s"):format(p.algorithm, P.sip_topology, world, P.cubes_per_sip, n, 2 * n,
-      p.buffer_kind, root_name, crit, pred, torch.data and (", verified: every row holds %g"):format(expect)
+      .. "crit_ns %.3f, predicted %s%s"):format(p.algorithm, P.sip_topology, world, P.cubes_per_sip, n, 2 * n,
+      p.buffer_kind, root_name, crit, pred and ("%.3f"):format(pred) or "(no model for this algorithm)", torch.data and (", verified: every row holds %g"):format(expect)
         or " (timing only; run with --data to verify)"))
     return { algorithm = p.algorithm, sip_topology = P.sip_topology, n_sips = world, n_elem = n,
              bytes_per_pe = 2 * n, buffer_kind = p.buffer_kind, root = root_name, crit_ns = crit, predicted_ns = pred }

@@ -145,6 +145,21 @@ function TestDistributed:test_broadcast_checks_its_rank_and_wiring()
   torch.close()
 end
 
+function TestDistributed:test_a_tensor_on_one_cube_per_sip_takes_the_fast_path()
+  local torch = runtime("torus_2d_6sip_2x3", true)
+  torch.distributed.init_process_group {}
+  local got = {}
+  torch.multiprocessing.spawn(function(rank)
+    torch.ahbm.set_device(rank)
+    local t = torch.full({ 1, 64 }, rank + 1, { dtype = "f32",
+      dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1, num_cubes = 1 } })
+    torch.distributed.all_reduce(t)
+    got[rank] = t:cpu()
+  end, {}, 6)
+  for r = 0, 5 do lu.assertTrue(torch.equal(got[r], torch.full({ 1, 64 }, 21, { dtype = "f32" }))) end
+  torch.close()
+end
+
 function TestDistributed:test_the_same_program_gives_the_same_time()
   local _, t1 = all_reduce("default", 3000, function(r) return r end)
   local _, t2 = all_reduce("default", 3000, function(r) return r end)
@@ -279,6 +294,49 @@ algorithms:
     lu.assertEquals({ c.algorithm, c.n_slots, c.buffer_kind, c.root }, { "lrab_hierarchical_allreduce", 3, "tcm", 15 })
     torch.close()
   end)
+end
+
+function TestDistributed:test_a_new_algorithm_is_one_lua_file_and_one_ccl_yaml_entry()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local f = assert(io.open(dir .. "/my_allreduce.lua", "w"))
+  -- a user's algorithm: here LRAB's kernel with a root of its own choosing (cube 0)
+  f:write([[
+local lrab = require "kernbench.ccl.algorithms.lrab_hierarchical_allreduce"
+return {
+  TOPO_NAME_TO_KIND = lrab.TOPO_NAME_TO_KIND,
+  kernel_args = function(world, n, o) o.root = 0; return lrab.kernel_args(world, n, o) end,
+  kernel = lrab.kernel,
+}
+]])
+  f:close()
+  local saved = package.path
+  package.path = dir .. "/?.lua;" .. package.path
+  local ok, err = pcall(with_ccl, [[
+defaults:
+  algorithm: mine
+algorithms:
+  mine:
+    module: my_allreduce
+]], function()
+    local torch = runtime("default", true)
+    torch.distributed.init_process_group {}
+    lu.assertEquals(torch.distributed.get_config().algorithm, "mine")
+    local got = {}
+    torch.multiprocessing.spawn(function(rank)
+      torch.ahbm.set_device(rank)
+      local t = torch.full({ 16, 32 }, rank + 1, { dtype = "f16", dp = rows_dp(torch) })
+      torch.distributed.all_reduce(t)
+      got[rank] = t:cpu()
+    end, {}, 2)
+    lu.assertTrue(torch.equal(got[0], torch.full({ 16, 32 }, 48, { dtype = "f16" })))
+    torch.close()
+  end)
+  package.path = saved
+  package.loaded.my_allreduce = nil
+  os.execute("rm -rf " .. dir)
+  if not ok then error(err, 0) end
 end
 
 function TestDistributed:test_a_ccl_yaml_world_size_other_than_the_sips_is_refused()

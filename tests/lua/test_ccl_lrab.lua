@@ -47,6 +47,11 @@ function TestLrab:test_two_sips_ring_exact_with_centre_and_corner_root()
   end
 end
 
+function TestLrab:test_four_sips_on_a_ring()
+  local _, exact = allreduce(kb.topology.load("default", { "system.sips.count=4" }), 200)
+  lu.assertTrue(exact)
+end
+
 function TestLrab:test_centre_root_is_faster_than_the_corner_on_every_sip_topology()
   for _, topo in ipairs { "ring_1d_6sip", "torus_2d_6sip_2x3", "mesh_2d_no_wrap_6sip_2x3" } do
     local centre, ok1 = allreduce(topo, 64)

@@ -93,4 +93,28 @@ function TestRing:test_the_tree_all_reduce_is_exact_too()
   check("torus_2d_6sip_2x3", 200, { n_slots = 1 }, "tree_allreduce")
 end
 
+function TestRing:test_rows_on_any_set_of_pes_the_pes_of_a_cube_or_of_a_sip()
+  local torch = torchmod.new { topology = kb.topology.load("default"), data_mode = "data" }
+  for _, case in ipairs { { { pe = "row_wise", num_cubes = 1 }, 8, "sum" }, { { cube = "row_wise", pe = "row_wise" }, 128, "max" } } do
+    local R = case[2]
+    local host = torch.zeros({ R, 100 }, { dtype = "f32" })
+    for r = 0, R - 1 do
+      for j = 0, 99 do host:set(r, j, r + j % 3) end
+    end
+    local d = torch.to_device(host, torch.DPPolicy(case[1]))
+    local res = run.allreduce_rows(torch, d, { op = case[3] })
+    lu.assertTrue(res.crit_ns > 0)
+    local y = d:cpu()
+    for row = 0, R - 1 do
+      for j = 0, 99 do
+        local want = case[3] == "sum" and R * (R - 1) / 2 + R * (j % 3) or R - 1 + j % 3
+        lu.assertEquals(y:get(row, j), want, ("%d rows, row %d, element %d"):format(R, row, j))
+      end
+    end
+  end
+  local one = torch.to_device(torch.zeros({ 4, 8 }, { dtype = "f32" }), torch.DPPolicy {})
+  lu.assertErrorMsgContains("each shard must hold one row", run.allreduce_rows, torch, one)
+  torch.close()
+end
+
 os.exit(lu.LuaUnit.run())

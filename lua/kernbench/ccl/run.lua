@@ -118,6 +118,50 @@ function M.launch_fn(torch, name, fn, tensor, cubes, sip, args)
   return h
 end
 
+--- All-reduce among the rows of one tensor, each row on its own PE (any set
+-- of PEs of one SIP: the 8 PEs of a cube, every PE of the SIP ...), with the
+-- ring all-reduce: the rings go around the rows' PEs in row order; every row
+-- ends with the combination of all rows. tensor: [rows, n_elem] (f16, bf16,
+-- f32) whose shards hold one row each (e.g. DPPolicy{pe = "row_wise",
+-- num_cubes = 1}). opts: op, and the install's buffer_kind, n_slots,
+-- slot_size, backpressure. Returns {crit_ns, rows}.
+function M.allreduce_rows(torch, tensor, opts)
+  opts = opts or {}
+  local call = "ccl.allreduce_rows"
+  if type(tensor) ~= "table" or not tensor.shards or not tensor.shape or #tensor.shape ~= 2 then
+    error(call .. ": expected a [rows, n_elem] device tensor", 2)
+  end
+  if not dtypes.CODE[tensor.dtype] then
+    error(("%s: the rows must be f16, bf16 or f32, got %s"):format(call, tostring(tensor.dtype)), 2)
+  end
+  local rows, n_elem = tensor.shape[1], tensor.shape[2]
+  local row_bytes = n_elem * dtypes.SIZE[dtypes.CODE[tensor.dtype]]
+  local pes, sip, maxpe, maxcube = {}, tensor.shards[1].sip, 0, 0
+  for i, sh in ipairs(tensor.shards) do
+    if sh.nbytes ~= row_bytes or sh.offset_bytes ~= (i - 1) * row_bytes or sh.sip ~= sip then
+      error(("%s: each shard must hold one row, in row order, on one SIP; shard %d holds %d bytes at %d"):format(
+        call, i, sh.nbytes, sh.offset_bytes), 2)
+    end
+    pes[i] = { sip = sh.sip, cube = sh.cube, pe = sh.pe }
+    maxpe, maxcube = math.max(maxpe, sh.pe), math.max(maxcube, sh.cube)
+  end
+  if #pes ~= rows or rows < 2 then error(("%s: needs at least two rows on %d PEs"):format(call, #pes), 2) end
+  local install = { topology = "ring_1d", pes = pes }
+  for k in pairs(INSTALL) do install[k] = opts[k] end
+  local plan = torch.install_ipcq(install)
+  local algo = M.algorithm("ring_allreduce")
+  local cpu = torch.topology:node_at { kind = "pe_cpu", sip = sip, cube = 0, pe = 0 }
+  local args = table.pack(algo.kernel_args(rows, n_elem, { slot_size = plan.slot_size, op = opts.op,
+    dtype = tensor.dtype, rows_by_rank = true,
+    scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil }))
+  local device = torch.ahbm.current_device()
+  torch.ahbm.set_device(sip)
+  local h = torch.launch({ name = "ring_allreduce rows", fn = algo.kernel }, { pes = maxpe + 1, cubes = maxcube + 1 },
+    tensor, table.unpack(args, 1, args.n))
+  torch.ahbm.set_device(device)
+  return { crit_ns = h.result.pe_exec_ns, rows = rows }
+end
+
 --- All-reduce of `tensors` (one device tensor per SIP, in SIP order) with
 -- algorithm `name`; opts: op ("sum", "max", "min"), root (a cube index),
 -- and the install's buffer_kind, n_slots, slot_size, backpressure. Installs

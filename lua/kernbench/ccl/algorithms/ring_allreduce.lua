@@ -38,9 +38,10 @@ function M.wiring(P)
   return { pes = pes, world = #pes, topology = "ring_1d" }
 end
 
---- After the tensor: n_elem, piece (elements per message), op and the
--- dtype's code; then the SIP group (unused: the ring is the same on every
--- SIP topology).
+--- After the tensor: n_elem, piece (elements per message), op, the dtype's
+-- code and the layout (0: a row per cube on PE 0, the SIP-wide tensor; 1:
+-- row r on ring rank r, any set of PEs: opts.rows_by_rank); then the SIP
+-- group (unused: the ring is the same on every SIP topology).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local dt = dtypes.code(o.dtype, "ring_allreduce")
@@ -58,13 +59,13 @@ function M.kernel_args(world_size, n_elem, o)
     error(("ring_allreduce: a row of %d elements must fit three times in the kernel's scratch (%d bytes, "
       .. "pe_cpu.attrs.scratch_kb)"):format(n_elem, scratch), 2)
   end
-  return n_elem, piece, op, dt
+  return n_elem, piece, op, dt, o.rows_by_rank and 1 or 0
 end
 
-function M.kernel(tl, t_ptr, n_elem, piece, op, dtype)
-  if tl.program_id(0) ~= 0 then return end
+function M.kernel(tl, t_ptr, n_elem, piece, op, dtype, layout)
   local rank, world = tl.ipcq_rank(), tl.ipcq_world_size()
-  local cube = tl.program_id(1)
+  if not rank or (layout ~= 1 and tl.program_id(0) ~= 0) then return end -- not on the ring
+  local cube = layout == 1 and rank or tl.program_id(1) -- the row
   local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
   local cx = { op = op, dt = dt }
   local base = t_ptr + cube * n_elem * item
