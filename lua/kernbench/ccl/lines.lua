@@ -61,4 +61,31 @@ function M.ring(tl, cx, acc, n, len, out, into)
 end
 
 
+--- Runs phases(each) over a row's chunks, a group at a time: each chunk of
+-- at most o.chunk elements is loaded from o.base (if o.load), each(f)
+-- replaces every chunk's value v of length n in the group by f(v, n), and
+-- each chunk is stored to o.out (default o.base; if o.store). Every phase
+-- covers the whole group before the next begins, so along a chain a PE
+-- passes chunk k on while its neighbour already works on chunk k - 1.
+-- o: base, out, n_elem, chunk, group (chunks per group), dt, item, load,
+-- store.
+function M.chunked(tl, o, phases)
+  local out = o.out or o.base
+  local nchunks = (o.n_elem + o.chunk - 1) // o.chunk
+  for g0 = 0, nchunks - 1, o.group do
+    local last = math.min(g0 + o.group, nchunks) - 1
+    local acc, len = {}, {}
+    for k = g0, last do
+      len[k] = math.min(o.chunk, o.n_elem - k * o.chunk)
+      if o.load then acc[k] = tl.load(o.base + k * o.chunk * o.item, { len[k] }, o.dt) end
+    end
+    phases(function(f)
+      for k = g0, last do acc[k] = f(acc[k], len[k]) end
+    end)
+    if o.store then
+      for k = g0, last do tl.store(out + k * o.chunk * o.item, acc[k]) end
+    end
+  end
+end
+
 return M

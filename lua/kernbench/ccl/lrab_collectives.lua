@@ -28,30 +28,6 @@ local function place(s, kind, sw)
   return s % sw, s // sw
 end
 
--- Runs the phases over the chunk groups of a row: each chunk loaded from
--- `base` (if load), the phases over the group, each stored to `out` (if
--- store; default base).
-local function chunked(tl, base, n_elem, chunk, group, dt, item, load, phases, store, out)
-  out = out or base
-  local nchunks = (n_elem + chunk - 1) // chunk
-  for g0 = 0, nchunks - 1, group do
-    local last = math.min(g0 + group, nchunks) - 1
-    local acc, len = {}, {}
-    for k = g0, last do
-      len[k] = math.min(chunk, n_elem - k * chunk)
-      if load then acc[k] = tl.load(base + k * chunk * item, { len[k] }, dt) end
-    end
-    phases(acc, len, g0, last)
-    if store then
-      for k = g0, last do tl.store(out + k * chunk * item, acc[k]) end
-    end
-  end
-end
-
-local function each(acc, len, g0, last, f)
-  for k = g0, last do acc[k] = f(acc[k], len[k]) end
-end
-
 --- broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
 function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
   if tl.program_id(0) ~= 0 or n_sips < 2 then return end
@@ -61,14 +37,11 @@ function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_ra
   local x, y = place(sip_rank, kind, sw)
   local rx, ry = place(src, kind, sw)
   local w, h = kind == M.SIP_RING and n_sips or sw, kind == M.SIP_RING and 1 or sh
-  chunked(tl, base, n_elem, chunk, group, cx.dt, item, sip_rank == src, function(acc, len, g0, last)
-    if y == ry then
-      each(acc, len, g0, last, function(a, n) return lines.broadcast(tl, cx, a, n, x, w, rx, "global_W", "global_E") end)
-    end
-    if h > 1 then
-      each(acc, len, g0, last, function(a, n) return lines.broadcast(tl, cx, a, n, y, h, ry, "global_N", "global_S") end)
-    end
-  end, sip_rank ~= src)
+  lines.chunked(tl, { base = base, n_elem = n_elem, chunk = chunk, group = group, dt = cx.dt, item = item,
+                      load = sip_rank == src, store = sip_rank ~= src }, function(each)
+    if y == ry then each(function(a, n) return lines.broadcast(tl, cx, a, n, x, w, rx, "global_W", "global_E") end) end
+    if h > 1 then each(function(a, n) return lines.broadcast(tl, cx, a, n, y, h, ry, "global_N", "global_S") end) end
+  end)
 end
 
 --- reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, group,
@@ -88,8 +61,8 @@ function M.reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, g
   if root < 0 then root = (cube_h // 2) * cube_w + cube_w // 2 end
   local col, row, rc, rr = cube % cube_w, cube // cube_w, root % cube_w, root // cube_w
   local single = cube_w * cube_h == 1
-  chunked(tl, base, n_elem, chunk, group, cx.dt, item, true, function(acc, len, g0, last)
-    local function line(f) each(acc, len, g0, last, f) end
+  lines.chunked(tl, { base = base, out = out, n_elem = n_elem, chunk = chunk, group = group, dt = cx.dt,
+                      item = item, load = true, store = sip_rank == dst }, function(line)
     if n_sips > 1 then
       if h > 1 then line(function(a, n) return lines.reduce(tl, cx, a, n, y, h, ry, "global_N", "global_S") end) end
       if y == ry then line(function(a, n) return lines.reduce(tl, cx, a, n, x, w, rx, "global_W", "global_E") end) end
@@ -99,7 +72,7 @@ function M.reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, g
     if col == rc then line(function(a, n) return lines.reduce(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
     if col == rc then line(function(a, n) return lines.broadcast(tl, cx, a, n, row, cube_h, rr, "N", "S") end) end
     line(function(a, n) return lines.broadcast(tl, cx, a, n, col, cube_w, rc, "W", "E") end)
-  end, sip_rank == dst, out)
+  end)
 end
 
 --- copy(tl, src_ptr, dst_ptr, n_elem, chunk, dtype): each cube's PE 0

@@ -92,17 +92,8 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, gr
   local cx = { op = op, dt = dtypes.NAME[dtype] }
   local item = dtypes.SIZE[dtype]
   local base = t_ptr + cube * n_elem * item
-  local nchunks = (n_elem + chunk - 1) // chunk
-  -- chunks go phase by phase, a group at a time: along a chain each cube
-  -- passes chunk k on while its neighbour already works on chunk k - 1
-  for g0 = 0, nchunks - 1, group do
-    local last = math.min(g0 + group, nchunks) - 1
-    local acc, len = {}, {}
-    for k = g0, last do
-      len[k] = math.min(chunk, n_elem - k * chunk)
-      acc[k] = tl.load(base + k * chunk * item, { len[k] }, cx.dt)
-    end
-    local function each(f) for k = g0, last do acc[k] = f(acc[k], len[k]) end end
+  lines.chunked(tl, { base = base, n_elem = n_elem, chunk = chunk, group = group, dt = cx.dt, item = item,
+                      load = true, store = true }, function(each)
     if not single then
       each(function(a, n) return line_reduce(tl, cx, a, n, col, cube_w, root_col, "W", "E") end)
       if col == root_col then
@@ -118,8 +109,7 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, gr
       end
       each(function(a, n) return line_broadcast(tl, cx, a, n, col, cube_w, root_col, "W", "E") end)
     end
-    for k = g0, last do tl.store(base + k * chunk * item, acc[k]) end
-  end
+  end)
 end
 
 return M

@@ -52,26 +52,21 @@ function M.kernel(tl, t_ptr, n_elem, chunk, op, group, dtype)
   local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]
   local cx = { op = op, dt = dt }
   local base = t_ptr + cube * n_elem * item
-  local nchunks = (n_elem + chunk - 1) // chunk
-  for g0 = 0, nchunks - 1, group do
-    local last = math.min(g0 + group, nchunks) - 1
-    local acc, len = {}, {}
-    for k = g0, last do
-      len[k] = math.min(chunk, n_elem - k * chunk)
-      acc[k] = tl.load(base + k * chunk * item, { len[k] }, dt)
-    end
-    for k = g0, last do -- up: children's partial sums, then to the parent
-      if nb.left then acc[k] = lines.combine(tl, cx, acc[k], tl.recv("left", { len[k] }, dt)) end
-      if nb.right then acc[k] = lines.combine(tl, cx, acc[k], tl.recv("right", { len[k] }, dt)) end
-      if nb.parent then tl.send("parent", acc[k]) end
-    end
-    for k = g0, last do -- down: the root's sum
-      if nb.parent then acc[k] = tl.recv("parent", { len[k] }, dt) end
-      if nb.left then tl.send("left", acc[k]) end
-      if nb.right then tl.send("right", acc[k]) end
-    end
-    for k = g0, last do tl.store(base + k * chunk * item, acc[k]) end
-  end
+  lines.chunked(tl, { base = base, n_elem = n_elem, chunk = chunk, group = group, dt = dt, item = item,
+                      load = true, store = true }, function(each)
+    each(function(v, n) -- up: the children's partial sums, then to the parent
+      if nb.left then v = lines.combine(tl, cx, v, tl.recv("left", { n }, dt)) end
+      if nb.right then v = lines.combine(tl, cx, v, tl.recv("right", { n }, dt)) end
+      if nb.parent then tl.send("parent", v) end
+      return v
+    end)
+    each(function(v, n) -- down: the root's sum
+      if nb.parent then v = tl.recv("parent", { n }, dt) end
+      if nb.left then tl.send("left", v) end
+      if nb.right then tl.send("right", v) end
+      return v
+    end)
+  end)
 end
 
 return M
