@@ -147,3 +147,15 @@ assert len(rows) == 8 and all(r["crit_ns"] > 0 for r in rows), rows
 assert ("barrier", "lrab_hierarchical_allreduce") in names and ("all_reduce", "tree_allreduce") in names, names
 PY
 }
+
+ipcq_cases+=(ipcq_tp_mlp_verifies)
+
+ipcq_tp_mlp_verifies() {
+  run -q --results-json "$tmp/t.json" --param d_in=128 --param d_hidden=256 --param d_out=64 run tp-mlp --data
+  expect_status 0; expect_out "tp-mlp: verified 2 ranks against the host reference"; expect_out "all-reduce"
+  python3 - "$tmp/t.json" <<'PY' || fail "result: $(cat "$tmp/t.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]
+assert r["tp"] == 2 and 0 < r["allreduce_ns"] < r["fc2_ns"] and r["forward_ns"] >= r["fc1_ns"] + r["fc2_ns"] - 1e-6, r
+PY
+}

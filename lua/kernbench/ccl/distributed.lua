@@ -226,7 +226,7 @@ function M.attach(torch, ctx)
     end
     for i, t in ipairs(list) do
       run.check_tensor(torch, t, ("torch.distributed.%s: %s[%d]"):format(call, what, i))
-      if t.dtype ~= like.dtype or t.shape[1] ~= like.shape[1] or t.shape[2] ~= like.shape[2] or
+      if t.dtype ~= like.dtype or #t.shape ~= #like.shape or t.shape[1] ~= like.shape[1] or t.shape[2] ~= like.shape[2] or
          t.shards[1].sip ~= like.shards[1].sip then
         error(("torch.distributed.%s: %s[%d] must be shaped like the tensor, on the same SIP"):format(call, what, i), 3)
       end

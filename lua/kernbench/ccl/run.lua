@@ -43,8 +43,9 @@ function M.install(torch, opts, algo)
   return { plan = plan, sip_w = sw, sip_h = sh, topology = P.sip_topology }
 end
 
---- The shape a tensor must have for the all-reduce: [cubes, n_elem] f16,
--- row c on cube c's PE 0 of one SIP. Returns n_elem and the cubes used.
+--- The shape a tensor must have for the collectives: [cubes, n_elem], row c
+-- on cube c's PE 0 of one SIP, or any tensor wholly on cube 0's PE 0 (one
+-- row of all its elements). Returns n_elem, the cubes used and the SIP.
 function M.check_tensor(torch, t, call)
   local P = torch.spec
   if type(t) ~= "table" or not t.shards or not t.shape then
@@ -52,6 +53,12 @@ function M.check_tensor(torch, t, call)
       call, type(t)), 3)
   end
   if t.freed then error(("%s: tensor '%s' was freed"):format(call, tostring(t.name)), 3) end
+  local one = t.shards[1]
+  if #t.shards == 1 and one.cube == 0 and one.pe == 0 and dtypes.CODE[t.dtype] then
+    local n = 1 -- a whole tensor on cube 0's PE 0: one row of all its elements (the one-cube path)
+    for _, d in ipairs(t.shape) do n = n * d end
+    return n, 1, one.sip
+  end
   if not dtypes.CODE[t.dtype] or #t.shape ~= 2 or t.shape[1] < 1 or t.shape[1] > P.cubes_per_sip then
     error(("%s: the tensor must be [cubes, n_elem] f16, bf16 or f32 (a row per cube, at most %d cubes), got [%s] %s"):format(call,
       P.cubes_per_sip, table.concat(t.shape, ", "), tostring(t.dtype)), 3)
@@ -101,8 +108,9 @@ function M.line_args(torch, grp, tensor, cubes)
   local cube_w, cube_h = P.cube_w, P.cube_h
   if cubes == 1 then cube_w, cube_h = 1, 1 end
   local cpu = torch.topology:node_at { kind = "pe_cpu", sip = 0, cube = 0, pe = 0 }
+  local n_elem = M.check_tensor(torch, tensor, "ccl")
   local a = table.pack(require("kernbench.ccl.algorithms.lrab_hierarchical_allreduce").kernel_args(P.sips,
-    tensor.shape[2], { cube_w = cube_w, cube_h = cube_h, slot_size = grp.wiring.plan.slot_size, dtype = tensor.dtype,
+    n_elem, { cube_w = cube_w, cube_h = cube_h, slot_size = grp.wiring.plan.slot_size, dtype = tensor.dtype,
                        scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil }))
   return { n_elem = a[1], cube_w = a[2], cube_h = a[3], chunk = a[6], group = a[8], dtype = a[9],
            kind = sfr.TOPO_KIND[P.sip_topology] or 0, sw = grp.wiring.sip_w, sh = grp.wiring.sip_h }
