@@ -88,7 +88,9 @@ function M.run(b, opts)
   end
   local topo = opts.topology or kb.topology.load()
   local device = M.parse_device(opts.device or kb.device, topo:params().sips)
-  local torch = require("kernbench.torch").new { topology = topo, device = device, data_mode = mode }
+  -- needs_op_log: the bench reads its launches' op-log records (s:op_log())
+  local torch = require("kernbench.torch").new { topology = topo, device = device, data_mode = mode,
+                                                 op_log = b.needs_op_log or nil }
   local ok, result = xpcall(b.run, debug.traceback, torch, values)
   local status, err = "ok", nil
   if not ok then
@@ -117,6 +119,11 @@ function M.run(b, opts)
     report_failure(b, err)
     document()
     return 1
+  end
+  local rendered = st.requests == 0 and b.renders_only and b.renders_only(values)
+  if rendered then
+    print(("bench %s%s on %s: nothing simulated (%s)"):format(b.name, params_text(values), topo.name, rendered))
+    return 0
   end
   if st.requests == 0 then
     io.stderr:write(("kernbench: bench %s: NO_REQUESTS: it submitted no request to the simulator " ..

@@ -29,6 +29,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/ipcq_cases.sh"
 cases+=("${ipcq_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/ccl_cases.sh"
 cases+=("${ccl_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/models_cases.sh"
+cases+=("${models_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 

@@ -147,6 +147,7 @@ function M.run(torch, o)
     r.verified = worst
   end
   torch.uninstall_ipcq()
+  for _, t in ipairs { q, k, v, out } do t:free() end
   return r
 end
 
