@@ -102,8 +102,8 @@ install_completion() {
   complete_words "$comp" "$kb" run "" >"$tmp/got"; expect_all "benches after run" "$tmp/want" "$tmp/got"
   complete_words "$comp" "$kb" -t small_2x2 --param rows = 64 run "" >"$tmp/got"
   expect_all "benches after run, after -t and --param" "$tmp/want" "$tmp/got"
-  complete_words "$comp" "$kb" help mi >"$tmp/got"
-  [ "$(cat "$tmp/got")" = milestone-gemm ] || fail "help mi completes to: $(cat "$tmp/got")"
+  complete_words "$comp" "$kb" help milestone-ge >"$tmp/got"
+  [ "$(cat "$tmp/got")" = milestone-gemm ] || fail "help milestone-ge completes to: $(cat "$tmp/got")"
   # the shipped topologies after -t / --topology
   ls "$tmp/prefix/share/kernbench/topologies" | sed -n 's/\.yaml$//p' >"$tmp/want"
   grep -qx default "$tmp/want" || fail "no default topology installed"
