@@ -211,4 +211,23 @@ function TestTp:test_region_and_embedding_errors()
   torch.close()
 end
 
+
+-- docs/models.md "Writing a new layer": its example runs as written, on 2
+-- and 4 SIPs, and its check passes (torch.verify raises on a mismatch).
+function TestTp:test_docs_example_layer()
+  local f = assert(io.open("../../docs/models.md"))
+  local doc = f:read("a")
+  f:close()
+  local code = doc:match("<!%-%- run by tests/lua/test_tp.lua %(test_docs_example_layer%) %-%->\n```lua\n(.-)\n```")
+  lu.assertNotNil(code, "docs/models.md lost its example layer")
+  for _, sips in ipairs { 2, 4 } do
+    local torch = runtime("default", true, sips == 2 and nil or { "system.sips.count=" .. sips })
+    local chunk = assert(load(code, "=docs/models.md example", "t", setmetatable({ torch = torch }, { __index = _G })))
+    chunk()
+    local checked = torch.verified()
+    lu.assertEquals(#checked, sips)
+    for _, v in ipairs(checked) do lu.assertTrue(v.ok) end
+    torch.close()
+  end
+end
 os.exit(lu.LuaUnit.run())
