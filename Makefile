@@ -12,7 +12,11 @@ V          ?= 0
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
-                libcmocka-dev lua-unit libedit-dev libopenblas-serial-dev
+                libcmocka-dev lua-unit libedit-dev libopenblas-serial-dev libmicrohttpd-dev \
+                graphviz
+# Only `make test` needs these: the browser test of `kernbench web`
+# (tests/cli/web_cases.sh) drives headless Chromium.
+TEST_DEB_PACKAGES := chromium
 # Only `make fuzz` needs these: clang and its libFuzzer runtime.
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_HARNESSES := topo addr tl_torch
@@ -83,10 +87,12 @@ run: build
 	else ./$(BUILD)/bin/kernbench benches/sharded_gemm.lua --verify-data; fi
 
 test: build
+	$(call install_debs,$(TEST_DEB_PACKAGES))
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-asan: deps
 	$(call cmake_build,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON)
+	$(call install_debs,$(TEST_DEB_PACKAGES))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 

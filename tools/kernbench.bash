@@ -2,7 +2,7 @@
 # <prefix>/share/bash-completion/completions/kernbench, where bash-completion
 # finds it; without bash-completion, `source` this file.
 #
-# Completes the subcommands (run, list, probe, help), the options, bench
+# Completes the subcommands (run, list, probe, help, draw, web), the options, bench
 # names after `run` and `help`, topology names after -t/--topology, probe
 # cases after `probe --case`, file names for scripts and output files, and
 # YAML files after --ccl.
@@ -131,12 +131,40 @@ _kernbench() {
     fi
   fi
 
+  # an argument of a draw option
+  if [ "$sub" = draw ]; then
+    case $prev in
+    --view) _kernbench_words system sip cube pe; return 0 ;;
+    --format) _kernbench_words svg png dot; return 0 ;;
+    --stats) _kernbench_files '*.json'; return 0 ;;
+    -o | --output) _kernbench_files; return 0 ;;
+    -t | --topology)
+      _kernbench_words "$(_kernbench_topologies "$prog")"
+      [[ $cur == */* || $cur == .* ]] && _kernbench_files '*.yaml'
+      return 0 ;;
+    --sip | --cube | --pe | --set | --route) return 0 ;;
+    esac
+    ((cword >= 2)) && [ "${words[cword - 2]}" = --route ] && return 0 # --route SRC DST
+  fi
+
+  # an argument of a web option
+  if [ "$sub" = web ]; then
+    case $prev in
+    --stats) _kernbench_files '*.json'; return 0 ;;
+    -t | --topology)
+      _kernbench_words "$(_kernbench_topologies "$prog")"
+      [[ $cur == */* || $cur == .* ]] && _kernbench_files '*.yaml'
+      return 0 ;;
+    --port | --set) return 0 ;;
+    esac
+  fi
+
   case $sub in
   "")
     if [[ $cur == -* ]]; then
       _kernbench_words "$names"
     else
-      _kernbench_words run list probe help
+      _kernbench_words run list probe help draw web
       _kernbench_files '*.lua'
     fi ;;
   run | help)
@@ -152,6 +180,14 @@ _kernbench() {
   probe)
     if [[ $cur == -* ]]; then
       _kernbench_words "$(_kernbench_help_options "$prog" probe | awk '{ print $1 }')"
+    fi ;;
+  draw)
+    if [[ $cur == -* ]]; then
+      _kernbench_words "$(_kernbench_help_options "$prog" draw | awk '{ print $1 }')"
+    fi ;;
+  web)
+    if [[ $cur == -* ]]; then
+      _kernbench_words "$(_kernbench_help_options "$prog" web | awk '{ print $1 }')"
     fi ;;
   *)
     _kernbench_files ;; # the script's arguments

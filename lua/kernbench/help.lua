@@ -115,6 +115,7 @@ M.groups = {
     { "kb.lua_dir", "kb.lua_dir", "(internal) the directory the Lua library was loaded from", "internal" },
     { "kb.progress", "kb.progress(k, n[, label])", "a bench has started point k of n: the command line's progress line" },
     { "kb.ccl_path", "kb.ccl_path", "(internal) the command line's --ccl FILE, for ccl.yaml", "internal" },
+    { "kb.jobs", "kb.jobs", "(internal) the command line's -j N (nil when not given): worker processes a bench may run at once", "internal" },
     { "kb.data_mode", "kb.data_mode", "(internal) \"data\" or \"verify\" under --data / --verify-data, else nil", "internal" },
     { "kb.params", "kb.params", "(internal) the command line's --param values, for benches", "internal" },
     { "kb.results_requested", "kb.results_requested", "(internal) whether the command line asked for bench results", "internal" },

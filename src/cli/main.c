@@ -5,6 +5,7 @@
 #include "cli/paths.h"
 #include "cli/progress.h"
 #include "cli/repl.h"
+#include "cli/web.h"
 #include "core/util.h"
 #include "lua/state.h"
 
@@ -38,6 +39,9 @@ static const char USAGE[] =
     "       kernbench [options] probe [--case NAME] [--json] [--topology T] [--set K=V]\n"
     "       kernbench list [--verbose] [DIR]\n"
     "       kernbench help BENCH\n"
+    "       kernbench [-t T] [--set K=V] web [--port N] [--no-open] [--stats FILE]\n"
+    "       kernbench [-t T] [--set K=V] draw [--view system|sip|cube|pe] [--sip N] [--cube N] [--pe N]\n"
+    "                 [--format svg|png|dot] [--stats FILE] [--route SRC DST] [-o FILE]\n"
     "\n"
     "Runs a Lua script against the kernbench simulator, or starts an interactive\n"
     "Lua REPL when no script or -e is given. The globals `sim` (event core) and\n"
@@ -52,6 +56,10 @@ static const char USAGE[] =
     "  list [--verbose] [DIR]  list the benches under DIR (default: the shipped\n"
     "                 benches); --verbose adds their files and parameters\n"
     "  help BENCH     a bench's description, file and parameters\n"
+    "  web            serve the topology as an interactive page on 127.0.0.1\n"
+    "                 (see 'kernbench web --help')\n"
+    "  draw           the topology as a Graphviz diagram (SVG, PNG or DOT) at\n"
+    "                 the system, sip, cube or pe level (see 'kernbench draw --help')\n"
     "\n"
     "options:\n"
     "  -t, --topology T  the topology kb.topology.load() loads by default: a\n"
@@ -90,6 +98,8 @@ static const char USAGE[] =
     "  -q, --quiet    no summary after a script or probe run\n"
     "  --ipcq-trace   print a line on stderr per PE-to-PE queue message sent\n"
     "                 and received: rank, time, direction, bytes (docs/ipcq.md)\n"
+    "  -j, --jobs N   worker processes a bench may run at once (kb.jobs; default:\n"
+    "                 the core count), e.g. milestone-ccl's points\n"
     "  --param KEY=VALUE  set a parameter of the bench (repeatable; before the\n"
     "                 bench; 'kernbench help BENCH' lists them)\n"
     "  --results-json FILE  write what the bench returned, its parameters,\n"
@@ -136,6 +146,7 @@ typedef struct options {
     const char *device; /* --device all|sip:N */
     const char *data;   /* --data: "data", --verify-data: "verify" */
     const char *ccl;    /* --ccl FILE */
+    int jobs;           /* -j, --jobs: 1 .. 1024; 0: not given */
     bool interactive;
     bool stats;
     bool ipcq_trace;
@@ -412,7 +423,18 @@ static int parse(int argc, char **argv, options *o)
                 return usage_error("option '%s' needs KEY.PATH=VALUE", "--set");
             o->sets[o->nsets++] = kv;
         }
-        else if (strncmp(a, "-e", 2) == 0) {
+        else if (strncmp(a, "-j", 2) == 0 || strcmp(a, "--jobs") == 0 || strncmp(a, "--jobs=", 7) == 0) {
+            const char *n = a[1] == 'j' ? (a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL))
+                                        : (a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL));
+            char *end = NULL;
+            long v = n ? strtol(n, &end, 10) : 0;
+            if (!n || !*n || *end || v < 1 || v > 1024 || !(*n >= '0' && *n <= '9'))
+                return usage_error("option -j/--jobs needs a number of processes from 1 to 1024, got '%s'",
+                                   n ? n : "");
+            if (o->jobs)
+                return usage_error("option '%s' given twice", "-j/--jobs");
+            o->jobs = (int)v;
+        } else if (strncmp(a, "-e", 2) == 0) {
             const char *code = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!code)
                 return usage_error("option '%s' needs an argument", "-e");
@@ -623,6 +645,10 @@ static int set_topology_defaults(lua_State *L, const options *o)
         lua_pushstring(L, o->data);
         lua_setfield(L, -2, "data_mode");
     }
+    if (o->jobs > 0) { /* for benches that run worker processes (kernbench.procpool) */
+        lua_pushinteger(L, o->jobs);
+        lua_setfield(L, -2, "jobs");
+    }
     if (o->ccl) { /* for collectives: kernbench.ccl.config reads kb.ccl_path */
         lua_pushstring(L, o->ccl);
         lua_setfield(L, -2, "ccl_path");
@@ -727,6 +753,7 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     kb_session_track_coroutines(L);
+    kb_web_preload(L); /* kernbench.httpd, for kernbench web */
     kb_progress progress; /* the progress line on a terminal (docs/cli.md "Progress") */
     kb_progress_start(&progress, &session, L, o.out.quiet);
 
@@ -735,9 +762,11 @@ int main(int argc, char **argv)
     const char *sub = o.script ? argv[o.script] : "";
     bool probe = strcmp(sub, "probe") == 0, list = strcmp(sub, "list") == 0;
     bool help = strcmp(sub, "help") == 0, run = strcmp(sub, "run") == 0;
+    bool web = strcmp(sub, "web") == 0; /* docs/web.md */
+    bool draw = strcmp(sub, "draw") == 0; /* docs/draw.md */
     bool usage = status == LUA_OK && (!topology_exists(L, o.topology) || !ccl_exists(o.ccl));
     char *bench_path = NULL;
-    if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help)) {
+    if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help || web || draw)) {
         usage_error("%s", "--param and --results-json need a bench: kernbench [options] run BENCH");
         usage = true;
     }
@@ -764,7 +793,11 @@ int main(int argc, char **argv)
         status = run_require(L, &session, o.requires[i]);
     for (int i = 0; i < o.ncode && GOING_ON; i++)
         status = run_code(L, &session, o.code[i]);
-    if (GOING_ON && (probe || list || help))
+    if (GOING_ON && web)
+        status = run_subcommand(L, &session, "kernbench.web", "main", argc, argv, o.script + 1, &exit_status);
+    else if (GOING_ON && draw)
+        status = run_subcommand(L, &session, "kernbench.draw", "main", argc, argv, o.script + 1, &exit_status);
+    else if (GOING_ON && (probe || list || help))
         status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.bench_find",
                                 probe ? "main" : list ? "list_main" : "help_main", argc, argv, o.script + 1,
                                 &exit_status);

@@ -94,14 +94,16 @@ size_t kb_progress_format(char *buf, size_t n, const kb_sim_progress *r, const k
     char t[32], rate[32];
     size_t len = 0;
     buf[0] = '\0';
-    kb_progress_format_time(t, sizeof t, r->now);
-    append(buf, n, &len, "sim #%d  t=%s  %" PRIu64 " events", r->id, t, r->events);
-    if (r->wall_s > 0) {
-        format_rate(rate, sizeof rate, (double)r->events / r->wall_s);
-        append(buf, n, &len, "  %s events/s", rate);
+    if (r->id > 0) { /* id 0: no simulation runs here, only the bench's points (kernbench.procpool) */
+        kb_progress_format_time(t, sizeof t, r->now);
+        append(buf, n, &len, "sim #%d  t=%s  %" PRIu64 " events", r->id, t, r->events);
+        if (r->wall_s > 0) {
+            format_rate(rate, sizeof rate, (double)r->events / r->wall_s);
+            append(buf, n, &len, "  %s events/s", rate);
+        }
     }
     if (pt && pt->n > 0) {
-        append(buf, n, &len, "  point %" PRId64 "/%" PRId64, pt->k, pt->n);
+        append(buf, n, &len, "%spoint %" PRId64 "/%" PRId64, len > 0 ? "  " : "", pt->k, pt->n);
         if (pt->label[0])
             append(buf, n, &len, " (%s)", pt->label);
         double left = kb_progress_eta(pt, now);

@@ -66,7 +66,9 @@ bool kb_progress_due(const kb_progress *p, double now);
 double kb_progress_eta(const kb_session_point *pt, double now);
 /* The line for report r (and pt, if pt->n > 0) at time `now`, cut to
  * `columns` - 1 characters (0: no limit), in buf (size n >= 1): e.g.
- * "sim #1  t=1.234 ms  5242880 events  8.12 M events/s  point 3/24 (M=512) ~ 12 s left".
+ * "sim #1  t=1.234 ms  5242880 events  8.12 M events/s  point 3/24 (M=512) ~ 12 s left";
+ * a report of simulation 0 (points run by kernbench.procpool's children,
+ * no simulation here) has the point alone: "point 3/24 (M=512) ~ 12 s left".
  * Returns the length. */
 size_t kb_progress_format(char *buf, size_t n, const kb_sim_progress *r, const kb_session_point *pt,
                           double now, int columns);

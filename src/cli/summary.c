@@ -90,7 +90,8 @@ void kb_print_summary(FILE *out, const kb_val *runs)
 
     size_t nc, nl;
     item *comps = collect(runs, "components", &nc);
-    qsort(comps, nc, sizeof *comps, by_util);
+    if (nc) /* qsort of an empty (NULL) list is undefined */
+        qsort(comps, nc, sizeof *comps, by_util);
     if (nc)
         fputs("  busiest components (busy / simulated time):\n", out);
     for (size_t i = 0; i < nc && i < 5; i++) {
@@ -100,7 +101,8 @@ void kb_print_summary(FILE *out, const kb_val *runs)
         fputc('\n', out);
     }
     item *links = collect(runs, "links", &nl);
-    qsort(links, nl, sizeof *links, by_util);
+    if (nl)
+        qsort(links, nl, sizeof *links, by_util);
     if (nl) {
         const kb_val *l = links[0].v;
         fprintf(out, "  bottleneck link: %s -> %s, %.1f%% busy, %.0f GB/s, peak queueing %.3f ns",

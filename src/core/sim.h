@@ -105,7 +105,8 @@ typedef struct kb_sim_where {
 
 /* What a run under a control reports to its on_progress. */
 typedef struct kb_sim_progress {
-    int id;          /* the simulation's id given to kb_sim_set_control */
+    int id;          /* the simulation's id given to kb_sim_set_control (0: no simulation:
+                        kernbench.procpool's report of the bench's points alone) */
     kb_time now;     /* its clock */
     uint64_t events; /* events it has processed, all runs */
     double wall_s;   /* wall time its runs have taken, this one so far */

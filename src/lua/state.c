@@ -6,6 +6,7 @@
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
 #include "lua/lmachine.h"
+#include "lua/procpool.h"
 #include "lua/ltensor.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
@@ -39,6 +40,8 @@ static int open_state(lua_State *L)
     luaL_requiref(L, "kernbench.output_c", luaopen_kb_output, 0);
     lua_pop(L, 1);
     luaL_requiref(L, "kernbench.progress_c", luaopen_kb_progress, 0); /* kb.progress */
+    lua_pop(L, 1);
+    luaL_requiref(L, "kernbench.procpool", luaopen_kb_procpool, 0); /* child processes */
     lua_pop(L, 1);
     if (lua_dir) {
         lua_getglobal(L, "package");

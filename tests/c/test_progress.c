@@ -215,6 +215,12 @@ static void test_the_line_text(void **state)
     r.wall_s = 0; /* no rate yet */
     kb_progress_format(b, sizeof b, &r, &pt, 134, 0);
     assert_string_equal(b, "sim #2  t=1.234 ms  5242880 events  point 1/24");
+    /* simulation 0: no simulation runs here (kernbench.procpool's workers do): the point alone */
+    kb_sim_progress none = {.id = 0};
+    pt.k = 4;
+    memcpy(pt.label, "a-b", 4);
+    kb_progress_format(b, sizeof b, &none, &pt, 134, 0);
+    assert_string_equal(b, "point 4/24 (a-b) ~ 3 min left");
 }
 
 static void test_the_line_fits_one_terminal_row(void **state)

@@ -29,8 +29,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/ipcq_cases.sh"
 cases+=("${ipcq_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/ccl_cases.sh"
 cases+=("${ccl_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/milestone_ccl_cases.sh"
+cases+=("${milestone_ccl_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/models_cases.sh"
 cases+=("${models_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/web_cases.sh"
+cases+=("${web_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/draw_cases.sh"
+cases+=("${draw_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 
@@ -210,7 +216,7 @@ library_path_override)
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
   | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
-  | ccl_*)
+  | ccl_* | web_* | draw_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;
