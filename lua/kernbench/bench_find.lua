@@ -62,20 +62,7 @@ function M.list(dir)
   return benches, problems
 end
 
--- Levenshtein distance, for "did you mean".
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
+local distance = require "kernbench.edit_distance" -- for "did you mean"
 
 --- The names close to `name` (typos, '_' for '-', a part of a name).
 function M.close_matches(name, benches)
