@@ -20,8 +20,11 @@ TEST_DEB_PACKAGES := chromium
 # Only `make fuzz` needs these: clang and its libFuzzer runtime.
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_HARNESSES := topo addr tl_torch
+# Only `make test-cluster` needs these: a real single-node SLURM cluster and
+# GNU parallel for the sweep backends (tests/cluster/run.sh).
+CLUSTER_DEB_PACKAGES := slurm-wlm munge parallel
 
-.PHONY: all deps fuzz-deps build run test test-asan conformance fuzz-build fuzz install plots perf clean
+.PHONY: all deps fuzz-deps build run test test-asan test-cluster conformance fuzz-build fuzz install plots perf clean
 
 all: build
 
@@ -95,6 +98,14 @@ test-asan: deps
 	$(call install_debs,$(TEST_DEB_PACKAGES))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# The sweep backends on a real cluster (docs/sweeps.md, "Backends"): starts a
+# single-node SLURM in a temporary directory, runs a 24-point sweep through
+# --backend slurm and --backend parallel --sshlogin :, each killed part-way and
+# resumed, and compares the results with the local backend's. Needs root.
+test-cluster: build
+	$(call install_debs,$(CLUSTER_DEB_PACKAGES))
+	tests/cluster/run.sh ./$(BUILD)/bin/kernbench
 
 # The SimPy conformance suite (tests/conformance/README.md): regenerates the
 # logs with SimPy 3 (Debian's python3-simpy3) and checks them against the

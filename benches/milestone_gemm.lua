@@ -238,14 +238,26 @@ return {
   params = {
     quick = { default = false, env = "MILESTONE_QUICK",
               help = "3 shapes x load_ref x {pe, cube} instead of the full sweep" },
-    out = { default = "out/milestone_gemm", help = "directory of gemm_sweep.csv and the PNG plots (created)" },
+    out = { default = "out/milestone_gemm",
+            help = "directory of gemm_sweep.csv and the PNG plots (created); empty: no files" },
+    m = { default = 0, min = 0, help = "with k and n: this one shape instead of the milestone's (0: its shapes)" },
+    k = { default = 0, min = 0, help = "with m and n: columns of A, rows of B (0: the milestone's shapes)" },
+    n = { default = 0, min = 0, help = "with m and k: columns of B and C (0: the milestone's shapes)" },
+    variant = { default = "all", choices = { "all", "load_ref", "ref_ref", "load_load" },
+                help = "only this operand staging (all: as quick says)" },
+    placement = { default = "all", choices = { "all", "pe", "cube", "sip" },
+                  help = "only this placement (all: as quick says)" },
   },
   run = function(torch, o)
-    local outs = open_outputs(o.out)
+    local given = (o.m > 0 and 1 or 0) + (o.k > 0 and 1 or 0) + (o.n > 0 and 1 or 0)
+    if given ~= 0 and given ~= 3 then
+      error(("milestone-gemm: give m, k and n together (got m=%d, k=%d, n=%d)"):format(o.m, o.k, o.n), 0)
+    end
+    local outs = o.out ~= "" and open_outputs(o.out) or nil
     torch.manual_seed(5)
-    local shapes = o.quick and QUICK_SHAPES or SHAPES
-    local variants = o.quick and { "load_ref" } or VARIANT_ORDER
-    local placements = o.quick and { "pe", "cube" } or { "pe", "cube", "sip" }
+    local shapes = given == 3 and { { o.m, o.k, o.n } } or o.quick and QUICK_SHAPES or SHAPES
+    local variants = o.variant ~= "all" and { o.variant } or o.quick and { "load_ref" } or VARIANT_ORDER
+    local placements = o.placement ~= "all" and { o.placement } or o.quick and { "pe", "cube" } or { "pe", "cube", "sip" }
     local points = {}
     print(("%-32s %6s %12s %9s %8s %6s  %s"):format("point", "tiles", "time", "TFLOP/s", "bound", "eff",
       "busy/makespan: dma_rd fetch gemm store dma_wr"))
@@ -268,10 +280,14 @@ return {
         end
       end
     end
-    outs.csv:write(to_csv(points)):close()
-    print(("milestone-gemm: %d points, written to %s/gemm_sweep.csv (every figure: --results-json FILE)"):format(
-      #points, o.out))
-    plots(points, o.out, outs)
+    if outs then
+      outs.csv:write(to_csv(points)):close()
+      print(("milestone-gemm: %d points, written to %s/gemm_sweep.csv (every figure: --results-json FILE)"):format(
+        #points, o.out))
+      plots(points, o.out, outs)
+    else
+      print(("milestone-gemm: %d point(s); out is empty: no files (every figure: --results-json FILE)"):format(#points))
+    end
     return result_of(points, o, torch)
   end,
 }

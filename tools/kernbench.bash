@@ -2,7 +2,7 @@
 # <prefix>/share/bash-completion/completions/kernbench, where bash-completion
 # finds it; without bash-completion, `source` this file.
 #
-# Completes the subcommands (run, list, probe, help, draw, web), the options, bench
+# Completes the subcommands (run, list, probe, help, draw, web, sweep), the options, bench
 # names after `run` and `help`, topology names after -t/--topology, probe
 # cases after `probe --case`, file names for scripts and output files, and
 # YAML files after --ccl.
@@ -159,12 +159,22 @@ _kernbench() {
     esac
   fi
 
+  # an argument of a sweep option
+  if [ "$sub" = sweep ]; then
+    case $prev in
+    --backend) _kernbench_words local parallel slurm; return 0 ;;
+    --out) compopt -o filenames 2>/dev/null; local IFS=$'\n'; COMPREPLY+=($(compgen -d -- "$cur")); return 0 ;;
+    --joblog) _kernbench_files; return 0 ;;
+    -j | --jobs | --points-per-task | --max-running | --sshlogin | --parallel-opt | --slurm-opt) return 0 ;;
+    esac
+  fi
+
   case $sub in
   "")
     if [[ $cur == -* ]]; then
       _kernbench_words "$names"
     else
-      _kernbench_words run list probe help draw web
+      _kernbench_words run list probe help draw web sweep
       _kernbench_files '*.lua'
     fi ;;
   run | help)
@@ -188,6 +198,12 @@ _kernbench() {
   web)
     if [[ $cur == -* ]]; then
       _kernbench_words "$(_kernbench_help_options "$prog" web | awk '{ print $1 }')"
+    fi ;;
+  sweep)
+    if [[ $cur == -* ]]; then
+      _kernbench_words "$(_kernbench_help_options "$prog" sweep | awk '{ print $1 }')"
+    else
+      _kernbench_files '*.lua'
     fi ;;
   *)
     _kernbench_files ;; # the script's arguments

@@ -132,7 +132,7 @@ end
 
 local function usage()
   return table.concat({
-    "usage: kernbench [-t T] [--set K=V] probe [--case NAME] [--json] [--topology T] [--set K=V]",
+    "usage: kernbench [-t T] [--set K=V] probe [--case NAME] [--json] [-o FILE] [--topology T] [--set K=V]",
     "",
     "Runs single-flow " .. probe().NBYTES .. " B reference transfers, each on a fresh simulation,",
     "reports latency, overhead, drain, effective and bottleneck bandwidth, a",
@@ -145,6 +145,8 @@ local function usage()
     "                 (repeatable)",
     "  --case NAME    run only this case (exact name; default: all)",
     "  --json         print one JSON object instead of the report",
+    "  -o, --output FILE  write that JSON object to FILE instead (written",
+    "                 beside it and renamed when complete; a sweep's point)",
     "  -h, --help     print this help and exit",
     "",
     "cases: " .. table.concat(probe().case_names(), ", "),
@@ -179,6 +181,8 @@ function M.parse(args)
       opts.help = true
     elseif a == "--json" and not inline then
       opts.json = true
+    elseif a == "--output" or a == "-o" then
+      opts.output = arg_of(a)
     elseif a == "--case" then
       opts.case = arg_of(a)
     elseif a == "--topology" or a == "-t" then
@@ -218,8 +222,16 @@ function M.main(args)
   local lok, topo = pcall(P.load_topology, opts)
   if not lok then return usage_error(tostring(topo)) end
   opts.topology = topo
+  local out -- opened first: a bad path fails before anything runs
+  if opts.output then
+    local ook, o = pcall(kb.open_output, opts.output)
+    if not ook then return usage_error(tostring(o)) end
+    out = o
+  end
   local res = P.run(opts)
-  if opts.json then
+  if out then
+    out:write(P.to_json(res), "\n"):close()
+  elseif opts.json then
     io.write(P.to_json(res), "\n")
   else
     io.write(P.report(res))

@@ -42,6 +42,8 @@ static const char USAGE[] =
     "       kernbench [-t T] [--set K=V] web [--port N] [--no-open] [--stats FILE]\n"
     "       kernbench [-t T] [--set K=V] draw [--view system|sip|cube|pe] [--sip N] [--cube N] [--pe N]\n"
     "                 [--format svg|png|dot] [--stats FILE] [--route SRC DST] [-o FILE]\n"
+    "       kernbench [-j N] sweep FILE [--out DIR] [--resume] [--retry-failed] [--dry-run]\n"
+    "                 [--backend local|parallel|slurm]\n"
     "\n"
     "Runs a Lua script against the kernbench simulator, or starts an interactive\n"
     "Lua REPL when no script or -e is given. The globals `sim` (event core) and\n"
@@ -60,6 +62,9 @@ static const char USAGE[] =
     "                 (see 'kernbench web --help')\n"
     "  draw           the topology as a Graphviz diagram (SVG, PNG or DOT) at\n"
     "                 the system, sip, cube or pe level (see 'kernbench draw --help')\n"
+    "  sweep FILE     run a parameter sweep (sweeps/*.lua): each point a kernbench\n"
+    "                 process, journaled, resumable; results.csv, results.json,\n"
+    "                 plots (see 'kernbench sweep --help', docs/sweeps.md)\n"
     "\n"
     "options:\n"
     "  -t, --topology T  the topology kb.topology.load() loads by default: a\n"
@@ -764,9 +769,10 @@ int main(int argc, char **argv)
     bool help = strcmp(sub, "help") == 0, run = strcmp(sub, "run") == 0;
     bool web = strcmp(sub, "web") == 0; /* docs/web.md */
     bool draw = strcmp(sub, "draw") == 0; /* docs/draw.md */
+    bool sweep = strcmp(sub, "sweep") == 0; /* docs/sweeps.md */
     bool usage = status == LUA_OK && (!topology_exists(L, o.topology) || !ccl_exists(o.ccl));
     char *bench_path = NULL;
-    if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help || web || draw)) {
+    if (!usage && (o.nparams > 0 || o.out.results_json) && (!o.script || probe || list || help || web || draw || sweep)) {
         usage_error("%s", "--param and --results-json need a bench: kernbench [options] run BENCH");
         usage = true;
     }
@@ -797,6 +803,8 @@ int main(int argc, char **argv)
         status = run_subcommand(L, &session, "kernbench.web", "main", argc, argv, o.script + 1, &exit_status);
     else if (GOING_ON && draw)
         status = run_subcommand(L, &session, "kernbench.draw", "main", argc, argv, o.script + 1, &exit_status);
+    else if (GOING_ON && sweep)
+        status = run_subcommand(L, &session, "kernbench.sweep", "main", argc, argv, o.script + 1, &exit_status);
     else if (GOING_ON && (probe || list || help))
         status = run_subcommand(L, &session, probe ? "kernbench.probe" : "kernbench.bench_find",
                                 probe ? "main" : list ? "list_main" : "help_main", argc, argv, o.script + 1,

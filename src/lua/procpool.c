@@ -10,6 +10,8 @@
  *                       {jobs = 2, on_done = function(i, r, done, total) end})
  *   -- rs[i] = {ok = bool, status = exit code | nil, signal = N | nil}
  *   pool.cpus(), pool.exe(), pool.pid()
+ *   local pid, guard = pool.spawn(argv, {stdout =, stderr =, stdin =, group = true})
+ *   pool.wait(pid, seconds) -- nil while it runs, then its result; pool.kill, pool.sleep
  */
 #include "lua/procpool.h"
 
@@ -22,6 +24,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,8 @@ typedef struct cmd {
     char **argv;      /* into Lua strings anchored on the stack */
     const char *out;  /* NULL: inherited */
     const char *err;  /* NULL: inherited; equal to out: the same file */
+    const char *in;   /* NULL: inherited (pool.spawn's stdin) */
+    bool group;       /* a process group of its own (pool.spawn's group) */
     pid_t pid;        /* > 0 while running */
     int state;        /* 0 waiting, 1 running, 2 done */
     int wstatus;
@@ -179,7 +184,7 @@ static int open_for(const char *path, char *err, size_t n, const char *what)
 /* Starts c; false with a message in err. */
 static bool start(pool *p, cmd *c, char *err, size_t n)
 {
-    int fo = -1, fe = -1;
+    int fo = -1, fe = -1, fi = -1;
     bool ok = false;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -189,13 +194,24 @@ static bool start(pool *p, cmd *c, char *err, size_t n)
         goto done;
     if (c->err && !(c->out && strcmp(c->err, c->out) == 0) && (fe = open_for(c->err, err, n, "stderr")) < 0)
         goto done;
+    if (c->in && (fi = open(c->in, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(err, n, "cannot open the stdin file '%s': %s", c->in, strerror(errno));
+        goto done;
+    }
+    if (fi >= 0)
+        posix_spawn_file_actions_adddup2(&fa, fi, STDIN_FILENO);
     if (fo >= 0)
         posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
     if (c->err)
         posix_spawn_file_actions_adddup2(&fa, fe >= 0 ? fe : fo, STDERR_FILENO);
     /* the child starts with the mask the parent had before the pool */
     posix_spawnattr_setsigmask(&at, &p->old_mask);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+    short flags = POSIX_SPAWN_SETSIGMASK;
+    if (c->group) {
+        posix_spawnattr_setpgroup(&at, 0);
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&at, flags);
     pid_t pid;
     int e = strchr(c->argv[0], '/') ? posix_spawn(&pid, c->argv[0], &fa, &at, c->argv, environ)
                                      : posix_spawnp(&pid, c->argv[0], &fa, &at, c->argv, environ);
@@ -207,6 +223,8 @@ static bool start(pool *p, cmd *c, char *err, size_t n)
     c->state = 1;
     ok = true;
 done:
+    if (fi >= 0)
+        close(fi);
     if (fo >= 0)
         close(fo);
     if (fe >= 0)
@@ -513,9 +531,198 @@ static int l_pid(lua_State *L)
     return 1;
 }
 
+/* ---- one child without waiting for it (the sweep backends) ---- */
+
+#define GUARD_MT "kernbench.procpool.guard"
+
+/* Sends sig to pid's process group when pid leads one, else to pid. */
+static void signal_child(pid_t pid, int sig)
+{
+    if (getpgid(pid) == pid)
+        kill(-pid, sig);
+    else
+        kill(pid, sig);
+}
+
+/* Terminates the child pid if it has not been reaped (its process group
+ * if it leads one: SIGTERM, SIGKILL after TERM_GRACE_S) and reaps it. */
+static void terminate_child(pid_t pid)
+{
+    int ws;
+    if (waitpid(pid, &ws, WNOHANG) != 0)
+        return; /* ended now, or not (any more) our child */
+    bool leader = getpgid(pid) == pid;
+    signal_child(pid, SIGTERM);
+    double t1 = kb_wall_seconds();
+    bool killed = false;
+    while (waitpid(pid, &ws, WNOHANG) == 0) {
+        if (!killed && kb_wall_seconds() - t1 > TERM_GRACE_S) {
+            signal_child(pid, SIGKILL);
+            killed = true;
+        }
+        sleep_s(0.01);
+    }
+    if (leader) /* the rest of its group */
+        kill(-pid, SIGKILL);
+}
+
+/* The guard's __close: C, so the stop hook (which raises on every Lua
+ * instruction once a stop is flagged) cannot keep it from running. */
+static int guard_close(lua_State *L)
+{
+    pid_t *guard = luaL_checkudata(L, 1, GUARD_MT);
+    if (*guard > 0)
+        terminate_child(*guard);
+    *guard = 0;
+    return 0;
+}
+
+static const char *spawn_opt(lua_State *L, const char *key)
+{
+    int ty = lua_getfield(L, 2, key);
+    const char *s = NULL;
+    if (ty == LUA_TSTRING)
+        s = lua_tostring(L, -1); /* anchored: the options table holds it */
+    else if (ty != LUA_TNIL)
+        luaL_error(L, "procpool.spawn: %s must be a file name (a string), got %s", key, lua_typename(L, ty));
+    lua_pop(L, 1);
+    return s;
+}
+
+/* pool.spawn(argv[, {stdout =, stderr =, stdin =, group =}]) -> pid, guard:
+ * starts one child and returns at once; pool.wait reaps it. The guard, held
+ * in a to-be-closed variable (`local _ <close> = guard`), terminates the
+ * child (its group) if it has not been reaped when the variable goes out of
+ * scope, an error included. */
+static int l_spawn(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    else
+        lua_newtable(L);
+    lua_settop(L, 2);
+    lua_Integer argc = luaL_len(L, 1);
+    if (argc < 1 || argc > 100000)
+        return luaL_error(L, "procpool.spawn: argv must list the program and its arguments");
+    cmd c;
+    memset(&c, 0, sizeof c);
+    c.argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(argc + 1), 0); /* 3 */
+    for (lua_Integer k = 1; k <= argc; k++) {
+        if (lua_geti(L, 1, k) != LUA_TSTRING)
+            return luaL_error(L, "procpool.spawn: argv[%I] must be a string, got %s", k, luaL_typename(L, -1));
+        c.argv[k - 1] = (char *)lua_tostring(L, -1); /* anchored by argv, unchanged until spawned */
+        lua_pop(L, 1);
+    }
+    c.argv[argc] = NULL;
+    c.out = spawn_opt(L, "stdout");
+    c.err = spawn_opt(L, "stderr");
+    c.in = spawn_opt(L, "stdin");
+    lua_getfield(L, 2, "group");
+    c.group = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    char why[600];
+    if (cannot_run(c.argv[0], why, sizeof why))
+        return luaL_error(L, "procpool.spawn: %s", why);
+    pool p;
+    memset(&p, 0, sizeof p);
+    sigprocmask(SIG_SETMASK, NULL, &p.old_mask);
+    if (!start(&p, &c, why, sizeof why))
+        return luaL_error(L, "procpool.spawn: %s", why);
+    lua_pushinteger(L, (lua_Integer)c.pid);
+    pid_t *guard = lua_newuserdatauv(L, sizeof *guard, 0);
+    *guard = c.pid;
+    luaL_setmetatable(L, GUARD_MT);
+    return 2;
+}
+
+/* pool.wait(pid[, seconds]) -> result | nil: reaps the child pid if it ends
+ * within seconds (default 0: a poll), else nil. A stop of the command line
+ * (SIGINT, SIGTERM, --timeout) while it waits terminates the child (its
+ * process group if it leads one: SIGTERM, SIGKILL after 5 s), reaps it and
+ * raises. */
+static int l_wait(lua_State *L)
+{
+    lua_Integer ipid = luaL_checkinteger(L, 1);
+    double limit = luaL_optnumber(L, 2, 0);
+    if (ipid <= 0 || ipid > INT32_MAX)
+        return luaL_error(L, "procpool.wait: %I is not a process id", ipid);
+    if (!(limit >= 0 && limit <= 86400))
+        return luaL_error(L, "procpool.wait: seconds must be from 0 to 86400");
+    pid_t pid = (pid_t)ipid;
+    double t0 = kb_wall_seconds();
+    for (;;) {
+        cmd c;
+        memset(&c, 0, sizeof c);
+        pid_t r = waitpid(pid, &c.wstatus, WNOHANG);
+        if (r == pid) {
+            push_result(L, &c);
+            return 1;
+        }
+        if (r < 0 && errno != EINTR)
+            return luaL_error(L, "procpool.wait: process %d: %s", (int)pid, strerror(errno));
+        kb_session *s = kb_session_of(L);
+        if (s && s->ctl.stop) {
+            terminate_child(pid);
+            return luaL_error(L, "procpool.wait: %s: process %d was terminated", kb_stop_message(s->ctl.stop),
+                              (int)pid);
+        }
+        double left = limit - (kb_wall_seconds() - t0);
+        if (left <= 0) {
+            lua_pushnil(L);
+            return 1;
+        }
+        sleep_s(left < 0.02 ? left : 0.02);
+    }
+}
+
+/* pool.kill(pid, sig) -> true | nil, why: kill(2); sig a number or "TERM",
+ * "KILL", "INT", "HUP"; a negative pid names a process group; sig 0 asks
+ * whether the process exists. */
+static int l_kill(lua_State *L)
+{
+    lua_Integer pid = luaL_checkinteger(L, 1);
+    int sig;
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        static const char *const names[] = {"TERM", "KILL", "INT", "HUP", NULL};
+        static const int sigs[] = {SIGTERM, SIGKILL, SIGINT, SIGHUP};
+        sig = sigs[luaL_checkoption(L, 2, NULL, names)];
+    } else {
+        lua_Integer k = luaL_checkinteger(L, 2);
+        if (k < 0 || k > 64)
+            return luaL_error(L, "procpool.kill: %I is not a signal number", k);
+        sig = (int)k;
+    }
+    if (pid == 0 || pid == -1 || pid > INT32_MAX || pid < -INT32_MAX)
+        return luaL_error(L, "procpool.kill: %I is not a process id", pid);
+    if (kill((pid_t)pid, sig) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* pool.sleep(seconds): at most seconds (0 to 60); a signal ends it early. */
+static int l_sleep(lua_State *L)
+{
+    double t = luaL_checknumber(L, 1);
+    if (!(t >= 0 && t <= 60))
+        return luaL_error(L, "procpool.sleep: seconds must be from 0 to 60");
+    sleep_s(t);
+    return 0;
+}
+
 int luaopen_kb_procpool(lua_State *L)
 {
-    static const luaL_Reg fns[] = {{"run", l_run}, {"cpus", l_cpus}, {"exe", l_exe}, {"pid", l_pid}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"run", l_run},     {"cpus", l_cpus}, {"exe", l_exe},     {"pid", l_pid},
+                                   {"spawn", l_spawn}, {"wait", l_wait}, {"kill", l_kill}, {"sleep", l_sleep},
+                                   {NULL, NULL}};
+    luaL_newmetatable(L, GUARD_MT);
+    lua_pushcfunction(L, guard_close);
+    lua_setfield(L, -2, "__close");
+    lua_pop(L, 1);
     luaL_newlib(L, fns);
     return 1;
 }

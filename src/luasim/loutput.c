@@ -10,9 +10,11 @@
 #include "trace/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OUTPUT_MT "kernbench.output"
 
@@ -153,10 +155,86 @@ static int l_tostring(lua_State *L)
     return 1;
 }
 
+/* output_c.append_line(path, line): appends line (and a newline if it has
+ * none) to path with one write(2) on an O_APPEND descriptor, then fsync,
+ * then close: a record of the sweep journal (lua/kernbench/sweep/journal.lua)
+ * is on disk, whole, when this returns true. Returns true, or nil and why. */
+static int l_append_line(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    size_t len;
+    const char *line = luaL_checklstring(L, 2, &len);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, line, len);
+    if (len == 0 || line[len - 1] != '\n')
+        luaL_addchar(&b, '\n');
+    luaL_pushresult(&b);
+    size_t n;
+    const char *text = lua_tolstring(L, -1, &n);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: cannot open for appending: %s", path, strerror(errno));
+        return 2;
+    }
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, text + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            close(fd);
+            lua_pushnil(L);
+            lua_pushfstring(L, "%s: write failed: %s", path, strerror(e));
+            return 2;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: fsync failed: %s", path, strerror(e));
+        return 2;
+    }
+    if (close(fd) != 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: close failed: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* output_c.truncate(path, size): cuts path to size bytes (the sweep
+ * journal's torn last line), then fsync. Returns true, or nil and why. */
+static int l_truncate(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer size = luaL_checkinteger(L, 2);
+    if (size < 0)
+        return luaL_error(L, "output_c.truncate: size must be >= 0, got %I", size);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: cannot truncate to %I bytes: %s", path, size, strerror(e));
+        return 2;
+    }
+    close(fd);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static const luaL_Reg methods[] = {{"write", l_write}, {"close", l_close}, {"abort", l_abort},
                                    {"temp", l_temp},   {"path", l_path},   {NULL, NULL}};
 static const luaL_Reg meta[] = {{"__gc", l_gc}, {"__close", l_tbc}, {"__tostring", l_tostring}, {NULL, NULL}};
-static const luaL_Reg lib[] = {{"open", l_open}, {NULL, NULL}};
+static const luaL_Reg lib[] = {
+    {"open", l_open}, {"append_line", l_append_line}, {"truncate", l_truncate}, {NULL, NULL}};
 
 int luaopen_kb_output(lua_State *L)
 {

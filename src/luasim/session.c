@@ -157,9 +157,32 @@ static int l_progress(lua_State *L)
     return 0;
 }
 
+/* progress_c.redraw(): redraws the progress line with the point alone (as
+ * kernbench.procpool does while it waits), for a caller waiting on work
+ * done elsewhere (the sweep's backends). Nothing unless the line is on. */
+static int l_redraw(lua_State *L)
+{
+    kb_session *s = kb_session_of(L);
+    if (!s || !s->ctl.on_progress || s->point.n <= 0)
+        return 0;
+    kb_sim_progress r;
+    memset(&r, 0, sizeof r);
+    r.id = 0;
+    r.clock_s = kb_wall_seconds();
+    s->ctl.on_progress(s->ctl.progress_ctx, &r);
+    return 0;
+}
+
+/* progress_c.wall(): wall-clock seconds (monotonic), for estimates. */
+static int l_wall(lua_State *L)
+{
+    lua_pushnumber(L, kb_wall_seconds());
+    return 1;
+}
+
 int luaopen_kb_progress(lua_State *L)
 {
-    static const luaL_Reg fns[] = {{"progress", l_progress}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"progress", l_progress}, {"redraw", l_redraw}, {"wall", l_wall}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }
