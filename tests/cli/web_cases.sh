@@ -43,7 +43,10 @@ web_start() {
 # closes); sets http_status and leaves the body in $tmp/body.
 http_raw() {
   exec 3<>"/dev/tcp/127.0.0.1/$web_port" || fail "cannot connect to port $web_port"
-  printf '%b' "$1" >&3 2>/dev/null
+  # in a subshell: a server that answers and closes before reading the whole
+  # request (a 40 KB request line) ends the write with SIGPIPE, which must not
+  # end the test
+  (printf '%b' "$1" >&3) 2>/dev/null || true
   timeout 20 cat <&3 >"$tmp/resp" 2>/dev/null
   exec 3<&-
   http_status=$(head -n 1 "$tmp/resp" | awk '{ print $2 }')
@@ -178,7 +181,7 @@ web_bad_requests() {
   http_raw "HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"; expect_http 200
   [ ! -s "$tmp/body" ] || fail "HEAD answered with a body"
   # half a request, then the connection dropped
-  exec 3<>"/dev/tcp/127.0.0.1/$web_port"; printf 'GET /api/topo' >&3; exec 3<&-
+  exec 3<>"/dev/tcp/127.0.0.1/$web_port"; (printf 'GET /api/topo' >&3) 2>/dev/null || true; exec 3<&-
   web_alive
   kill -0 "$web_pid" || fail "the server died: $(cat "$tmp/web.err")"
   web_stop
