@@ -24,7 +24,7 @@ FUZZ_HARNESSES := topo addr tl_torch
 # GNU parallel for the sweep backends (tests/cluster/run.sh).
 CLUSTER_DEB_PACKAGES := slurm-wlm munge parallel
 
-.PHONY: all deps fuzz-deps build run test test-asan test-cluster conformance fuzz-build fuzz install plots perf clean
+.PHONY: all deps fuzz-deps build run test test-asan test-cluster conformance fuzz-build fuzz install plots perf perf-scale clean
 
 all: build
 
@@ -144,11 +144,18 @@ perf: build
 	./$(BUILD)/bin/perf_event_queue
 	./$(BUILD)/bin/kernbench benches/perf/lua_processes.lua
 	./$(BUILD)/bin/kernbench benches/perf/chain.lua
+	bash benches/perf/chain_limit.sh ratio ./$(BUILD)/bin/kernbench ./$(BUILD)/bin/chain_limit 1024 4096
 	./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua --out $(BUILD)/pe_dma --verify
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/ipcq_ring.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/allreduce_6sip.lua
+
+# The scaling benchmarks over trays of 2 .. 64 SIPs and a million pending
+# flits (docs/scaling.md); SCALE_SIPS="2 4 8" picks the tray sizes.
+SCALE_SIPS ?= 2 4 8 16 32 64
+perf-scale: build
+	bash benches/perf/scaling.sh ./$(BUILD)/bin/kernbench $(SCALE_SIPS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

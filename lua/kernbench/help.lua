@@ -107,7 +107,7 @@ M.groups = {
     { "kb.sim", "kb.sim", "the sim module" },
     { "kb.format_ns", "kb.format_ns(ns) -> string", "a readable duration: kb.format_ns(1500) == \"1.5 us\"" },
     { "kb.topology", "kb.topology", "loading topologies: kb.topology.load(name)" },
-    { "kb.addr", "kb.addr", "the 51-bit physical address codec" },
+    { "kb.addr", "kb.addr", "the 53-bit physical address codec" },
     { "kb.components", "kb.components", "components written in Lua: kb.components.register(name, def)" },
     { "kb.torch", "kb.torch{topology = t, device = n, data_mode = nil|\"data\"|\"verify\", op_log = false} -> torch", "a torch-like runtime on a new simulation (docs/torch.md)" },
     { "kb.open_output", "kb.open_output(path) -> out", "a result file written beside path and renamed over it by out:close()" },
@@ -151,7 +151,7 @@ M.groups = {
     { "t:resolve", "t:resolve(pa) -> id, offset", "the node a physical address lives on, and the node-local offset" },
   } },
 
-  { name = "kb.addr", summary = "the 51-bit physical address codec", doc = "lua-api.md", entries = {
+  { name = "kb.addr", summary = "the 53-bit physical address codec", doc = "lua-api.md", entries = {
     { "kb.addr.hbm", "kb.addr.hbm(sip, die, hbm_offset) -> pa", "an HBM address" },
     { "kb.addr.pe_hbm", "kb.addr.pe_hbm(sip, die, pe, offset[, slice_bytes]) -> pa", "an offset inside PE pe's HBM slice" },
     { "kb.addr.pe_tcm", "kb.addr.pe_tcm(sip, die, pe, offset) -> pa", "an address in a PE's TCM" },

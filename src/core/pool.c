@@ -24,7 +24,7 @@ void kb_pool_destroy(kb_pool *pool)
     memset(pool, 0, sizeof *pool);
 }
 
-static void pool_grow(kb_pool *pool)
+void kb_pool_grow(kb_pool *pool)
 {
     if (pool->nchunks == pool->chunks_cap) {
         pool->chunks_cap = pool->chunks_cap ? pool->chunks_cap * 2 : 8;
@@ -42,19 +42,7 @@ static void pool_grow(kb_pool *pool)
 
 void *kb_pool_alloc(kb_pool *pool)
 {
-    if (!pool->free_list)
-        pool_grow(pool);
-    void **obj = pool->free_list;
-    pool->free_list = *obj;
-    pool->live++;
+    void *obj = kb_pool_take(pool);
     memset(obj, 0, pool->obj_size);
     return obj;
-}
-
-void kb_pool_free(kb_pool *pool, void *obj)
-{
-    void **o = obj;
-    *o = pool->free_list;
-    pool->free_list = o;
-    pool->live--;
 }

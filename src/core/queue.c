@@ -28,11 +28,19 @@ static void ring_grow(kb_qring *r)
     r->head = 0;
 }
 
+/* Appends, or inserts before the entries with greater keys: an entry may
+ * be pushed after others of its instant although its key was taken first
+ * (kb_sim_at_key); it still leaves in key order. */
 static inline void ring_push(kb_qring *r, const kb_qentry *e)
 {
     if (r->n == r->cap)
         ring_grow(r);
-    r->a[(r->head + r->n) & (r->cap - 1)] = *e;
+    size_t m = r->cap - 1, i = r->n;
+    while (i > 0 && r->a[(r->head + i - 1) & m].key > e->key) {
+        r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
+        i--;
+    }
+    r->a[(r->head + i) & m] = *e;
     r->n++;
 }
 

@@ -6,8 +6,10 @@
  * entry waits in bucket i, where i is the bit length of (time XOR last).
  * When the rings run dry, the lowest non-empty bucket is scanned for its
  * minimum time, which becomes `last`, and its entries are redistributed to
- * the rings and lower buckets. Buckets and rings keep insertion order, so
- * entries with equal time and priority leave in sequence order.
+ * the rings and lower buckets. Rings are kept in key order (an entry
+ * pushed late with an early key, kb_sim_at_key, is inserted before the
+ * greater keys; otherwise it is an append), so entries with equal time and
+ * priority leave in sequence order.
  * Why this structure: docs/decisions.md ("Event queue"). */
 #ifndef KB_CORE_QUEUE_H
 #define KB_CORE_QUEUE_H

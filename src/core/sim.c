@@ -83,6 +83,26 @@ void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
     kb_queue_push(&sim->queue, t, key, fn, arg);
 }
 
+uint64_t kb_sim_take_key(kb_sim *sim, int prio)
+{
+    if (prio < 0 || prio >= KB_QUEUE_PRIOS) {
+        kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
+        prio = KB_QUEUE_PRIOS - 1;
+    }
+    return ((uint64_t)prio << KB_QUEUE_SEQ_BITS) | (sim->seq++ & KB_QUEUE_SEQ_MASK);
+}
+
+void kb_sim_at_key(kb_sim *sim, kb_time t, uint64_t key, kb_callback fn, void *arg)
+{
+    if (t < sim->now) {
+        char a[KB_TIME_STRLEN], b[KB_TIME_STRLEN];
+        kb_sim_fail(sim, "event scheduled in the past: t=%s is before now=%s",
+                    kb_time_format(t, a), kb_time_format(sim->now, b));
+        return;
+    }
+    kb_queue_push(&sim->queue, t, key, fn, arg);
+}
+
 void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg)
 {
     if (delay < 0 || delay > KB_TIME_MAX - sim->now) {

@@ -26,6 +26,13 @@ kb_time kb_sim_now(const kb_sim *sim);
 void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg);
 /* Same, at now + delay (delay >= 0). */
 void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg);
+/* A key taken now and used later: kb_sim_at_key schedules fn at t in the
+ * place within its instant that kb_sim_at would have given it when the key
+ * was taken (events of one time and priority run in key order). The
+ * fabric's wires use it to keep only their first flit in flight in the
+ * queue (src/fabric/fabric.c). */
+uint64_t kb_sim_take_key(kb_sim *sim, int prio);
+void kb_sim_at_key(kb_sim *sim, kb_time t, uint64_t key, kb_callback fn, void *arg);
 
 typedef enum kb_run_status {
     KB_RUN_EMPTY,   /* no events remain */

@@ -1,5 +1,6 @@
 #include "core/store.h"
 
+#include "core/proc.h"
 #include "core/sim_internal.h"
 #include "core/util.h"
 
@@ -41,23 +42,23 @@ static bool full(const kb_store *st) { return st->capacity && st->count >= st->c
 static void ring_push(kb_store *st, kb_item item)
 {
     if (st->count == st->ring_cap) {
-        size_t cap = st->ring_cap ? st->ring_cap * 2 : 16;
+        size_t cap = st->ring_cap ? st->ring_cap * 2 : 16; /* a power of two: indices wrap by mask */
         kb_item *ring = kb_xmalloc(cap * sizeof *ring);
         for (size_t i = 0; i < st->count; i++)
-            ring[i] = st->ring[(st->head + i) % st->ring_cap];
+            ring[i] = st->ring[(st->head + i) & (st->ring_cap - 1)];
         free(st->ring);
         st->ring = ring;
         st->ring_cap = cap;
         st->head = 0;
     }
-    st->ring[(st->head + st->count) % st->ring_cap] = item;
+    st->ring[(st->head + st->count) & (st->ring_cap - 1)] = item;
     st->count++;
 }
 
 static kb_item ring_pop(kb_store *st)
 {
     kb_item item = st->ring[st->head];
-    st->head = (st->head + 1) % st->ring_cap;
+    st->head = (st->head + 1) & (st->ring_cap - 1);
     st->count--;
     return item;
 }
@@ -103,7 +104,7 @@ static void finish(kb_sim *sim, kb_waiter *w, void (*serve)(kb_store *st))
     kb_store *st = w->target;
     serve(st);
     processed_one(st);
-    kb_sim_resuming_last(sim, w->proc);
+    sim->last_resumed = w->proc; /* kb_sim_resuming_last */
     w->wake(sim, w);
 }
 
@@ -153,8 +154,18 @@ bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
     w->item = item;
     w->ok = true;
     w->target = st;
-    kb_waiter_enqueue(&st->putters, w, &st->w, "to put to");
-    kb_waiter *served = admit_putter(st);
+    kb_waiter *served;
+    if (kb_list_empty(&st->putters) && !full(st)) {
+        /* Queued then admitted at once: the same as the path below, without
+         * the queue round trip. */
+        if (w->proc)
+            kb_proc_clear_wait(w->proc);
+        ring_push(st, item);
+        served = w;
+    } else {
+        kb_waiter_enqueue(&st->putters, w, &st->w, "to put to");
+        served = admit_putter(st);
+    }
     if (served == w && kb_sim_can_continue(st->sim, w->proc)) {
         kb_sim_count_inline(st->sim); /* this put's processing, done here */
         serve_getter(st);
@@ -175,8 +186,17 @@ bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
         return true;
     }
     w->target = st;
-    kb_waiter_enqueue(&st->getters, w, &st->w, "to get from");
-    kb_waiter *served = admit_getter(st);
+    kb_waiter *served;
+    if (kb_list_empty(&st->getters) && st->count > 0) { /* as in kb_store_put */
+        if (w->proc)
+            kb_proc_clear_wait(w->proc);
+        w->item = ring_pop(st);
+        w->ok = true;
+        served = w;
+    } else {
+        kb_waiter_enqueue(&st->getters, w, &st->w, "to get from");
+        served = admit_getter(st);
+    }
     if (served == w && kb_sim_can_continue(st->sim, w->proc)) {
         kb_sim_count_inline(st->sim); /* this get's processing, done here */
         serve_putter(st);

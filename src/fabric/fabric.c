@@ -13,12 +13,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Flits of one transaction in flight on one wire, sent back to back: flit
+ * idx0 + k left at depart0 + k x the wire's flit_ser_ps, under the event
+ * key key0 + k. Only full flits precede another in a run. */
+typedef struct kb_run {
+    struct kb_run *next;
+    kb_txn *txn;
+    kb_time depart0;
+    uint64_t key0;
+    uint32_t idx0, n;
+    uint32_t hop; /* the path position the flits travel to */
+} kb_run;
+
 struct kb_fabric {
     kb_sim *sim;
     const kb_topo *topo;
     kb_comp *comps;
     kb_wire *wires;
-    kb_pool txn_pool, flit_pool;
+    kb_pool txn_pool, flit_pool, run_pool;
     uint64_t next_txn_id;
     size_t live_txns;
     int flit_bytes;
@@ -50,11 +62,18 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
     f->flit_bytes = kb_topo_params_of(t)->flit_bytes;
     kb_pool_init(&f->txn_pool, sizeof(kb_txn), 256);
     kb_pool_init(&f->flit_pool, sizeof(kb_flit), 4096);
+    kb_pool_init(&f->run_pool, sizeof(kb_run), 1024);
     size_t nn = kb_topo_node_count(t), ne = kb_topo_edge_count(t);
     f->comps = kb_xcalloc(nn ? nn : 1, sizeof *f->comps);
     f->wires = kb_xcalloc(ne ? ne : 1, sizeof *f->wires);
-    for (size_t i = 0; i < ne; i++)
-        f->wires[i].prop_ps = kb_topo_edge_prop_ps(t, kb_topo_edge(t, (uint32_t)i));
+    for (size_t i = 0; i < ne; i++) {
+        kb_wire *w = &f->wires[i];
+        const kb_edge *e = kb_topo_edge(t, (uint32_t)i);
+        w->prop_ps = kb_topo_edge_prop_ps(t, e);
+        w->flit_ser_ps = kb_edge_serialize_ps(e, (uint64_t)f->flit_bytes);
+        w->fab = f;
+        w->edge = (uint32_t)i;
+    }
     for (size_t i = 0; i < nn; i++) {
         kb_comp *c = &f->comps[i];
         c->fab = f;
@@ -94,6 +113,7 @@ void kb_fabric_free(kb_fabric *f)
             f->comps[i].ops->fini(&f->comps[i]);
     kb_pool_destroy(&f->txn_pool);
     kb_pool_destroy(&f->flit_pool);
+    kb_pool_destroy(&f->run_pool);
     kb_oplog_free(&f->oplog);
     kb_memstore_free(f->mem);
     free(f->tracks);
@@ -331,37 +351,124 @@ static void deliver_txn(kb_fabric *f, kb_txn *t, uint32_t hop)
         c->ops->on_txn(c, t);
 }
 
-static void flit_arrive(kb_sim *sim, void *arg)
+/* Payload bytes of flit idx of t (the last may be shorter; 0 for a control message). */
+static inline uint32_t flit_bytes_of(const kb_fabric *f, const kb_txn *t, uint32_t idx)
 {
-    (void)sim;
-    kb_flit *fl = arg;
-    kb_txn *t = fl->txn;
-    kb_fabric *f = t->fab;
+    uint64_t off = (uint64_t)idx * (uint64_t)f->flit_bytes;
+    uint64_t rest = t->nbytes > off ? t->nbytes - off : 0;
+    return (uint32_t)(rest < (uint64_t)f->flit_bytes ? rest : (uint64_t)f->flit_bytes);
+}
+
+static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t bytes)
+{
+    if (bytes == (uint32_t)f->flit_bytes)
+        return w->flit_ser_ps;
+    return kb_edge_serialize_ps(kb_topo_edge(f->topo, w->edge), bytes);
+}
+
+static inline kb_flit *make_flit(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
+{
+    kb_flit *fl = kb_pool_take(&f->flit_pool);
+    *fl = (kb_flit){.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
+    return fl;
+}
+
+/* Flit idx of t, `bytes` long, reaches path position hop. */
+static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
+{
     kb_time now = kb_sim_now(f->sim);
-    bool last = fl->idx + 1 == t->nflits;
-    if (t->tr_first && fl->idx == 0)
-        t->tr_first[fl->hop] = now;
+    bool last = idx + 1 == t->nflits;
+    if (t->tr_first && idx == 0)
+        t->tr_first[hop] = now;
     if (t->log) {
-        if (fl->idx == 0)
-            log_first(t, fl->hop, now);
+        if (idx == 0)
+            log_first(t, hop, now);
         if (last)
-            log_last(t, fl->hop, now);
+            log_last(t, hop, now);
     }
-    kb_comp *c = &f->comps[t->path->nodes[fl->hop]];
-    c->bytes += fl->bytes;
+    kb_comp *c = &f->comps[t->path->nodes[hop]];
+    c->bytes += bytes;
+    c->flits++;
     if (c->ops->flit_aware) {
-        c->flits++;
-        if (fl->idx == 0)
+        if (idx == 0)
             c->txns++;
-        c->ops->on_flit(c, fl);
+        c->ops->on_flit(c, make_flit(f, t, idx, hop, bytes));
         return;
     }
     /* Reassembly: flits arrive in order, so the last one completes the train. */
-    uint32_t hop = fl->hop;
-    kb_pool_free(&f->flit_pool, fl);
-    c->flits++;
     if (last)
         deliver_txn(f, t, hop);
+}
+
+static inline kb_time run_arrival(const kb_fabric *f, const kb_wire *w, const kb_run *r, uint32_t bytes)
+{
+    return r->depart0 + wire_ser_ps(f, w, bytes) + w->prop_ps;
+}
+
+/* The oldest flit in flight on a wire arrives; the next one's event is
+ * scheduled under the key it took when sent. */
+static void wire_arrive(kb_sim *sim, void *arg)
+{
+    kb_wire *w = arg;
+    kb_fabric *f = w->fab;
+    kb_run *r = w->head;
+    kb_txn *t = r->txn;
+    uint32_t idx = r->idx0, hop = r->hop, bytes = flit_bytes_of(f, t, idx);
+    if (--r->n == 0) {
+        w->head = r->next;
+        if (!w->head)
+            w->tail = NULL;
+        kb_pool_free(&f->run_pool, r);
+        r = w->head;
+        if (r)
+            kb_sim_at_key(sim, run_arrival(f, w, r, flit_bytes_of(f, r->txn, r->idx0)), r->key0, wire_arrive, w);
+    } else { /* flits before a run's last are full */
+        r->idx0++;
+        r->depart0 += w->flit_ser_ps;
+        r->key0++;
+        kb_sim_at_key(sim, run_arrival(f, w, r, r->n > 1 ? (uint32_t)f->flit_bytes : flit_bytes_of(f, t, r->idx0)),
+                      r->key0, wire_arrive, w);
+    }
+    flit_arrive(f, t, idx, hop, bytes);
+}
+
+/* Flit idx of t, `bytes` long, ready at `ready` at path position hop,
+ * takes the wire to hop + 1: it departs at max(ready, avail), holds the
+ * wire for its serialisation and arrives one propagation later. */
+static void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
+{
+    uint32_t ei = t->path->edges[hop];
+    kb_wire *w = &f->wires[ei];
+    kb_time depart = ready > w->avail ? ready : w->avail;
+    int64_t ser = wire_ser_ps(f, w, bytes);
+    if (depart - ready > w->max_wait_ps)
+        w->max_wait_ps = depart - ready;
+    w->avail = depart + ser;
+    w->bytes += bytes;
+    w->flits++;
+    w->busy_ps += ser;
+    if (f->tr) {
+        if (idx + 1 == t->nflits)
+            trace_hop(f, t, hop, ready, false);
+        if (f->wire_ctr)
+            kb_trace_busy(f->tr, wire_counter(f, ei), depart, depart + ser);
+    }
+    uint64_t key = kb_sim_take_key(f->sim, KB_PRIO_NORMAL);
+    kb_run *r = w->tail;
+    if (r && r->txn == t && r->hop == hop + 1 && r->idx0 + r->n == idx && r->key0 + r->n == key &&
+        r->depart0 + (kb_time)r->n * w->flit_ser_ps == depart) {
+        r->n++; /* the run goes on */
+        return;
+    }
+    r = kb_pool_take(&f->run_pool);
+    *r = (kb_run){.txn = t, .depart0 = depart, .key0 = key, .idx0 = idx, .n = 1, .hop = hop + 1};
+    if (w->tail) {
+        w->tail->next = r;
+        w->tail = r;
+        return;
+    }
+    w->head = w->tail = r;
+    kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
 }
 
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl) { kb_pool_free(&f->flit_pool, fl); }
@@ -370,43 +477,15 @@ void kb_fabric_send_flit(kb_flit *fl, kb_time ready)
 {
     kb_txn *t = fl->txn;
     kb_fabric *f = t->fab;
-    uint32_t ei = t->path->edges[fl->hop];
-    kb_wire *w = &f->wires[ei];
-    kb_time depart = ready > w->avail ? ready : w->avail;
-    int64_t ser = kb_edge_serialize_ps(kb_topo_edge(f->topo, ei), fl->bytes);
-    if (depart - ready > w->max_wait_ps)
-        w->max_wait_ps = depart - ready;
-    w->avail = depart + ser;
-    w->bytes += fl->bytes;
-    w->flits++;
-    w->busy_ps += ser;
-    if (f->tr) {
-        if (fl->idx + 1 == t->nflits)
-            trace_hop(f, t, fl->hop, ready, false);
-        if (f->wire_ctr)
-            kb_trace_busy(f->tr, wire_counter(f, ei), depart, depart + ser);
-    }
-    fl->hop++;
-    kb_sim_at(f->sim, depart + ser + w->prop_ps, KB_PRIO_NORMAL, flit_arrive, fl);
-}
-
-static kb_flit *make_flit(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop)
-{
-    kb_flit *fl = kb_pool_alloc(&f->flit_pool);
-    fl->txn = t;
-    fl->idx = idx;
-    fl->hop = hop;
-    uint64_t off = (uint64_t)idx * (uint64_t)f->flit_bytes;
-    uint64_t rest = t->nbytes > off ? t->nbytes - off : 0;
-    fl->bytes = (uint32_t)(rest < (uint64_t)f->flit_bytes ? rest : (uint64_t)f->flit_bytes);
-    return fl;
+    wire_send(f, t, fl->idx, fl->hop, fl->bytes, ready);
+    kb_pool_free(&f->flit_pool, fl);
 }
 
 static void send_train(kb_txn *t, kb_time ready)
 {
     kb_fabric *f = t->fab;
     for (uint32_t i = 0; i < t->nflits; i++)
-        kb_fabric_send_flit(make_flit(f, t, i, t->step), ready);
+        wire_send(f, t, i, t->step, flit_bytes_of(f, t, i), ready);
 }
 
 static void forward_now(kb_sim *sim, void *arg)
@@ -444,7 +523,7 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     c->txns++;
     for (uint32_t i = 0; i < n; i++) {
         c->flits++;
-        c->ops->on_flit(c, make_flit(f, t, i, 0));
+        c->ops->on_flit(c, make_flit(f, t, i, 0, flit_bytes_of(f, t, i)));
     }
 }
 

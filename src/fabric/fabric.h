@@ -17,8 +17,14 @@
  *    once all its flits have arrived (reassembly at a leg boundary) and
  *    send it on as a new train of flits.
  *
- * Hot path: one scheduled event per flit per hop, no allocation in the
- * steady state (flits and transactions come from pools). */
+ * Hot path: one event per flit per hop, no allocation in the steady state
+ * (flits, runs and transactions come from pools). A wire keeps its flits in
+ * flight as runs (flits of one transaction sent back to back) and only the
+ * oldest flit has an event in the queue, under the key it took when it was
+ * sent (kb_sim_at_key), so events run in the order one event per flit
+ * scheduled at its send would give, and a flit is materialised (kb_flit)
+ * only while a component holds it: a train of a million flits waiting on
+ * its first wire is one run. */
 #ifndef KB_FABRIC_FABRIC_H
 #define KB_FABRIC_FABRIC_H
 
@@ -125,9 +131,15 @@ typedef struct kb_flit {
 typedef struct kb_wire {
     kb_time avail;      /* when the wire can start sending the next flit */
     int64_t prop_ps;
+    int64_t flit_ser_ps; /* a full flit's serialisation, computed once */
     uint64_t bytes, flits;
     kb_time busy_ps;    /* total serialisation time */
     kb_time max_wait_ps; /* longest a flit waited for the wire (queueing) */
+    /* Flits in flight, oldest first, as runs (fabric.c): only the oldest
+     * has an event in the queue. */
+    struct kb_run *head, *tail;
+    kb_fabric *fab;
+    uint32_t edge;
 } kb_wire;
 
 /* ---- components ---- */
@@ -267,9 +279,10 @@ void kb_fabric_send(kb_fabric *f, kb_txn *t);
 /* Sends a whole transaction from its current node (path[t->step]) to the
  * next one, as a train of flits, starting at `ready` (>= now). */
 void kb_fabric_forward(kb_txn *t, kb_time ready);
-/* Sends one flit from its node to the next at `ready` (>= now). A component
- * must send on each edge in non-decreasing `ready` order, which a serial
- * worker guarantees. */
+/* Sends one flit from its node to the next at `ready` (>= now); the flit
+ * object goes back to the fabric (it is in flight until it arrives). A
+ * component must send on each edge in non-decreasing `ready` order, which
+ * a serial worker guarantees. */
 void kb_fabric_send_flit(kb_flit *f, kb_time ready);
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl);
 /* Runs fn(t) at time `at` (>= now): for components that finish a

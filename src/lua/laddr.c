@@ -1,4 +1,4 @@
-/* The `addr` Lua module: encode and decode 51-bit physical addresses.
+/* The `addr` Lua module: encode and decode 53-bit physical addresses.
  * Addresses and offsets are Lua integers (64-bit); sub-units are given by
  * name (case-insensitive, e.g. "PE_TCM") or index. Codec errors are raised
  * with the codec's message, which names the offending argument or field. */

@@ -41,6 +41,20 @@ lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *
  * Without lbind_init_state these are luaL_testudata / luaL_checkudata. */
 void *lbind_testudata(lua_State *L, int idx, const char *tname);
 void *lbind_checkudata(lua_State *L, int idx, const char *tname);
+/* A cheaper check still, for the calls every process resume makes (a
+ * store's put and get, s:sleep): the value at idx if it is a full userdata
+ * of exactly `size` bytes whose first field is `tag`, the address of a
+ * static that only its type's constructor writes there; else NULL (then
+ * lbind_checkudata raises the usual message). Two API calls instead of a
+ * metatable comparison (docs/decisions.md, "Lua process fast path"). */
+static inline void *lbind_test_tagged(lua_State *L, int idx, const void *tag, size_t size)
+{
+    void *p = lua_touserdata(L, idx); /* light userdata: rawlen is 0 */
+    if (!p || lua_rawlen(L, idx) != size || *(const void *const *)p != tag)
+        return NULL;
+    return p;
+}
+
 /* Gives the state the cache lbind_testudata uses (in the state's extra
  * space, which coroutines inherit): call once, right after creating it. */
 void lbind_init_state(lua_State *L);

@@ -11,12 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-lsim *lsim_check_any(lua_State *L, int idx) { return lbind_checkudata(L, idx, LSIM_MT); }
+static const char LSIM_TAG; /* its address tags sim userdata */
 
-void lsim_check_open(lua_State *L, const lsim *S)
+lsim *lsim_check_any(lua_State *L, int idx)
 {
-    if (!S->sim)
-        luaL_error(L, "simulation #%d is closed", S->serial);
+    lsim *S = lbind_test_tagged(L, idx, &LSIM_TAG, sizeof *S);
+    return S ? S : lbind_checkudata(L, idx, LSIM_MT);
+}
+
+_Noreturn void lsim_closed(lua_State *L, const lsim *S)
+{
+    luaL_error(L, "simulation #%d is closed", S->serial);
+    abort(); /* not reached: luaL_error does not return */
 }
 
 lsim *lsim_check(lua_State *L, int idx)
@@ -118,6 +124,7 @@ static int l_new(lua_State *L)
     lua_settop(L, 1);
     lsim *S = lua_newuserdatauv(L, sizeof *S, LSIM_NUV);
     memset(S, 0, sizeof *S);
+    S->tag = &LSIM_TAG;
     S->serial = kb_session_next_serial(L);
     luaL_setmetatable(L, LSIM_MT);
     lua_newtable(L);

@@ -35,6 +35,7 @@ struct lproc;
 struct lmachine;
 
 typedef struct lsim {
+    const void *tag;       /* lsim_check_any's type tag (lbind_test_tagged) */
     kb_sim *sim;           /* NULL once closed */
     lua_State *L;          /* the state inside s:run / s:step, else NULL */
     int sim_idx;           /* index of this userdata on L while running */
@@ -82,7 +83,12 @@ typedef struct lproc {
 /* lsim.c */
 lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not closed */
 lsim *lsim_check_any(lua_State *L, int idx);  /* closed or not */
-void lsim_check_open(lua_State *L, const lsim *S);
+_Noreturn void lsim_closed(lua_State *L, const lsim *S); /* raises "simulation #N is closed" */
+static inline void lsim_check_open(lua_State *L, const lsim *S)
+{
+    if (!S->sim)
+        lsim_closed(L, S);
+}
 /* A time in ns at idx as ps, checked: an integer or a float of ns in
  * 0 .. 9223372036854775.807 (int64 picoseconds; floats rounded to the ps).
  * NaN, infinities, negative and larger values, and non-numbers raise an
@@ -101,16 +107,43 @@ int lsim_sleep(lua_State *L);
 int lsim_current_process(lua_State *L);
 /* The process whose coroutine is L, or NULL when L is not running inside a
  * process of S (errors if L is a coroutine nested inside one). */
-lproc *lsim_current(lua_State *L, lsim *S, const char *call);
+static inline lproc *lsim_current(lua_State *L, lsim *S, const char *call);
 /* The blocking protocol of every call that may block:
  *   p = lsim_current(...); try the operation without a waiter; if it
  *   cannot complete: no p -> lsim_would_block(); else
  *   lsim_prepare_block(L, p, call); register p->waiter with the core;
  *   return lsim_block(L, p, continuation).
  * prepare checks that L can yield before anything is registered. */
-void lsim_prepare_block(lua_State *L, lproc *p, const char *call);
-int lsim_block(lua_State *L, lproc *p, lua_KFunction k);
+static inline void lsim_prepare_block(lua_State *L, lproc *p, const char *call);
+static inline int lsim_block(lua_State *L, lproc *p, lua_KFunction k);
 int lsim_would_block(lua_State *L, const char *call, const char *why);
+/* Out of line for the inline helpers below: the errors, and the wake of
+ * every process's waiter. */
+_Noreturn void lsim_nested_call(lua_State *L, const lproc *p, const char *call);
+_Noreturn void lsim_cannot_block(lua_State *L, const char *call);
+void lsim_proc_wake(kb_sim *sim, void *waiter);
+
+/* Inline: every blocking call goes through these (the per-resume path). */
+static inline lproc *lsim_current(lua_State *L, lsim *S, const char *call)
+{
+    lproc *p = S->running;
+    if (p && p->co != L)
+        lsim_nested_call(L, p, call);
+    return p;
+}
+
+static inline void lsim_prepare_block(lua_State *L, lproc *p, const char *call)
+{
+    if (!lua_isyieldable(L))
+        lsim_cannot_block(L, call);
+    kb_waiter_init(&p->waiter, lsim_proc_wake, &p->proc);
+}
+
+static inline int lsim_block(lua_State *L, lproc *p, lua_KFunction k)
+{
+    p->blocked = 1;
+    return lua_yieldk(L, 0, (lua_KContext)p, k);
+}
 
 /* lsim_event.c */
 void lsim_open_event(lua_State *L);

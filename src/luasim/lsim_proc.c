@@ -17,17 +17,13 @@
 
 /* ---- finding the running process ---- */
 
-lproc *lsim_current(lua_State *L, lsim *S, const char *call)
+_Noreturn void lsim_nested_call(lua_State *L, const lproc *p, const char *call)
 {
-    lproc *p = S->running;
-    if (!p)
-        return NULL;
-    if (p->co != L)
-        luaL_error(L,
-                   "%s: called from a coroutine nested inside process '%s'; blocking "
-                   "simulation calls must be made by the process itself",
-                   call, p->proc.name);
-    return p;
+    luaL_error(L,
+               "%s: called from a coroutine nested inside process '%s'; blocking "
+               "simulation calls must be made by the process itself",
+               call, p->proc.name);
+    abort(); /* not reached: luaL_error does not return */
 }
 
 int lsim_would_block(lua_State *L, const char *call, const char *why)
@@ -38,20 +34,10 @@ int lsim_would_block(lua_State *L, const char *call, const char *why)
                       call, why);
 }
 
-static void proc_wake(kb_sim *sim, void *arg);
-
-void lsim_prepare_block(lua_State *L, lproc *p, const char *call)
+_Noreturn void lsim_cannot_block(lua_State *L, const char *call)
 {
-    if (!lua_isyieldable(L))
-        luaL_error(L, "%s: cannot block here (inside a metamethod or C function that cannot yield)",
-                   call);
-    kb_waiter_init(&p->waiter, proc_wake, &p->proc);
-}
-
-int lsim_block(lua_State *L, lproc *p, lua_KFunction k)
-{
-    p->blocked = 1;
-    return lua_yieldk(L, 0, (lua_KContext)p, k);
+    luaL_error(L, "%s: cannot block here (inside a metamethod or C function that cannot yield)", call);
+    abort(); /* not reached */
 }
 
 /* ---- resuming ---- */
@@ -168,10 +154,10 @@ static void proc_resume(lproc *p, int nargs)
     }
 }
 
-static void proc_wake(kb_sim *sim, void *arg)
+void lsim_proc_wake(kb_sim *sim, void *waiter)
 {
     (void)sim;
-    kb_waiter *w = arg;
+    kb_waiter *w = waiter;
     proc_resume(KB_CONTAINER_OF(w, lproc, waiter), 0);
 }
 
@@ -266,7 +252,7 @@ int lsim_spawn(lua_State *L)
     p->proc.where = proc_where;
     p->name = kb_xstrdup(p->proc.name);
     kb_event_set_name(p->hdr.ev, p->name);
-    kb_waiter_init(&p->waiter, proc_wake, &p->proc);
+    kb_waiter_init(&p->waiter, lsim_proc_wake, &p->proc);
 
     lua_getiuservalue(L, 1, LSIM_UV_PROCS); /* anchor while the core may wake it */
     lua_pushvalue(L, ud);

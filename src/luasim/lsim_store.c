@@ -14,6 +14,7 @@
 #include <string.h>
 
 typedef struct lstore {
+    const void *tag; /* check_store's type tag (lbind_test_tagged) */
     kb_store *st;
     lsim *S;
     lua_Integer next_key;
@@ -58,9 +59,13 @@ static bool parse_opts(lua_State *L, const char *call, lua_Integer *cap, const c
 
 /* ---- stores ---- */
 
+static const char LSTORE_TAG; /* its address tags store userdata */
+
 static lstore *check_store(lua_State *L)
 {
-    lstore *s = lbind_checkudata(L, 1, LSTORE_MT);
+    lstore *s = lbind_test_tagged(L, 1, &LSTORE_TAG, sizeof *s);
+    if (!s)
+        s = lbind_checkudata(L, 1, LSTORE_MT);
     lsim_check_open(L, s->S);
     return s;
 }
@@ -75,6 +80,7 @@ int lsim_store_new(lua_State *L)
                           cap);
     lstore *s = lua_newuserdatauv(L, sizeof *s, LSTORE_NUV);
     memset(s, 0, sizeof *s);
+    s->tag = &LSTORE_TAG;
     s->S = S;
     char fallback[32];
     if (!name) {
@@ -129,10 +135,9 @@ static int st_put(lua_State *L)
     if (p)
         lsim_prepare_block(L, p, "st:put()");
     lua_Integer key = new_key(s);
-    lua_settop(L, 2);
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
-    lua_rotate(L, 2, 1); /* items, value */
-    lua_rawseti(L, 2, key);
+    lua_pushvalue(L, 2);
+    lua_rawseti(L, -2, key);
     kb_item item = {.i = key};
     if (kb_store_put(s->st, item, p ? &p->waiter : NULL))
         return 0;

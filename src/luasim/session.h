@@ -103,10 +103,30 @@ int luaopen_kb_progress(lua_State *L);
 /* Arms the hook on the main thread and the running coroutine.
  * Async-signal-safe (lua_sethook is). */
 void kb_session_arm(kb_session *session);
+/* Arms the hook on one thread (NULL: none). */
+void kb_session_arm_thread(lua_State *L);
 /* Around a resume of co (a process, a latency model, a user coroutine):
- * enter returns the coroutine to give back to leave. NULL session: no-op. */
-lua_State *kb_session_enter(kb_session *session, lua_State *co);
-void kb_session_leave(kb_session *session, lua_State *outer);
+ * enter returns the coroutine to give back to leave. NULL session: no-op.
+ * Inline: every process resume goes through them. */
+static inline lua_State *kb_session_enter(kb_session *s, lua_State *co)
+{
+    if (!s)
+        return NULL;
+    lua_State *outer = s->current;
+    s->current = co;
+    if (s->ctl.stop)
+        kb_session_arm_thread(co);
+    return outer;
+}
+
+static inline void kb_session_leave(kb_session *s, lua_State *outer)
+{
+    if (!s)
+        return;
+    s->current = outer;
+    if (s->ctl.stop)
+        kb_session_arm_thread(outer ? outer : s->main);
+}
 /* Replaces coroutine.resume and coroutine.wrap in L with versions that
  * enter and leave the coroutines they run. */
 void kb_session_track_coroutines(lua_State *L);

@@ -36,7 +36,7 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
     lua_error(L);
 }
 
-static void arm(lua_State *L)
+void kb_session_arm_thread(lua_State *L)
 {
     if (L)
         lua_sethook(L, stop_hook, LUA_MASKCOUNT, 1);
@@ -46,28 +46,8 @@ void kb_session_arm(kb_session *s)
 {
     if (!s)
         return;
-    arm(s->main);
-    arm(s->current);
-}
-
-lua_State *kb_session_enter(kb_session *s, lua_State *co)
-{
-    if (!s)
-        return NULL;
-    lua_State *outer = s->current;
-    s->current = co;
-    if (s->ctl.stop)
-        arm(co);
-    return outer;
-}
-
-void kb_session_leave(kb_session *s, lua_State *outer)
-{
-    if (!s)
-        return;
-    s->current = outer;
-    if (s->ctl.stop)
-        arm(outer ? outer : s->main);
+    kb_session_arm_thread(s->main);
+    kb_session_arm_thread(s->current);
 }
 
 /* coroutine.resume(co, ...): the original (upvalue 1), with co entered. */

@@ -8,10 +8,13 @@
 #define MiB (UINT64_C(1) << 20)
 
 /* Top level. */
+#define SIP_HI 52 /* the spec's [50:47], widened (addr.h) */
 #define SIP_LO 47
 #define DIE_LO 42
 #define DIE_RESERVED_LO 21 /* die_id 21..31 */
 #define DIE_MAX 31
+_Static_assert(SIP_HI + 1 == KB_PA_BITS, "sip_id is the top field");
+_Static_assert(KB_PA_SIPS == 1 << (SIP_HI - SIP_LO + 1), "KB_PA_SIPS fills sip_id");
 
 /* AHBM die local_offset. */
 #define ADDR_SPACE_BIT 37 /* 1 = HBM */
@@ -175,7 +178,7 @@ bool kb_pa_decode(kb_pa pa, kb_pa_fields *out, char *err, size_t errlen)
         return fail(err, errlen, "%svalue exceeds %d bits", ctx, KB_PA_BITS);
 
     kb_pa_fields f = {0};
-    f.sip = (unsigned)field(pa, 50, SIP_LO);
+    f.sip = (unsigned)field(pa, SIP_HI, SIP_LO);
     f.die = (unsigned)field(pa, 46, DIE_LO);
     if (f.die >= DIE_RESERVED_LO)
         return fail(err, errlen, "%sdie_id %u is reserved (%u..%u)", ctx, f.die, DIE_RESERVED_LO, DIE_MAX);

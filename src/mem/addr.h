@@ -1,9 +1,14 @@
-/* The 51-bit physical address (PhysAddr), Rev-2 layout: encode, decode and
- * the sub-unit tables. Spec: memory-addressing.md section 1.
+/* The physical address (PhysAddr), Rev-2 layout: encode, decode and the
+ * sub-unit tables. Spec: memory-addressing.md section 1.
  *
- *   [50:47] sip_id   [46:42] die_id   [41:0] local_offset (4 TiB per die)
+ *   [52:47] sip_id   [46:42] die_id   [41:0] local_offset (4 TiB per die)
  *   die 0..15  AHBM (die = cube index); 16..20 IOCHIPLET (io_index = die-16);
  *   21..31 reserved.
+ *
+ * The spec's PA is 51 bits with a 4-bit sip_id [50:47] (16 SIPs). We widen
+ * sip_id upward to 6 bits (64 SIPs, a 53-bit PA): bits [52:51] are zero
+ * for SIPs 0..15, so their addresses are the spec's, bit for bit
+ * (docs/decisions.md, "Trays beyond 16 SIPs").
  *
  * Decode is purely positional: it never consults the topology, so it cannot
  * check implemented capacity (HBM size, PEs per cube); that is the
@@ -24,11 +29,11 @@
 
 typedef uint64_t kb_pa;
 
-#define KB_PA_BITS 51
-#define KB_PA_MAX ((UINT64_C(1) << 51) - 1)
+#define KB_PA_BITS 53 /* the spec's 51 + 2 more sip_id bits */
+#define KB_PA_MAX ((UINT64_C(1) << KB_PA_BITS) - 1)
 #define KB_PA_ERRLEN 128 /* enough for any codec error message */
 
-#define KB_PA_SIPS 16       /* sip_id 0..15 */
+#define KB_PA_SIPS 64       /* sip_id 0..63 */
 #define KB_PA_AHBM_DIES 16  /* die_id 0..15 */
 #define KB_PA_IO_DIE0 16    /* IOCHIPLET[k] is die 16+k */
 #define KB_PA_IO_DIES 5     /* io_index 0..4 */
@@ -84,7 +89,7 @@ typedef enum kb_iocpu_sub_unit {
 } kb_iocpu_sub_unit;
 
 /* A decoded address. Fields a kind does not use are 0.
- *   sip       0..15
+ *   sip       0..63
  *   die       0..15 for AHBM kinds, 16..20 for KB_PA_IOCPU / KB_PA_UAL
  *   kind      a kb_pa_kind
  *   pe        PE_LOCAL only: pe_id 0..15 (an HBM address carries no PE;

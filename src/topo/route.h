@@ -4,7 +4,9 @@
  * Weights are edge lengths (`routing_mm`, which defaults to `mm`) counted
  * in whole micrometres so equal paths tie exactly; ties are broken by node
  * id order (the heap pops (distance, id rank) and a settled node is never
- * revisited), so a path is a pure function of (topology, view, src, dst). */
+ * revisited), so a path is a pure function of (topology, view, src, dst).
+ * Paths are read off shortest-path trees kept per SIP and composed at the
+ * switch (route_tree.h), which gives exactly the whole-tray search's path. */
 #ifndef KB_TOPO_ROUTE_H
 #define KB_TOPO_ROUTE_H
 

@@ -4,12 +4,13 @@
 #ifndef KB_TOPO_SYSTEM_CFG_H
 #define KB_TOPO_SYSTEM_CFG_H
 
+#include "mem/addr.h"
 #include "topo/build_internal.h"
 #include "topo/layout.h"
 
-#define MAX_SIPS 16     /* 4-bit sip_id */
-#define MAX_CUBES 16    /* die_id 0..15 */
-#define MAX_IO 5        /* die_id 16..20 */
+#define MAX_SIPS KB_PA_SIPS /* sip_id 0..63 */
+#define MAX_CUBES 16        /* die_id 0..15 */
+#define MAX_IO 5            /* die_id 16..20 */
 #define MAX_PORTS 16
 
 /* The parts of a PE: their component keys, implementation and node names.

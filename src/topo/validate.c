@@ -125,7 +125,10 @@ void kb_validate_connectivity(kb_builder *b)
             reach(t, &s, KB_VIEW_MEMORY, (uint32_t)h, n->sip, -1);
             reached(b, &s, (uint32_t)h, ep, KB_VIEW_MEMORY);
         }
-        reach(t, &s, KB_VIEW_ALL, ep, -1, -1);
+        /* Inside the SIP and the system level only (SIPs meet only at the
+         * switch): a search of the whole tray per SIP would make loading
+         * quadratic in the SIP count. */
+        reach(t, &s, KB_VIEW_ALL, ep, n->sip, -1);
         if (!b->err)
             reached_at(b, &s, ep, "switch", -1, -1, -1, KB_VIEW_ALL);
     }

@@ -175,7 +175,7 @@ static void test_encode_from_fields_matches_factories(void **state)
 static void test_every_decodable_value_re_encodes_to_itself(void **state)
 {
     (void)state;
-    /* Random 51-bit values, shaped so every window and rejection rule is
+    /* Random 53-bit values, shaped so every window and rejection rule is
      * hit often: top fields drawn uniformly, low fields sparse. */
     uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
     unsigned ok = 0, kinds[KB_PA_NKINDS] = {0};
@@ -184,7 +184,7 @@ static void test_every_decodable_value_re_encodes_to_itself(void **state)
         x ^= x >> 7;
         x ^= x << 17;
         uint64_t low = x & (x >> 11) & (x >> 23); /* few bits set */
-        kb_pa pa = (x & (UINT64_C(0x1FF) << 42))       /* sip, die */
+        kb_pa pa = (x & (UINT64_C(0x7FF) << 42))       /* sip, die */
                    | ((x >> 3) & (UINT64_C(0x1F) << 33)) /* addr_space, resource_kind, bit 33 */
                    | (low & ((UINT64_C(1) << 33) - 1));
         if (i % 64 == 0)
@@ -341,15 +341,39 @@ static void test_decode_rejects_reserved_sub_units(void **state)
     }
 }
 
-static void test_decode_rejects_values_above_51_bits(void **state)
+static void test_decode_rejects_values_above_53_bits(void **state)
 {
     (void)state;
-    assert_decode_fails(KB_PA_MAX + 1, "exceeds 51 bits", NULL);
-    assert_decode_fails(UINT64_MAX, "exceeds 51 bits", NULL);
-    assert_decode_fails(UINT64_C(0x1142000001000) | (UINT64_C(1) << 60), "exceeds 51 bits", NULL); /* IPCQ synthetic */
-    kb_pa top = SIP(15) | DIE(15) | HBM_SPACE | (KB_PA_HBM_WINDOW - 1);
-    assert_round_trip(top, &(kb_pa_fields){.sip = 15, .die = 15, .kind = KB_PA_HBM, .offset = KB_PA_HBM_WINDOW - 1});
-    assert_decode_fails(KB_PA_MAX, "die_id 31 is reserved", NULL); /* within 51 bits, rejected for its die */
+    assert_decode_fails(KB_PA_MAX + 1, "exceeds 53 bits", NULL);
+    assert_decode_fails(UINT64_MAX, "exceeds 53 bits", NULL);
+    assert_decode_fails(UINT64_C(0x1142000001000) | (UINT64_C(1) << 60), "exceeds 53 bits", NULL); /* IPCQ synthetic */
+    kb_pa top = SIP(63) | DIE(15) | HBM_SPACE | (KB_PA_HBM_WINDOW - 1);
+    assert_round_trip(top, &(kb_pa_fields){.sip = 63, .die = 15, .kind = KB_PA_HBM, .offset = KB_PA_HBM_WINDOW - 1});
+    assert_decode_fails(KB_PA_MAX, "die_id 31 is reserved", NULL); /* within 53 bits, rejected for its die */
+}
+
+/* sip_id is the spec's [50:47] widened upward to [52:47]: SIPs 0..15 keep
+ * the spec's 51-bit addresses (bits [52:51] zero), SIPs 16..63 set them. */
+static void test_sip_id_widens_the_spec_layout_upward(void **state)
+{
+    (void)state;
+    char err[KB_PA_ERRLEN];
+    kb_pa pa;
+    assert_int_equal(KB_PA_SIPS, 64);
+    assert_true(kb_pa_hbm(15, 15, KB_PA_HBM_WINDOW - 1, &pa, err, sizeof err));
+    assert_int_equal(pa, UINT64_C(0x7BC3FFFFFFFFF)); /* the spec's 51-bit top HBM byte */
+    assert_true(pa >> 51 == 0);
+    assert_true(kb_pa_hbm(16, 0, 0, &pa, err, sizeof err));
+    assert_int_equal(pa, (UINT64_C(1) << 51) | HBM_SPACE);
+    assert_true(kb_pa_pe_tcm(63, 15, 7, 0x40, &pa, err, sizeof err));
+    assert_int_equal(pa, UINT64_C(0x1FBC00EC000040)); /* 63 << 47 | 15 << 42 | pe 7 << 29 | PE_TCM << 25 */
+    assert_round_trip(pa, &(kb_pa_fields){.sip = 63, .die = 15, .kind = KB_PA_PE_LOCAL, .pe = 7,
+                                          .sub_unit = KB_PE_SU_PE_TCM, .offset = 0x40});
+    assert_true(kb_pa_ual(47, 4, TiB - 1, &pa, err, sizeof err));
+    assert_round_trip(pa, &(kb_pa_fields){.sip = 47, .die = 20, .kind = KB_PA_UAL, .offset = TiB - 1});
+    char s[80];
+    kb_pa_format(SIP(40) | DIE(2) | HBM_SPACE | 0x1000, s, sizeof s);
+    assert_string_equal(s, "sip40.die2 hbm offset 0x1000");
 }
 
 static void test_encode_rejects_bad_arguments_naming_them(void **state)
@@ -357,8 +381,8 @@ static void test_encode_rejects_bad_arguments_naming_them(void **state)
     (void)state;
     char err[KB_PA_ERRLEN];
     kb_pa pa;
-    assert_false(kb_pa_hbm(16, 0, 0, &pa, err, sizeof err));
-    assert_string_equal(err, "sip 16 is out of range (0..15)");
+    assert_false(kb_pa_hbm(64, 0, 0, &pa, err, sizeof err));
+    assert_string_equal(err, "sip 64 is out of range (0..63)");
     assert_false(kb_pa_hbm(0, 16, 0, &pa, err, sizeof err));
     assert_err_has(err, "die 16 is an IOCHIPLET die");
     assert_false(kb_pa_cube_sram(0, 21, 0, &pa, err, sizeof err));
@@ -529,7 +553,7 @@ static void test_error_buffer_may_be_small_or_absent(void **state)
     assert_string_equal(err, "PA 0x64");
     assert_false(kb_pa_decode(DIE(25), NULL, NULL, 0));
     kb_pa pa = 42;
-    assert_false(kb_pa_hbm(16, 0, 0, &pa, NULL, 0));
+    assert_false(kb_pa_hbm(64, 0, 0, &pa, NULL, 0));
     assert_int_equal(pa, 42);
     kb_pa_fields f = {.sip = 9};
     assert_false(kb_pa_decode(DIE(25), &f, NULL, 0));
@@ -555,7 +579,8 @@ int main(void)
         cmocka_unit_test(test_decode_rejects_reserved_die_ids),
         cmocka_unit_test(test_decode_rejects_reserved_resource_kinds),
         cmocka_unit_test(test_decode_rejects_reserved_sub_units),
-        cmocka_unit_test(test_decode_rejects_values_above_51_bits),
+        cmocka_unit_test(test_decode_rejects_values_above_53_bits),
+        cmocka_unit_test(test_sip_id_widens_the_spec_layout_upward),
         cmocka_unit_test(test_encode_rejects_bad_arguments_naming_them),
         cmocka_unit_test(test_pe_hbm_places_pe_slices_contiguously),
         cmocka_unit_test(test_hbm_pc_is_bits_10_8_for_256b_bursts_and_8_pcs),

@@ -679,6 +679,8 @@ static const bad_case bad_cases[] = {
     {"efficiency_out_of_range.yaml", "6:28", "cube.components.hbm_ctrl.attrs.efficiency",
      "1.5 is out of range (>= 0.01 .. 1)", NULL},
     {"sip_grid_mismatch.yaml", "4:9", "system.sips", "sip layout 2x2 != sips.count (6)", NULL},
+    {"too_many_sips.yaml", "4:18", "system.sips.count", "65 is out of range (1 .. 64)", NULL},
+    {"sip_grid_too_wide.yaml", "5:45", "system.sips.w", "128 is out of range (1 .. 64)", NULL},
     {"ring_with_grid.yaml", "4:43", "system.sips.w", "w/h give a SIP grid, which ring_1d does not use", NULL},
     {"unknown_impl.yaml", "5:21", "cube.components.router.impl",
      "unknown implementation 'builtin.rooter' (known: builtin.forwarding, ", "builtin.hbm_ctrl"},

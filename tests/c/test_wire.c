@@ -210,6 +210,62 @@ static void test_wire_counters_add_up(void **state)
     fixture_close(&fx);
 }
 
+static void test_a_waiting_train_is_one_pending_event(void **state)
+{
+    (void)state;
+    fixture fx;
+    fixture_open(&fx, line_yaml, NULL, NULL, 0);
+    done_rec d = {0};
+    /* 64 transactions of 1024 flits: 65 536 flits wait for the wire n0 -> n1,
+     * as runs behind one event (fabric.h, "Hot path"). */
+    for (int i = 0; i < 64; i++)
+        transfer(&fx, "n0", "n2", 1024 * 256, &d);
+    kb_sim_stats st;
+    kb_sim_get_stats(fx.sim, &st);
+    assert_int_equal(st.pending, 1);
+    kb_sim_run(fx.sim, KB_TIME_MAX);
+    /* Flit i leaves n0 at i ns and reaches n2 at i + 4: the last at 65 539 ns;
+     * one event per flit per hop and one completion event per transaction. */
+    assert_int_equal(d.count, 64);
+    assert_int_equal(d.at, NS(65539));
+    kb_sim_get_stats(fx.sim, &st);
+    assert_int_equal(st.events, 2 * 65536);
+    int64_t e = kb_topo_edge_between(fx.topo, node_of(&fx, "n1"), node_of(&fx, "n2"));
+    assert_int_equal(kb_fabric_wire(fx.fab, (uint32_t)e)->flits, 65536);
+    fixture_close(&fx);
+}
+
+/* a -> m -> c and b -> m -> c, b's link twice as long: a's second flit and
+ * b's only flit reach m at 3 ns. a's was sent first, so m handles it first
+ * although b's flit waited in the queue before a's was scheduled (only a
+ * wire's oldest flit has an event; the queue orders an instant by key). */
+static void test_equal_arrivals_are_handled_in_send_order(void **state)
+{
+    (void)state;
+    static const char yaml[] = "system: { ns_per_mm: 0.5, flit_bytes: 256 }\n"
+                               "graph:\n"
+                               "  nodes:\n"
+                               "    - { id: a, impl: builtin.forwarding }\n"
+                               "    - { id: b, impl: builtin.forwarding }\n"
+                               "    - { id: m, impl: builtin.forwarding }\n"
+                               "    - { id: c, impl: builtin.forwarding }\n"
+                               "  links:\n"
+                               "    - { src: a, dst: m, bw_gbs: 256, mm: 2 }\n"
+                               "    - { src: b, dst: m, bw_gbs: 256, mm: 4 }\n"
+                               "    - { src: m, dst: c, bw_gbs: 256, mm: 2 }\n";
+    fixture fx;
+    fixture_open(&fx, yaml, NULL, NULL, 0);
+    done_rec da = {0}, db = {0};
+    transfer(&fx, "a", "c", 2 * 256, &da);
+    transfer(&fx, "b", "c", 256, &db);
+    kb_sim_run(fx.sim, KB_TIME_MAX);
+    /* m -> c sends a0 at 2, a1 at 3, b0 at 4: a ends at 5 ns, b at 6 ns
+     * (b first at 3 would end b at 5 and a at 6). */
+    assert_int_equal(da.at, NS(5));
+    assert_int_equal(db.at, NS(6));
+    fixture_close(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +279,8 @@ int main(void)
         cmocka_unit_test(test_middle_node_overhead_delays_the_train_once),
         cmocka_unit_test(test_control_message_travels_as_one_empty_flit),
         cmocka_unit_test(test_wire_counters_add_up),
+        cmocka_unit_test(test_a_waiting_train_is_one_pending_event),
+        cmocka_unit_test(test_equal_arrivals_are_handled_in_send_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/draw_cases.sh"
 cases+=("${draw_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/sweep_cases.sh"
 cases+=("${sweep_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/scaling_cases.sh"
+cases+=("${scaling_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 
@@ -218,7 +220,7 @@ library_path_override)
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
   | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
-  | ccl_* | web_* | draw_* | sweep_*)
+  | ccl_* | web_* | draw_* | sweep_* | scaling_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;

@@ -41,7 +41,7 @@ static bool ref_encode(const kb_pa_fields *f, uint64_t *pa)
 {
     uint64_t off = f->offset, local;
     bool io = f->kind == KB_PA_IOCPU || f->kind == KB_PA_UAL;
-    if (f->kind < 0 || f->kind >= KB_PA_NKINDS || f->sip > 15)
+    if (f->kind < 0 || f->kind >= KB_PA_NKINDS || f->sip > 63)
         return false;
     if (io ? f->die < 16 || f->die > 20 : f->die > 15)
         return false;
@@ -87,9 +87,9 @@ static bool ref_encode(const kb_pa_fields *f, uint64_t *pa)
 static bool ref_decode(uint64_t pa, kb_pa_fields *f)
 {
     memset(f, 0, sizeof *f);
-    if (pa >> 51)
+    if (pa >> 53) /* sip_id [52:47]: the spec's [50:47] widened to 64 SIPs */
         return false;
-    f->sip = (unsigned)bits(pa, 50, 47);
+    f->sip = (unsigned)bits(pa, 52, 47);
     f->die = (unsigned)bits(pa, 46, 42);
     if (f->die > 20)
         return false;

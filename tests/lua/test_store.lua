@@ -102,3 +102,27 @@ function TestResource:test_release_without_acquire_is_an_error()
   r:release()
   lu.assertStrContains(tostring(r), "resource 'bus' (0 of 1 in use, 0 waiting)")
 end
+
+-- The fast type checks of st:put/st:get and s:sleep (a tag in the
+-- userdata) still reject every other value with the usual message.
+function TestStore:test_methods_reject_objects_of_other_types()
+  local s = sim.new()
+  local st = s:store(1, "box")
+  local r = s:resource(1, "bus")
+  local other = sim.new():store(1, "other")
+  for _, v in ipairs({ r, s, 42, "box", {}, io.stdout, s:event() }) do
+    local ok, err = pcall(st.put, v, 1)
+    lu.assertFalse(ok)
+    lu.assertStrContains(err, "kernbench.store expected")
+    ok, err = pcall(st.get, v)
+    lu.assertFalse(ok)
+    lu.assertStrContains(err, "kernbench.store expected")
+  end
+  for _, v in ipairs({ st, r, 42, io.stdout }) do
+    local ok, err = pcall(s.sleep, v, 1)
+    lu.assertFalse(ok)
+    lu.assertStrContains(err, "kernbench.sim expected")
+  end
+  other:put(7) -- a store of another simulation is still a store
+  lu.assertEquals(other:get(), 7)
+end
