@@ -25,6 +25,38 @@ typedef struct kb_run {
     uint32_t hop; /* the path position the flits travel to */
 } kb_run;
 
+/* Node or edge indices in the order they became active; sorted on demand. */
+typedef struct kb_idlist {
+    uint32_t *ids;
+    size_t n, cap;
+    bool sorted;
+} kb_idlist;
+
+static void idlist_add(kb_idlist *l, uint32_t id)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->ids = kb_xrealloc(l->ids, l->cap * sizeof *l->ids);
+    }
+    l->sorted = l->n == 0 || (l->sorted && l->ids[l->n - 1] < id);
+    l->ids[l->n++] = id;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t idlist_sorted(kb_idlist *l, const uint32_t **ids)
+{
+    if (!l->sorted && l->n > 1)
+        qsort(l->ids, l->n, sizeof *l->ids, cmp_u32);
+    l->sorted = true;
+    *ids = l->ids;
+    return l->n;
+}
+
 struct kb_fabric {
     kb_sim *sim;
     const kb_topo *topo;
@@ -38,6 +70,7 @@ struct kb_fabric {
     kb_oplog oplog;
     kb_memstore *mem;
     kb_txn *live_head, *live_tail; /* every live transaction, in creation order */
+    kb_idlist active_nodes, active_edges; /* what the statistics list */
     kb_tracer *tr;
     uint64_t flow_base;
     kb_track **tracks;      /* per node */
@@ -116,6 +149,8 @@ void kb_fabric_free(kb_fabric *f)
     kb_pool_destroy(&f->run_pool);
     kb_oplog_free(&f->oplog);
     kb_memstore_free(f->mem);
+    free(f->active_nodes.ids);
+    free(f->active_edges.ids);
     free(f->tracks);
     free(f->wire_ctr);
     free(f->wire_ctr_done);
@@ -129,6 +164,9 @@ const kb_topo *kb_fabric_topo(const kb_fabric *f) { return f->topo; }
 kb_comp *kb_fabric_comp(kb_fabric *f, uint32_t node) { return &f->comps[node]; }
 const kb_wire *kb_fabric_wire(const kb_fabric *f, uint32_t edge) { return &f->wires[edge]; }
 size_t kb_fabric_live_txns(const kb_fabric *f) { return f->live_txns; }
+void kb_fabric_note_active(kb_fabric *f, uint32_t node) { idlist_add(&f->active_nodes, node); }
+size_t kb_fabric_active_nodes(kb_fabric *f, const uint32_t **ids) { return idlist_sorted(&f->active_nodes, ids); }
+size_t kb_fabric_active_edges(kb_fabric *f, const uint32_t **ids) { return idlist_sorted(&f->active_edges, ids); }
 
 void kb_comp_fail(kb_comp *c, const char *fmt, ...)
 {
@@ -344,7 +382,7 @@ static void deliver_txn(kb_fabric *f, kb_txn *t, uint32_t hop)
 {
     kb_comp *c = &f->comps[t->path->nodes[hop]];
     t->step = hop;
-    c->txns++;
+    kb_comp_count(c, 1, 0);
     if (c->ops->handlers && hop + 1 == t->path->n)
         handle(c, t);
     else
@@ -388,10 +426,8 @@ static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t h
     }
     kb_comp *c = &f->comps[t->path->nodes[hop]];
     c->bytes += bytes;
-    c->flits++;
+    kb_comp_count(c, c->ops->flit_aware && idx == 0, 1);
     if (c->ops->flit_aware) {
-        if (idx == 0)
-            c->txns++;
         c->ops->on_flit(c, make_flit(f, t, idx, hop, bytes));
         return;
     }
@@ -445,6 +481,8 @@ static void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint3
         w->max_wait_ps = depart - ready;
     w->avail = depart + ser;
     w->bytes += bytes;
+    if (__builtin_expect(w->flits == 0, 0))
+        idlist_add(&f->active_edges, ei);
     w->flits++;
     w->busy_ps += ser;
     if (f->tr) {
@@ -520,9 +558,9 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
         return;
     }
     uint32_t n = t->nflits;
-    c->txns++;
+    kb_comp_count(c, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
-        c->flits++;
+        kb_comp_count(c, 0, 1);
         c->ops->on_flit(c, make_flit(f, t, i, 0, flit_bytes_of(f, t, i)));
     }
 }
@@ -532,9 +570,7 @@ void kb_fabric_send(kb_fabric *f, kb_txn *t)
     t->step = 0;
     kb_comp *c = &f->comps[t->path->nodes[0]];
     c->bytes += t->nbytes;
-    c->txns++;
-    if (c->ops->flit_aware)
-        c->flits += t->nflits;
+    kb_comp_count(c, 1, c->ops->flit_aware ? t->nflits : 0);
     send_train(t, kb_sim_now(f->sim));
 }
 

@@ -207,6 +207,19 @@ struct kb_comp {
     void *latency_ctx;
 };
 
+/* Records a node as active (kb_comp_count calls it on its first count). */
+void kb_fabric_note_active(kb_fabric *f, uint32_t node);
+
+/* Counts transactions or flits at c (statistics list the components with
+ * any; kb_fabric_active_nodes). */
+static inline void kb_comp_count(kb_comp *c, uint64_t txns, uint64_t flits)
+{
+    if (__builtin_expect(c->txns == 0 && c->flits == 0, 0) && (txns || flits))
+        kb_fabric_note_active(c->fab, c->node);
+    c->txns += txns;
+    c->flits += flits;
+}
+
 /* q's time from c's latency model, or the builtin's when c has none. */
 static inline kb_time kb_comp_latency(kb_comp *c, const kb_lat_query *q)
 {
@@ -260,6 +273,11 @@ struct kb_memstore *kb_fabric_memstore(kb_fabric *f);
 /* Per-component and per-link statistics at time now: an object with
  * "components" and "links" arrays, listing what carried any traffic. */
 kb_val *kb_fabric_stats(kb_fabric *f, kb_time now);
+/* The nodes that counted a transaction or a flit, and the edges that
+ * carried a flit, in index order: what the statistics list, kept as the
+ * counters first move so a report costs the active part, not the tray. */
+size_t kb_fabric_active_nodes(kb_fabric *f, const uint32_t **ids);
+size_t kb_fabric_active_edges(kb_fabric *f, const uint32_t **ids);
 
 /* A new transaction of `kind` (zeroed payload, id assigned, t_start = now). */
 kb_txn *kb_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, uint64_t nbytes);

@@ -14,11 +14,10 @@ kb_val *kb_fabric_stats(kb_fabric *f, kb_time now)
     const kb_topo *t = kb_fabric_topo(f);
     kb_val *root = kb_val_obj();
     kb_val *comps = kb_obj_put(root, "components", kb_val_arr());
-    size_t nn = kb_topo_node_count(t), ne = kb_topo_edge_count(t);
-    for (uint32_t i = 0; i < nn; i++) {
-        kb_comp *c = kb_fabric_comp(f, i);
-        if (c->txns == 0 && c->flits == 0)
-            continue;
+    const uint32_t *ids;
+    size_t nn = kb_fabric_active_nodes(f, &ids);
+    for (size_t k = 0; k < nn; k++) {
+        kb_comp *c = kb_fabric_comp(f, ids[k]);
         kb_val *e = kb_arr_push(comps, kb_val_obj());
         kb_obj_str(e, "id", c->n->id);
         kb_obj_str(e, "impl", c->n->spec->impl->name);
@@ -31,11 +30,10 @@ kb_val *kb_fabric_stats(kb_fabric *f, kb_time now)
             c->ops->stats(c, e, now);
     }
     kb_val *links = kb_obj_put(root, "links", kb_val_arr());
-    for (uint32_t i = 0; i < ne; i++) {
-        const kb_wire *w = kb_fabric_wire(f, i);
-        if (w->flits == 0)
-            continue;
-        const kb_edge *ed = kb_topo_edge(t, i);
+    size_t ne = kb_fabric_active_edges(f, &ids);
+    for (size_t k = 0; k < ne; k++) {
+        const kb_wire *w = kb_fabric_wire(f, ids[k]);
+        const kb_edge *ed = kb_topo_edge(t, ids[k]);
         kb_val *e = kb_arr_push(links, kb_val_obj());
         kb_obj_str(e, "src", kb_topo_node(t, ed->src)->id);
         kb_obj_str(e, "dst", kb_topo_node(t, ed->dst)->id);

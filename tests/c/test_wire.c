@@ -266,6 +266,39 @@ static void test_equal_arrivals_are_handled_in_send_order(void **state)
     fixture_close(&fx);
 }
 
+/* Statistics list the active nodes and edges (kept as counters first move):
+ * exactly those a walk of the whole fabric finds, in index order. */
+static void test_active_lists_match_a_full_walk(void **state)
+{
+    (void)state;
+    fixture fx;
+    fixture_open(&fx, line_yaml, NULL, NULL, 0);
+    done_rec d = {0};
+    transfer(&fx, "n2", "n1", 3 * 256, &d);
+    transfer(&fx, "n0", "n1", 0, &d);
+    kb_sim_run(fx.sim, KB_TIME_MAX);
+    const uint32_t *ids;
+    size_t n = kb_fabric_active_nodes(fx.fab, &ids), k = 0;
+    for (uint32_t i = 0; i < kb_topo_node_count(fx.topo); i++) {
+        const kb_comp *c = kb_fabric_comp(fx.fab, i);
+        if (c->txns || c->flits) {
+            assert_true(k < n);
+            assert_int_equal(ids[k++], i);
+        }
+    }
+    assert_int_equal(k, n);
+    assert_int_equal(n, 3);
+    n = kb_fabric_active_edges(fx.fab, &ids), k = 0;
+    for (uint32_t i = 0; i < kb_topo_edge_count(fx.topo); i++)
+        if (kb_fabric_wire(fx.fab, i)->flits) {
+            assert_true(k < n);
+            assert_int_equal(ids[k++], i);
+        }
+    assert_int_equal(k, n);
+    assert_int_equal(n, 2);
+    fixture_close(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_wire_counters_add_up),
         cmocka_unit_test(test_a_waiting_train_is_one_pending_event),
         cmocka_unit_test(test_equal_arrivals_are_handled_in_send_order),
+        cmocka_unit_test(test_active_lists_match_a_full_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,7 +139,7 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
     KB_PAYLOAD(t, kb_mem_req)->owner = c;
     KB_PAYLOAD(t, kb_mem_req)->ack_only = kind == &kb_msg_dma_read && !d->read_response;
     kb_txn_set_log(t, log);
-    c->txns++;
+    kb_comp_count(c, 1, 0);
     c->bytes += t->nbytes;
     channel *ch = channel_of(d, kind);
     if (ch->busy < ch->cap) {
@@ -161,7 +161,7 @@ kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready)
     kb_time start;
     kb_time left = kb_pe_take(&d->comm_free, ready, c->overhead_ps, &start);
     kb_comp_busy(c, start, left);
-    c->txns++;
+    kb_comp_count(c, 1, 0);
     c->bytes += t->nbytes;
     kb_fabric_forward(t, left);
     return left;
