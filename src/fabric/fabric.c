@@ -104,8 +104,6 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
         const kb_edge *e = kb_topo_edge(t, (uint32_t)i);
         w->prop_ps = kb_topo_edge_prop_ps(t, e);
         w->flit_ser_ps = kb_edge_serialize_ps(e, (uint64_t)f->flit_bytes);
-        w->fab = f;
-        w->edge = (uint32_t)i;
     }
     for (size_t i = 0; i < nn; i++) {
         kb_comp *c = &f->comps[i];
@@ -401,7 +399,7 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
 {
     if (bytes == (uint32_t)f->flit_bytes)
         return w->flit_ser_ps;
-    return kb_edge_serialize_ps(kb_topo_edge(f->topo, w->edge), bytes);
+    return kb_edge_serialize_ps(kb_topo_edge(f->topo, (uint32_t)(w - f->wires)), bytes);
 }
 
 static inline kb_flit *make_flit(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
@@ -446,9 +444,9 @@ static inline kb_time run_arrival(const kb_fabric *f, const kb_wire *w, const kb
 static void wire_arrive(kb_sim *sim, void *arg)
 {
     kb_wire *w = arg;
-    kb_fabric *f = w->fab;
     kb_run *r = w->head;
     kb_txn *t = r->txn;
+    kb_fabric *f = t->fab;
     uint32_t idx = r->idx0, hop = r->hop, bytes = flit_bytes_of(f, t, idx);
     if (--r->n == 0) {
         w->head = r->next;

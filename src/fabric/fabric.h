@@ -138,8 +138,6 @@ typedef struct kb_wire {
     /* Flits in flight, oldest first, as runs (fabric.c): only the oldest
      * has an event in the queue. */
     struct kb_run *head, *tail;
-    kb_fabric *fab;
-    uint32_t edge;
 } kb_wire;
 
 /* ---- components ---- */

@@ -140,7 +140,7 @@ static kb_path *route_new(const kb_topo *t, kb_view v, uint32_t src, uint32_t ds
     uint32_t ss = kb_route_trees_scope(T, src), sd = kb_route_trees_scope(T, dst);
     if (ss == KB_SCOPE_HUB || sd == KB_SCOPE_HUB || ss == sd) {
         uint32_t scope = ss != KB_SCOPE_HUB ? ss : sd != KB_SCOPE_HUB ? sd : 0;
-        const kb_route_tree *tr = kb_route_tree_get(T, v, src, scope);
+        const kb_route_tree *tr = kb_route_tree_get(T, v, src, scope, dst);
         uint32_t len = tree_len(t, T, tr, dst);
         if (!len)
             return NULL;
@@ -149,11 +149,11 @@ static kb_path *route_new(const kb_topo *t, kb_view v, uint32_t src, uint32_t ds
         return p;
     }
     uint32_t hub = (uint32_t)kb_route_trees_hub(T);
-    const kb_route_tree *up = kb_route_tree_get(T, v, src, ss);
+    const kb_route_tree *up = kb_route_tree_get(T, v, src, ss, hub);
     uint32_t len_up = tree_len(t, T, up, hub);
     if (!len_up)
         return NULL;
-    const kb_route_tree *down = kb_route_tree_get(T, v, hub, sd);
+    const kb_route_tree *down = kb_route_tree_get(T, v, hub, sd, dst);
     uint32_t len_down = tree_len(t, T, down, dst);
     if (!len_down)
         return NULL;

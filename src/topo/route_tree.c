@@ -21,6 +21,11 @@ struct kb_route_trees {
     uint8_t *views;       /* per edge: bit v set when view v may use it */
     kb_u64map trees;
     size_t bytes;
+    /* (view, root, scope) asked for once: the first request grows only a
+     * scratch tree until its destination settles (kb_route_tree_get). */
+    kb_u64map asked;
+    kb_route_tree *scratch[2];
+    unsigned scratch_next;
     /* Dijkstra scratch, by local index, reused between trees. */
     int64_t *dist;
     uint8_t *done;
@@ -81,6 +86,8 @@ kb_route_trees *kb_route_trees_new(const kb_topo *t)
     }
     T->dist = kb_xmalloc(T->max_size * sizeof *T->dist);
     T->done = kb_xmalloc(T->max_size);
+    for (int i = 0; i < 2; i++)
+        T->scratch[i] = kb_xmalloc(sizeof *T->scratch[i] + T->max_size * sizeof T->scratch[i]->prev_edge[0]);
     return T;
 }
 
@@ -92,6 +99,9 @@ void kb_route_trees_free(kb_route_trees *T)
         if (T->trees.slots[i].key)
             free(T->trees.slots[i].val);
     kb_u64map_clear(&T->trees);
+    kb_u64map_clear(&T->asked);
+    free(T->scratch[0]);
+    free(T->scratch[1]);
     free(T->scope_of);
     free(T->local);
     free(T->scope_size);
@@ -180,10 +190,11 @@ static void pop(kb_route_trees *T, int64_t *d, uint32_t *node)
 
 /* ---- one tree ---- */
 
-/* Dijkstra from tr->root over tr->scope in view v, to every node. An edge
- * of equal length from a lower-rank node replaces the predecessor until
- * the node settles (route.h). */
-static void grow(kb_route_trees *T, kb_route_tree *tr, kb_view v, uint32_t size)
+/* Dijkstra from tr->root over tr->scope in view v, to every node, or
+ * until the node of local index `stop` settles (then the predecessors of
+ * the settled nodes are final). An edge of equal length from a lower-rank
+ * node replaces the predecessor until the node settles (route.h). */
+static void grow(kb_route_trees *T, kb_route_tree *tr, kb_view v, uint32_t size, uint32_t stop)
 {
     const kb_topo *t = T->t;
     uint32_t s = tr->scope;
@@ -204,6 +215,8 @@ static void grow(kb_route_trees *T, kb_route_tree *tr, kb_view v, uint32_t size)
         if (T->done[lu] || d != T->dist[lu])
             continue;
         T->done[lu] = 1;
+        if (lu == stop)
+            return;
         const kb_node *n = &t->nodes[u];
         for (uint32_t ei = n->first_out; ei < n->first_out + n->nout; ei++) {
             uint32_t w = t->edges[ei].dst, sw = T->scope_of[w];
@@ -229,18 +242,26 @@ static uint64_t tree_key(kb_view v, uint32_t root, uint32_t scope)
     return ((uint64_t)(v + 1) << 60) | ((uint64_t)root << 30) | scope;
 }
 
-const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope)
+const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope, uint32_t until)
 {
     uint64_t key = tree_key(v, root, scope);
     kb_route_tree *tr = kb_u64map_get(&T->trees, key);
     if (tr)
         return tr;
     uint32_t size = T->scope_size[scope] + (T->hub >= 0 ? 1 : 0);
+    if (!kb_u64map_get(&T->asked, key)) { /* the first request: an early-exit search */
+        kb_u64map_put(&T->asked, key, T);
+        tr = T->scratch[T->scratch_next ^= 1];
+        tr->root = root;
+        tr->scope = scope;
+        grow(T, tr, v, size, local_of(T, scope, until));
+        return tr;
+    }
     size_t bytes = sizeof *tr + size * sizeof tr->prev_edge[0];
     tr = kb_xmalloc(bytes);
     tr->root = root;
     tr->scope = scope;
-    grow(T, tr, v, size);
+    grow(T, tr, v, size, UINT32_MAX);
     kb_u64map_put(&T->trees, key, tr);
     T->bytes += bytes;
     return tr;

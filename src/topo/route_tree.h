@@ -59,9 +59,12 @@ uint32_t kb_route_trees_scope(const kb_route_trees *T, uint32_t node);
 /* The routing weight of edge e in whole micrometres. */
 int64_t kb_route_trees_weight(const kb_route_trees *T, uint32_t e);
 
-/* The tree from root over `scope` (which must hold root) in view v,
- * computed on first use. */
-const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope);
+/* The tree from root over `scope` (which must hold root and `until`) in
+ * view v. The first request for it grows a scratch tree only until
+ * `until` settles (today's early-exit search: a source that routes once
+ * pays no more than that), valid until the next-but-one request; the
+ * second computes the whole tree, kept. */
+const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope, uint32_t until);
 /* The tree edge into node (which must be in the tree's scope), or
  * KB_ROUTE_NONE. */
 uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t node);
