@@ -82,6 +82,7 @@ local function check_index(name, v, n, what)
 end
 
 local distance = require "kernbench.edit_distance" -- for "did you mean"
+local cli_opts = require "kernbench.cli_opts"
 
 --- Up to 5 node ids of t close to `id` (typos, a missing part).
 function M.close_ids(t, id)
@@ -1148,13 +1149,9 @@ function M.parse(args)
       once("--topology")
       o.topology = value(a)
     elseif a == "--set" then
-      local s = value(a)
-      if not s:find("=", 1, true) then uerr("option '--set' needs KEY.PATH=VALUE, got '%s'", s) end
-      o.sets[#o.sets + 1] = s
-    elseif a:sub(1, 1) == "-" then
-      uerr("unknown option '%s'", args[i])
+      cli_opts.add_set(o.sets, value(a))
     else
-      uerr("unexpected argument '%s'", a)
+      cli_opts.reject(a, args[i])
     end
     i = i + 1
   end

@@ -12,6 +12,7 @@
 --
 -- M.app(t, opts) builds the handler without a server, for tests.
 local json = require "kernbench.json"
+local cli_opts = require "kernbench.cli_opts"
 
 local M = {}
 
@@ -621,15 +622,9 @@ function M.parse(args)
     elseif a == "--topology" or a == "-t" then
       opts.topology = arg_of(a)
     elseif a == "--set" then
-      local s = arg_of(a)
-      if not s:find("=", 1, true) then
-        error({ usage = ("option '--set' needs KEY.PATH=VALUE, got '%s'"):format(s) })
-      end
-      opts.sets[#opts.sets + 1] = s
-    elseif a:sub(1, 1) == "-" then
-      error({ usage = ("unknown option '%s'"):format(args[i]) })
+      cli_opts.add_set(opts.sets, arg_of(a))
     else
-      error({ usage = ("unexpected argument '%s'"):format(a) })
+      cli_opts.reject(a, args[i])
     end
     i = i + 1
   end
