@@ -89,7 +89,7 @@ static void arrive(kb_comp *c, void *p)
 }
 
 static void comp_txn(kb_comp *c, kb_txn *t) { arrive(c, t); }
-static void comp_flit(kb_comp *c, kb_flit *f) { arrive(c, f); }
+static void comp_flit(kb_comp *c, kb_flit *f) { arrive(c, kb_fabric_keep_flit(c->fab, f)); }
 
 const kb_comp_ops kb_scripted_ops_txn = {
     .flit_aware = false, .init = comp_init, .fini = comp_fini, .on_txn = comp_txn};

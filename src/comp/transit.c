@@ -44,7 +44,7 @@ static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb
         kb_fabric_free_flit(c->fab, f);
         kb_complete_at(t, ready);
     } else if (ready > now) {
-        kb_sim_at(kb_fabric_sim(c->fab), ready, KB_PRIO_NORMAL, send_control, f);
+        kb_sim_at(kb_fabric_sim(c->fab), ready, KB_PRIO_NORMAL, send_control, kb_fabric_keep_flit(c->fab, f));
     } else {
         kb_fabric_send_flit(f, now);
     }

@@ -68,10 +68,62 @@ static inline void place(kb_queue *q, const kb_qentry *e)
     }
 }
 
-void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
+/* ---- the sorted array (its fast paths are in queue.h) ---- */
+
+/* Inserts into the array (which holds fewer than KB_QUEUE_SMALL_MAX),
+ * first moving its entries down to index 0 if it has no room at its end. */
+static void small_insert(kb_queue *q, const kb_qentry *e)
 {
-    kb_qentry e = {t, key, fn, arg};
-    place(q, &e);
+    if (q->head + q->n == KB_QUEUE_SMALL_CAP) {
+        memmove(q->small, q->small + q->head, q->n * sizeof *q->small);
+        q->head = 0;
+    }
+    kb_queue_small_insert(q, e);
+}
+
+/* The array's entries go to the radix heap (all are >= last). */
+static __attribute__((noinline)) void to_radix(kb_queue *q)
+{
+    for (size_t k = q->head; k < q->head + q->n; k++)
+        place(q, &q->small[k]);
+    q->head = 0;
+    q->radix = true;
+}
+
+/* The radix heap's few entries go back to the array, sorted. */
+static __attribute__((noinline)) void to_small(kb_queue *q)
+{
+    q->n = 0;
+    q->head = 0;
+    for (unsigned p = 0; p < KB_QUEUE_PRIOS; p++) {
+        kb_qring *r = &q->ring[p];
+        for (size_t k = 0; k < r->n; k++, q->n++)
+            small_insert(q, &r->a[(r->head + k) & (r->cap - 1)]);
+        r->head = r->n = 0;
+    }
+    while (q->bucket_mask) {
+        int b = __builtin_ctzll(q->bucket_mask);
+        kb_qvec *v = &q->bucket[b];
+        for (size_t k = 0; k < v->n; k++, q->n++)
+            small_insert(q, &v->a[k]);
+        v->n = 0;
+        q->bucket_mask &= q->bucket_mask - 1;
+    }
+    q->ring_mask = 0;
+    q->radix = false;
+}
+
+__attribute__((noinline)) void kb_queue_push_slow(kb_queue *q, const kb_qentry *e)
+{
+    if (!q->radix) {
+        if (q->n < KB_QUEUE_SMALL_MAX) {
+            small_insert(q, e);
+            q->n++;
+            return;
+        }
+        to_radix(q);
+    }
+    place(q, e);
     q->n++;
 }
 
@@ -84,7 +136,7 @@ static kb_time bucket_min(const kb_qvec *v)
     return m;
 }
 
-bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out)
+__attribute__((noinline)) bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
 {
     if (q->ring_mask == 0) {
         if (q->bucket_mask == 0)
@@ -119,15 +171,26 @@ bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out)
     r->head = (r->head + 1) & (r->cap - 1);
     if (--r->n == 0)
         q->ring_mask &= ~(1u << p);
-    q->n--;
+    if (--q->n <= KB_QUEUE_SMALL_MIN)
+        to_small(q);
     return true;
 }
 
 kb_time kb_queue_min_time(const kb_queue *q)
 {
+    if (!q->radix)
+        return q->n ? q->small[q->head].t : KB_TIME_MAX;
     if (q->ring_mask)
         return q->last;
     if (q->bucket_mask == 0)
         return KB_TIME_MAX;
     return bucket_min(&q->bucket[__builtin_ctzll(q->bucket_mask)]);
+}
+
+bool kb_queue_has_now(const kb_queue *q, unsigned max_prio)
+{
+    if (!q->radix)
+        return q->n && q->small[q->head].t == q->last &&
+               (unsigned)(q->small[q->head].key >> KB_QUEUE_SEQ_BITS) <= max_prio;
+    return (q->ring_mask & ((2u << max_prio) - 1)) != 0;
 }

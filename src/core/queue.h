@@ -1,6 +1,13 @@
 /* The pending-event queue, totally ordered by (time, priority, sequence).
  *
- * A monotone radix heap: simulated time never goes backwards, so every
+ * Two structures, one order: while few entries are pending (at most
+ * KB_QUEUE_SMALL_MAX) they sit in one array sorted by (time, key), inserted
+ * from its end (new events are mostly the latest) and removed from its
+ * front; past that they move to a radix heap, and back to the array once a
+ * removal leaves KB_QUEUE_SMALL_MIN or fewer. Which one holds the entries
+ * never shows: both give the exact total order.
+ *
+ * The radix heap is monotone: simulated time never goes backwards, so every
  * entry's time is >= the time of the last entry removed ("last"). Entries
  * whose time equals `last` wait in one FIFO ring per priority; any other
  * entry waits in bucket i, where i is the bit length of (time XOR last).
@@ -20,6 +27,12 @@
 #define KB_QUEUE_BUCKETS 64
 #define KB_QUEUE_SEQ_BITS 56
 #define KB_QUEUE_SEQ_MASK ((UINT64_C(1) << KB_QUEUE_SEQ_BITS) - 1)
+/* The sorted array's bounds (hysteresis, so a queue hovering near one
+ * size does not move back and forth) and its capacity (room to insert
+ * before moving the entries down to index 0). */
+#define KB_QUEUE_SMALL_MAX 32
+#define KB_QUEUE_SMALL_MIN 8
+#define KB_QUEUE_SMALL_CAP 128
 
 typedef struct kb_qentry {
     kb_time t;
@@ -40,9 +53,14 @@ typedef struct kb_qring {
 
 typedef struct kb_queue {
     kb_time last;           /* time of the last entry removed */
+    size_t n;
+    bool radix;             /* the radix heap holds the entries, not the array */
+    /* the sorted array: small[head .. head + n) */
+    size_t head;
+    kb_qentry small[KB_QUEUE_SMALL_CAP];
+    /* the radix heap */
     uint64_t bucket_mask;   /* bit i set: bucket[i] non-empty */
     unsigned ring_mask;     /* bit p set: ring[p] non-empty */
-    size_t n;
     kb_qvec bucket[KB_QUEUE_BUCKETS];
     kb_qring ring[KB_QUEUE_PRIOS];
 } kb_queue;
@@ -50,17 +68,61 @@ typedef struct kb_queue {
 void kb_queue_init(kb_queue *q);
 void kb_queue_destroy(kb_queue *q);
 
+/* The out-of-line parts of push and pop (queue.c). */
+void kb_queue_push_slow(kb_queue *q, const kb_qentry *e);
+bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out);
+
+static inline bool kb_queue_later(const kb_qentry *a, const kb_qentry *e)
+{
+    return a->t > e->t || (a->t == e->t && a->key > e->key);
+}
+
+/* Inserts into the sorted array, which has room at its end. */
+static inline void kb_queue_small_insert(kb_queue *q, const kb_qentry *e)
+{
+    size_t i = q->head + q->n;
+    while (i > q->head && kb_queue_later(&q->small[i - 1], e)) {
+        q->small[i] = q->small[i - 1];
+        i--;
+    }
+    q->small[i] = *e;
+}
+
 /* Adds an entry; requires t >= q->last (the simulation guarantees it by
  * never scheduling before its current time). The priority is key >> 56
  * and must be below KB_QUEUE_PRIOS. */
-void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg);
+static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
+{
+    kb_qentry e = {t, key, fn, arg};
+    if (__builtin_expect(q->radix || q->n >= KB_QUEUE_SMALL_MAX || q->head + q->n == KB_QUEUE_SMALL_CAP, 0)) {
+        kb_queue_push_slow(q, &e);
+        return;
+    }
+    kb_queue_small_insert(q, &e);
+    q->n++;
+}
 
 /* Removes the first entry into *out if its time is < until; otherwise
  * leaves the queue unchanged and returns false. */
-bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out);
+static inline bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out)
+{
+    if (q->radix)
+        return kb_queue_pop_radix(q, until, out);
+    if (q->n == 0 || q->small[q->head].t >= until)
+        return false;
+    *out = q->small[q->head];
+    q->last = out->t;
+    q->head = --q->n ? q->head + 1 : 0;
+    return true;
+}
 
 /* Time of the first entry, or KB_TIME_MAX when empty. Does not modify q. */
 kb_time kb_queue_min_time(const kb_queue *q);
+
+/* Whether an entry of priority <= max_prio waits at the time of the last
+ * entry removed (while that entry's event is processed: at the current
+ * time). */
+bool kb_queue_has_now(const kb_queue *q, unsigned max_prio);
 
 static inline size_t kb_queue_size(const kb_queue *q) { return q->n; }
 

@@ -67,16 +67,27 @@ void kb_sim_free(kb_sim *sim)
 
 kb_time kb_sim_now(const kb_sim *sim) { return sim->now; }
 
+/* The rare failures of scheduling, out of the hot path. */
+static __attribute__((noinline, cold)) void fail_past(kb_sim *sim, kb_time t)
+{
+    char a[KB_TIME_STRLEN], b[KB_TIME_STRLEN];
+    kb_sim_fail(sim, "event scheduled in the past: t=%s is before now=%s", kb_time_format(t, a),
+                kb_time_format(sim->now, b));
+}
+
+static __attribute__((noinline, cold)) void fail_prio(kb_sim *sim, int prio)
+{
+    kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
+}
+
 void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
 {
-    if (t < sim->now) {
-        char a[KB_TIME_STRLEN], b[KB_TIME_STRLEN];
-        kb_sim_fail(sim, "event scheduled in the past: t=%s is before now=%s",
-                    kb_time_format(t, a), kb_time_format(sim->now, b));
+    if (__builtin_expect(t < sim->now, 0)) {
+        fail_past(sim, t);
         return;
     }
-    if (prio < 0 || prio >= KB_QUEUE_PRIOS) {
-        kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
+    if (__builtin_expect(prio < 0 || prio >= KB_QUEUE_PRIOS, 0)) {
+        fail_prio(sim, prio);
         return;
     }
     uint64_t key = ((uint64_t)prio << KB_QUEUE_SEQ_BITS) | (sim->seq++ & KB_QUEUE_SEQ_MASK);
@@ -85,8 +96,8 @@ void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
 
 uint64_t kb_sim_take_key(kb_sim *sim, int prio)
 {
-    if (prio < 0 || prio >= KB_QUEUE_PRIOS) {
-        kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
+    if (__builtin_expect(prio < 0 || prio >= KB_QUEUE_PRIOS, 0)) {
+        fail_prio(sim, prio);
         prio = KB_QUEUE_PRIOS - 1;
     }
     return ((uint64_t)prio << KB_QUEUE_SEQ_BITS) | (sim->seq++ & KB_QUEUE_SEQ_MASK);
@@ -94,10 +105,8 @@ uint64_t kb_sim_take_key(kb_sim *sim, int prio)
 
 void kb_sim_at_key(kb_sim *sim, kb_time t, uint64_t key, kb_callback fn, void *arg)
 {
-    if (t < sim->now) {
-        char a[KB_TIME_STRLEN], b[KB_TIME_STRLEN];
-        kb_sim_fail(sim, "event scheduled in the past: t=%s is before now=%s",
-                    kb_time_format(t, a), kb_time_format(sim->now, b));
+    if (__builtin_expect(t < sim->now, 0)) {
+        fail_past(sim, t);
         return;
     }
     kb_queue_push(&sim->queue, t, key, fn, arg);
@@ -309,16 +318,13 @@ void kb_sim_set_control(kb_sim *sim, kb_sim_control *c, int id)
 
 void kb_sim_resuming_last(kb_sim *sim, const kb_proc *proc) { sim->last_resumed = proc; }
 
-/* Queue rings of the priorities that would run before a NORMAL event
- * scheduled now (LATE ones run after it). */
-#define BEFORE_NORMAL ((1u << (KB_PRIO_NORMAL + 1)) - 1)
-
 bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc)
 {
-    /* While an event is processed, now == queue.last, so anything queued
-     * at the current time sits in a ring. */
+    /* While an event is processed, now is the time of the queue's last
+     * removal; entries of a priority up to NORMAL would run before a NORMAL
+     * event scheduled now (LATE ones after it). */
     return proc && proc == sim->last_resumed && sim->may_inline && !sim->stop_requested &&
-           !(sim->interrupt && *sim->interrupt) && (sim->queue.ring_mask & BEFORE_NORMAL) == 0;
+           !(sim->interrupt && *sim->interrupt) && !kb_queue_has_now(&sim->queue, KB_PRIO_NORMAL);
 }
 
 void kb_sim_count_inline(kb_sim *sim) { sim->events++; }

@@ -197,6 +197,7 @@ kb_txn *kb_txn_new(kb_fabric *f, const kb_msg_kind *kind, const kb_path *path, u
     t->path = path;
     t->nbytes = nbytes;
     t->nflits = flits_for(f, nbytes);
+    t->last_bytes = (uint32_t)(nbytes - (uint64_t)(t->nflits - 1) * (uint64_t)f->flit_bytes);
     t->t_start = kb_sim_now(f->sim);
     t->flow = f->flow_base | t->id;
     if (f->tr) {
@@ -390,9 +391,7 @@ static void deliver_txn(kb_fabric *f, kb_txn *t, uint32_t hop)
 /* Payload bytes of flit idx of t (the last may be shorter; 0 for a control message). */
 static inline uint32_t flit_bytes_of(const kb_fabric *f, const kb_txn *t, uint32_t idx)
 {
-    uint64_t off = (uint64_t)idx * (uint64_t)f->flit_bytes;
-    uint64_t rest = t->nbytes > off ? t->nbytes - off : 0;
-    return (uint32_t)(rest < (uint64_t)f->flit_bytes ? rest : (uint64_t)f->flit_bytes);
+    return idx + 1 < t->nflits ? (uint32_t)f->flit_bytes : t->last_bytes;
 }
 
 static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t bytes)
@@ -402,12 +401,6 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
     return kb_edge_serialize_ps(kb_topo_edge(f->topo, (uint32_t)(w - f->wires)), bytes);
 }
 
-static inline kb_flit *make_flit(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
-{
-    kb_flit *fl = kb_pool_take(&f->flit_pool);
-    *fl = (kb_flit){.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
-    return fl;
-}
 
 /* Flit idx of t, `bytes` long, reaches path position hop. */
 static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
@@ -426,7 +419,8 @@ static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t h
     c->bytes += bytes;
     kb_comp_count(c, c->ops->flit_aware && idx == 0, 1);
     if (c->ops->flit_aware) {
-        c->ops->on_flit(c, make_flit(f, t, idx, hop, bytes));
+        kb_flit lent = {.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
+        c->ops->on_flit(c, &lent);
         return;
     }
     /* Reassembly: flits arrive in order, so the last one completes the train. */
@@ -491,7 +485,8 @@ static void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint3
     }
     uint64_t key = kb_sim_take_key(f->sim, KB_PRIO_NORMAL);
     kb_run *r = w->tail;
-    if (r && r->txn == t && r->hop == hop + 1 && r->idx0 + r->n == idx && r->key0 + r->n == key &&
+    /* The key first: between hops it is the condition that fails most. */
+    if (r && r->key0 + r->n == key && r->txn == t && r->idx0 + r->n == idx && r->hop == hop + 1 &&
         r->depart0 + (kb_time)r->n * w->flit_ser_ps == depart) {
         r->n++; /* the run goes on */
         return;
@@ -507,14 +502,26 @@ static void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint3
     kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
 }
 
-void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl) { kb_pool_free(&f->flit_pool, fl); }
+void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl)
+{
+    if (fl->kept)
+        kb_pool_free(&f->flit_pool, fl);
+}
+
+kb_flit *kb_fabric_keep_flit(kb_fabric *f, const kb_flit *fl)
+{
+    kb_flit *k = kb_pool_take(&f->flit_pool);
+    *k = *fl;
+    k->kept = true;
+    return k;
+}
 
 void kb_fabric_send_flit(kb_flit *fl, kb_time ready)
 {
     kb_txn *t = fl->txn;
     kb_fabric *f = t->fab;
     wire_send(f, t, fl->idx, fl->hop, fl->bytes, ready);
-    kb_pool_free(&f->flit_pool, fl);
+    kb_fabric_free_flit(f, fl);
 }
 
 static void send_train(kb_txn *t, kb_time ready)
@@ -559,7 +566,8 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     kb_comp_count(c, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
         kb_comp_count(c, 0, 1);
-        c->ops->on_flit(c, make_flit(f, t, i, 0, flit_bytes_of(f, t, i)));
+        kb_flit lent = {.txn = t, .idx = i, .hop = 0, .bytes = flit_bytes_of(f, t, i)};
+        c->ops->on_flit(c, &lent);
     }
 }
 

@@ -97,6 +97,7 @@ struct kb_txn {
     const kb_path *path;
     uint64_t nbytes;       /* payload carried on this leg (0 = control message) */
     uint32_t nflits;       /* flits of this leg */
+    uint32_t last_bytes;   /* payload of the last flit (0 for a control message) */
     uint32_t step;         /* path position of a whole (reassembled) transaction */
     kb_time t_start;       /* when the operation was issued */
     kb_txn_done_fn done;   /* fired once when the operation completes */
@@ -119,12 +120,15 @@ struct kb_txn {
 /* For a layout's header: fails the build if a payload type does not fit. */
 #define KB_PAYLOAD_FITS(type) _Static_assert(sizeof(type) <= KB_TXN_PAYLOAD, #type " exceeds KB_TXN_PAYLOAD")
 
-/* One flit in flight: it travels with its transaction along the path. */
+/* One flit at a component: it travels with its transaction along the path.
+ * on_flit lends it for the call (kept false); a component that holds it
+ * past the call takes its own copy with kb_fabric_keep_flit. */
 typedef struct kb_flit {
     kb_txn *txn;
     uint32_t idx;   /* 0 .. txn->nflits-1 */
     uint32_t hop;   /* path position it is at or travelling to */
     uint32_t bytes;
+    bool kept;      /* from kb_fabric_keep_flit: the fabric frees it when done */
 } kb_flit;
 
 /* Per-edge wire state and counters. */
@@ -296,11 +300,14 @@ void kb_fabric_send(kb_fabric *f, kb_txn *t);
  * next one, as a train of flits, starting at `ready` (>= now). */
 void kb_fabric_forward(kb_txn *t, kb_time ready);
 /* Sends one flit from its node to the next at `ready` (>= now); the flit
- * object goes back to the fabric (it is in flight until it arrives). A
- * component must send on each edge in non-decreasing `ready` order, which
- * a serial worker guarantees. */
+ * (lent or kept) goes back to the fabric (it is in flight until it
+ * arrives). A component must send on each edge in non-decreasing `ready`
+ * order, which a serial worker guarantees. */
 void kb_fabric_send_flit(kb_flit *f, kb_time ready);
+/* A flit the component is done with (it ended here). */
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl);
+/* A copy of a lent flit that outlives on_flit (sent or freed later). */
+kb_flit *kb_fabric_keep_flit(kb_fabric *f, const kb_flit *fl);
 /* Runs fn(t) at time `at` (>= now): for components that finish a
  * transaction later, without blocking their worker. */
 void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t));
