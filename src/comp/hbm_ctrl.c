@@ -106,7 +106,7 @@ static kb_time commit(kb_comp *c, hbm *h, uint64_t addr, int dir, kb_time at)
 
 static void finalize(kb_txn *t) { kb_target_finish(t); }
 
-static void hbm_flit(kb_comp *c, kb_flit *f)
+static kb_time hbm_flit(kb_comp *c, kb_flit *f)
 {
     hbm *h = c->state;
     kb_txn *t = f->txn;
@@ -114,7 +114,7 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     if (__builtin_expect(!r, 0)) {
         kb_target_refuse(c, t);
         kb_fabric_free_flit(c->fab, f);
-        return;
+        return KB_FLIT_TAKEN;
     }
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
     kb_time start = c->busy_until > now ? c->busy_until : now;
@@ -125,10 +125,8 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
         r->t_serve = now;
     }
     c->busy_until = start;
-    if (!kb_flit_at_end(f)) { /* passing through */
-        kb_fabric_send_flit(f, start);
-        return;
-    }
+    if (!kb_flit_at_end(f)) /* passing through */
+        return start;
     bool last = f->idx + 1 == t->nflits;
     if (t->nbytes == 0) {
         /* A command (a read): commit every burst of the requested bytes. */
@@ -148,13 +146,14 @@ static void hbm_flit(kb_comp *c, kb_flit *f)
     }
     kb_fabric_free_flit(c->fab, f);
     if (!last)
-        return;
+        return KB_FLIT_TAKEN;
     /* Finalise without blocking the worker: the next transaction's flits
      * may be served while this one's bursts commit. */
     if (t->t_mark > now)
         kb_fabric_at(t, t->t_mark, finalize);
     else
         kb_target_finish(t);
+    return KB_FLIT_TAKEN;
 }
 
 /* Per-channel utilisation; the controller's utilisation is their mean. */

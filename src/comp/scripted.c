@@ -89,7 +89,11 @@ static void arrive(kb_comp *c, void *p)
 }
 
 static void comp_txn(kb_comp *c, kb_txn *t) { arrive(c, t); }
-static void comp_flit(kb_comp *c, kb_flit *f) { arrive(c, kb_fabric_keep_flit(c->fab, f)); }
+static kb_time comp_flit(kb_comp *c, kb_flit *f)
+{
+    arrive(c, kb_fabric_keep_flit(c->fab, f));
+    return KB_FLIT_TAKEN;
+}
 
 const kb_comp_ops kb_scripted_ops_txn = {
     .flit_aware = false, .init = comp_init, .fini = comp_fini, .on_txn = comp_txn};

@@ -35,7 +35,7 @@ static kb_time decode_ps(kb_comp *c, const kb_txn *t)
 }
 
 /* A control message: decoded in parallel, sent when decoded. */
-static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb_time now)
+static __attribute__((noinline)) kb_time transit_control(kb_comp *c, kb_flit *f, kb_time now)
 {
     kb_txn *t = f->txn;
     kb_time ready = now + decode_ps(c, t);
@@ -43,21 +43,21 @@ static __attribute__((noinline)) void transit_control(kb_comp *c, kb_flit *f, kb
     if (kb_flit_at_end(f)) {
         kb_fabric_free_flit(c->fab, f);
         kb_complete_at(t, ready);
-    } else if (ready > now) {
-        kb_sim_at(kb_fabric_sim(c->fab), ready, KB_PRIO_NORMAL, send_control, kb_fabric_keep_flit(c->fab, f));
-    } else {
-        kb_fabric_send_flit(f, now);
+        return KB_FLIT_TAKEN;
     }
+    if (ready > now) {
+        kb_sim_at(kb_fabric_sim(c->fab), ready, KB_PRIO_NORMAL, send_control, kb_fabric_keep_flit(c->fab, f));
+        return KB_FLIT_TAKEN;
+    }
+    return now;
 }
 
-static void transit_flit(kb_comp *c, kb_flit *f)
+static kb_time transit_flit(kb_comp *c, kb_flit *f)
 {
     kb_txn *t = f->txn;
     kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    if (__builtin_expect(t->nbytes == 0, 0)) { /* rare next to data flits */
-        transit_control(c, f, now);
-        return;
-    }
+    if (__builtin_expect(t->nbytes == 0, 0)) /* rare next to data flits */
+        return transit_control(c, f, now);
     kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0) {
         kb_time oh = decode_ps(c, t);
@@ -65,15 +65,14 @@ static void transit_flit(kb_comp *c, kb_flit *f)
         start += oh;
     }
     c->busy_until = start;
-    if (!kb_flit_at_end(f)) {
-        kb_fabric_send_flit(f, start);
-        return;
-    }
+    if (!kb_flit_at_end(f))
+        return start;
     /* Terminal: the operation ends when its last flit has been handled. */
     bool last = f->idx + 1 == t->nflits;
     kb_fabric_free_flit(c->fab, f);
     if (last)
         kb_complete_at(t, start);
+    return KB_FLIT_TAKEN;
 }
 
 const kb_comp_ops kb_transit_ops = {.flit_aware = true, .on_flit = transit_flit};

@@ -402,6 +402,52 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
 }
 
 
+/* Flit idx of t, `bytes` long, ready at `ready` at path position hop,
+ * takes the wire to hop + 1: it departs at max(ready, avail), holds the
+ * wire for its serialisation and arrives one propagation later. Inline:
+ * with the arrival of the flit before it, it is the per-flit work of a
+ * passing node. */
+static void wire_arrive(kb_sim *sim, void *arg);
+
+static inline void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
+{
+    uint32_t ei = t->path->edges[hop];
+    kb_wire *w = &f->wires[ei];
+    kb_time depart = ready > w->avail ? ready : w->avail;
+    int64_t ser = wire_ser_ps(f, w, bytes);
+    if (depart - ready > w->max_wait_ps)
+        w->max_wait_ps = depart - ready;
+    w->avail = depart + ser;
+    w->bytes += bytes;
+    if (__builtin_expect(w->flits == 0, 0))
+        idlist_add(&f->active_edges, ei);
+    w->flits++;
+    w->busy_ps += ser;
+    if (f->tr) {
+        if (idx + 1 == t->nflits)
+            trace_hop(f, t, hop, ready, false);
+        if (f->wire_ctr)
+            kb_trace_busy(f->tr, wire_counter(f, ei), depart, depart + ser);
+    }
+    uint64_t key = kb_sim_take_key(f->sim, KB_PRIO_NORMAL);
+    kb_run *r = w->tail;
+    /* The key first: between hops it is the condition that fails most. */
+    if (r && r->key0 + r->n == key && r->txn == t && r->idx0 + r->n == idx && r->hop == hop + 1 &&
+        r->depart0 + (kb_time)r->n * w->flit_ser_ps == depart) {
+        r->n++; /* the run goes on */
+        return;
+    }
+    r = kb_pool_take(&f->run_pool);
+    *r = (kb_run){.txn = t, .depart0 = depart, .key0 = key, .idx0 = idx, .n = 1, .hop = hop + 1};
+    if (w->tail) {
+        w->tail->next = r;
+        w->tail = r;
+        return;
+    }
+    w->head = w->tail = r;
+    kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
+}
+
 /* Flit idx of t, `bytes` long, reaches path position hop. */
 static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
 {
@@ -420,7 +466,9 @@ static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t h
     kb_comp_count(c, c->ops->flit_aware && idx == 0, 1);
     if (c->ops->flit_aware) {
         kb_flit lent = {.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
-        c->ops->on_flit(c, &lent);
+        kb_time ready = c->ops->on_flit(c, &lent);
+        if (ready != KB_FLIT_TAKEN)
+            wire_send(f, t, idx, hop, bytes, ready);
         return;
     }
     /* Reassembly: flits arrive in order, so the last one completes the train. */
@@ -458,48 +506,6 @@ static void wire_arrive(kb_sim *sim, void *arg)
                       r->key0, wire_arrive, w);
     }
     flit_arrive(f, t, idx, hop, bytes);
-}
-
-/* Flit idx of t, `bytes` long, ready at `ready` at path position hop,
- * takes the wire to hop + 1: it departs at max(ready, avail), holds the
- * wire for its serialisation and arrives one propagation later. */
-static void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
-{
-    uint32_t ei = t->path->edges[hop];
-    kb_wire *w = &f->wires[ei];
-    kb_time depart = ready > w->avail ? ready : w->avail;
-    int64_t ser = wire_ser_ps(f, w, bytes);
-    if (depart - ready > w->max_wait_ps)
-        w->max_wait_ps = depart - ready;
-    w->avail = depart + ser;
-    w->bytes += bytes;
-    if (__builtin_expect(w->flits == 0, 0))
-        idlist_add(&f->active_edges, ei);
-    w->flits++;
-    w->busy_ps += ser;
-    if (f->tr) {
-        if (idx + 1 == t->nflits)
-            trace_hop(f, t, hop, ready, false);
-        if (f->wire_ctr)
-            kb_trace_busy(f->tr, wire_counter(f, ei), depart, depart + ser);
-    }
-    uint64_t key = kb_sim_take_key(f->sim, KB_PRIO_NORMAL);
-    kb_run *r = w->tail;
-    /* The key first: between hops it is the condition that fails most. */
-    if (r && r->key0 + r->n == key && r->txn == t && r->idx0 + r->n == idx && r->hop == hop + 1 &&
-        r->depart0 + (kb_time)r->n * w->flit_ser_ps == depart) {
-        r->n++; /* the run goes on */
-        return;
-    }
-    r = kb_pool_take(&f->run_pool);
-    *r = (kb_run){.txn = t, .depart0 = depart, .key0 = key, .idx0 = idx, .n = 1, .hop = hop + 1};
-    if (w->tail) {
-        w->tail->next = r;
-        w->tail = r;
-        return;
-    }
-    w->head = w->tail = r;
-    kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
 }
 
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl)
@@ -567,7 +573,9 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     for (uint32_t i = 0; i < n; i++) {
         kb_comp_count(c, 0, 1);
         kb_flit lent = {.txn = t, .idx = i, .hop = 0, .bytes = flit_bytes_of(f, t, i)};
-        c->ops->on_flit(c, &lent);
+        kb_time ready = c->ops->on_flit(c, &lent);
+        if (ready != KB_FLIT_TAKEN)
+            wire_send(f, t, i, 0, lent.bytes, ready);
     }
 }
 

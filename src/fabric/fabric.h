@@ -185,7 +185,11 @@ typedef struct kb_comp_ops {
     const kb_msg_handler *handlers;
     void (*init)(kb_comp *c);        /* optional: allocate c->state */
     void (*fini)(kb_comp *c);        /* optional */
-    void (*on_flit)(kb_comp *c, kb_flit *f); /* flit-aware components */
+    /* Flit-aware components: returns when the (lent) flit leaves for the
+     * next node of its path (>= now; the fabric sends it), or KB_FLIT_TAKEN
+     * when the component ended it, kept it (kb_fabric_keep_flit) or sent
+     * it itself. */
+    kb_time (*on_flit)(kb_comp *c, kb_flit *f);
     void (*on_txn)(kb_comp *c, kb_txn *t);   /* others: a whole transaction arrived */
     /* optional: adds implementation-specific statistics to the component's
      * entry (an object) and may replace its "util" */
@@ -308,6 +312,8 @@ void kb_fabric_send_flit(kb_flit *f, kb_time ready);
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl);
 /* A copy of a lent flit that outlives on_flit (sent or freed later). */
 kb_flit *kb_fabric_keep_flit(kb_fabric *f, const kb_flit *fl);
+/* on_flit's answer when the fabric is not to send the flit on. */
+#define KB_FLIT_TAKEN ((kb_time)-1)
 /* Runs fn(t) at time `at` (>= now): for components that finish a
  * transaction later, without blocking their worker. */
 void kb_fabric_at(kb_txn *t, kb_time at, void (*fn)(kb_txn *t));

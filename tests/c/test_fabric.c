@@ -17,7 +17,7 @@
 static void owned_init(kb_comp *c) { c->state = malloc(16); }
 static void owned_fini(kb_comp *c) { free(c->state); }
 static void ignore_txn(kb_comp *c, kb_txn *t) { (void)c, (void)t; }
-static void ignore_flit(kb_comp *c, kb_flit *f) { (void)c, (void)f; }
+static kb_time ignore_flit(kb_comp *c, kb_flit *f) { return (void)c, (void)f, KB_FLIT_TAKEN; }
 
 static const kb_comp_ops owned_ops = {.init = owned_init, .fini = owned_fini, .on_txn = ignore_txn};
 static const kb_msg_handler transfer_handler[] = {{&kb_msg_transfer, ignore_txn}, {NULL, NULL}};

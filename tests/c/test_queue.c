@@ -141,6 +141,70 @@ static void test_random_workload_matches_sorted_reference(void **state)
     kb_queue_destroy(&q);
 }
 
+/* The queue's size wanders back and forth across both thresholds of the
+ * sorted array (KB_QUEUE_SMALL_MAX, KB_QUEUE_SMALL_MIN) while some
+ * entries are pushed late under a key taken earlier (as kb_sim_at_key
+ * does), many at the current time: every removal matches the sorted
+ * reference, and kb_queue_has_now agrees with it, whichever structure holds
+ * the entries. */
+static void test_size_crossing_both_structures_keeps_the_order(void **state)
+{
+    (void)state;
+    enum { OPS = 200000, RESERVED = 16 };
+    kb_queue q;
+    kb_queue_init(&q);
+    ref r = {calloc(OPS, sizeof(kb_qentry)), 0};
+    size_t head = 0;
+    uint64_t rng = 987654321, seq = 0;
+    uint64_t reserved[RESERVED]; /* keys taken, pushed later */
+    int nres = 0;
+    kb_time now = 0;
+    bool growing = true;
+    int moves = 0;
+    bool was_radix = false;
+    for (int op = 0; op < OPS; op++) {
+        size_t size = r.n - head;
+        if (size >= 3 * KB_QUEUE_SMALL_MAX)
+            growing = false;
+        else if (size <= KB_QUEUE_SMALL_MIN / 2)
+            growing = true;
+        uint64_t x = next_rand(&rng);
+        if (x % 8 == 0 && nres < RESERVED) { /* take a key now, push it later */
+            reserved[nres++] = key((int)((x >> 8) % 3), seq++);
+            continue;
+        }
+        if ((growing ? x % 4 != 0 : x % 4 == 0) || head == r.n) {
+            kb_time delay = (x >> 8) % 3 == 0 ? 0 : (kb_time)((x >> 16) % ((x >> 40) % 2 ? 20 : 3000));
+            uint64_t k = nres > 0 && (x >> 5) % 2 ? reserved[--nres] : key((int)((x >> 4) % 3), seq++);
+            kb_qentry e = {now + delay, k, NULL, NULL};
+            kb_queue_push(&q, e.t, e.key, NULL, NULL);
+            ref tail = {r.a + head, r.n - head};
+            ref_push(&tail, e);
+            r.n++;
+        } else {
+            kb_qentry got;
+            assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &got));
+            kb_qentry want = r.a[head++];
+            assert_int_equal(got.t, want.t);
+            assert_int_equal(got.key, want.key);
+            now = got.t;
+            for (unsigned p = 0; p < 3; p++) {
+                bool want_now = head < r.n && r.a[head].t == now && (r.a[head].key >> KB_QUEUE_SEQ_BITS) <= p;
+                assert_int_equal(kb_queue_has_now(&q, p), want_now);
+            }
+        }
+        assert_int_equal(kb_queue_size(&q), r.n - head);
+        assert_int_equal(kb_queue_min_time(&q), head < r.n ? r.a[head].t : KB_TIME_MAX);
+        if (q.radix != was_radix) {
+            moves++;
+            was_radix = q.radix;
+        }
+    }
+    assert_true(moves >= 20); /* the entries went back and forth many times */
+    free(r.a);
+    kb_queue_destroy(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_equal_time_orders_by_priority_then_insertion),
         cmocka_unit_test(test_pop_before_leaves_later_entries_untouched),
         cmocka_unit_test(test_random_workload_matches_sorted_reference),
+        cmocka_unit_test(test_size_crossing_both_structures_keeps_the_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
