@@ -54,7 +54,7 @@ static inline void vec_push(kb_qvec *v, const kb_qentry *e)
 }
 
 /* Files an entry relative to q->last, without counting it. */
-static inline void place(kb_queue *q, const kb_qentry *e)
+static inline __attribute__((always_inline)) void place(kb_queue *q, const kb_qentry *e)
 {
     uint64_t diff = (uint64_t)e->t ^ (uint64_t)q->last;
     if (diff == 0) {
@@ -113,17 +113,18 @@ static __attribute__((noinline)) void to_small(kb_queue *q)
     q->radix = false;
 }
 
-__attribute__((noinline)) void kb_queue_push_slow(kb_queue *q, const kb_qentry *e)
+__attribute__((noinline)) void kb_queue_push_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
 {
-    if (!q->radix) {
+    kb_qentry e = {t, key, fn, arg};
+    if (__builtin_expect(!q->radix, 0)) {
         if (q->n < KB_QUEUE_SMALL_MAX) {
-            small_insert(q, e);
+            small_insert(q, &e);
             q->n++;
             return;
         }
         to_radix(q);
     }
-    place(q, e);
+    place(q, &e);
     q->n++;
 }
 
@@ -136,7 +137,7 @@ static kb_time bucket_min(const kb_qvec *v)
     return m;
 }
 
-__attribute__((noinline)) bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
+bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
 {
     if (q->ring_mask == 0) {
         if (q->bucket_mask == 0)

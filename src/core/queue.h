@@ -69,7 +69,7 @@ void kb_queue_init(kb_queue *q);
 void kb_queue_destroy(kb_queue *q);
 
 /* The out-of-line parts of push and pop (queue.c). */
-void kb_queue_push_slow(kb_queue *q, const kb_qentry *e);
+void kb_queue_push_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg);
 bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out);
 
 static inline bool kb_queue_later(const kb_qentry *a, const kb_qentry *e)
@@ -93,11 +93,11 @@ static inline void kb_queue_small_insert(kb_queue *q, const kb_qentry *e)
  * and must be below KB_QUEUE_PRIOS. */
 static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
 {
-    kb_qentry e = {t, key, fn, arg};
-    if (__builtin_expect(q->radix || q->n >= KB_QUEUE_SMALL_MAX || q->head + q->n == KB_QUEUE_SMALL_CAP, 0)) {
-        kb_queue_push_slow(q, &e);
+    if (q->radix || q->n >= KB_QUEUE_SMALL_MAX || q->head + q->n == KB_QUEUE_SMALL_CAP) {
+        kb_queue_push_slow(q, t, key, fn, arg); /* the radix heap, or a move */
         return;
     }
+    kb_qentry e = {t, key, fn, arg};
     kb_queue_small_insert(q, &e);
     q->n++;
 }
