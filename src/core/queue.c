@@ -187,11 +187,3 @@ kb_time kb_queue_min_time(const kb_queue *q)
         return KB_TIME_MAX;
     return bucket_min(&q->bucket[__builtin_ctzll(q->bucket_mask)]);
 }
-
-bool kb_queue_has_now(const kb_queue *q, unsigned max_prio)
-{
-    if (!q->radix)
-        return q->n && q->small[q->head].t == q->last &&
-               (unsigned)(q->small[q->head].key >> KB_QUEUE_SEQ_BITS) <= max_prio;
-    return (q->ring_mask & ((2u << max_prio) - 1)) != 0;
-}

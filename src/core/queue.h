@@ -122,7 +122,13 @@ kb_time kb_queue_min_time(const kb_queue *q);
 /* Whether an entry of priority <= max_prio waits at the time of the last
  * entry removed (while that entry's event is processed: at the current
  * time). */
-bool kb_queue_has_now(const kb_queue *q, unsigned max_prio);
+static inline bool kb_queue_has_now(const kb_queue *q, unsigned max_prio)
+{
+    if (!q->radix)
+        return q->n && q->small[q->head].t == q->last &&
+               (unsigned)(q->small[q->head].key >> KB_QUEUE_SEQ_BITS) <= max_prio;
+    return (q->ring_mask & ((2u << max_prio) - 1)) != 0;
+}
 
 static inline size_t kb_queue_size(const kb_queue *q) { return q->n; }
 

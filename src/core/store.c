@@ -39,18 +39,23 @@ void kb_store_close(kb_store *st)
 
 static bool full(const kb_store *st) { return st->capacity && st->count >= st->capacity; }
 
-static void ring_push(kb_store *st, kb_item item)
+/* Out of line: ring_push stays small enough to inline on every put. */
+static void ring_grow(kb_store *st)
 {
-    if (st->count == st->ring_cap) {
-        size_t cap = st->ring_cap ? st->ring_cap * 2 : 16; /* a power of two: indices wrap by mask */
-        kb_item *ring = kb_xmalloc(cap * sizeof *ring);
-        for (size_t i = 0; i < st->count; i++)
-            ring[i] = st->ring[(st->head + i) & (st->ring_cap - 1)];
-        free(st->ring);
-        st->ring = ring;
-        st->ring_cap = cap;
-        st->head = 0;
-    }
+    size_t cap = st->ring_cap ? st->ring_cap * 2 : 16; /* a power of two: indices wrap by mask */
+    kb_item *ring = kb_xmalloc(cap * sizeof *ring);
+    for (size_t i = 0; i < st->count; i++)
+        ring[i] = st->ring[(st->head + i) & (st->ring_cap - 1)];
+    free(st->ring);
+    st->ring = ring;
+    st->ring_cap = cap;
+    st->head = 0;
+}
+
+static inline void ring_push(kb_store *st, kb_item item)
+{
+    if (st->count == st->ring_cap)
+        ring_grow(st);
     st->ring[(st->head + st->count) & (st->ring_cap - 1)] = item;
     st->count++;
 }

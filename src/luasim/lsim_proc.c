@@ -125,18 +125,11 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
     lua_settop(L, msg - 1);
 }
 
-static void proc_resume(lproc *p, int nargs)
+/* What follows a resume that did not end in a simulation call's yield
+ * (the function returned or raised, or yielded by itself, or a simulation
+ * call yielded values): out of line, so that the resume below stays small. */
+static void proc_resumed(lsim *S, lproc *p, int status, int nres)
 {
-    lsim *S = p->hdr.S;
-    lproc *outer = S->running;
-    S->running = p;
-    p->blocked = 0;
-    S->resumes++;
-    int nres = 0;
-    lua_State *outer_co = kb_session_enter(S->session, p->co); /* a stop can end its Lua code */
-    int status = lua_resume(p->co, S->L, nargs, &nres);
-    kb_session_leave(S->session, outer_co);
-    S->running = outer;
     if (status == LUA_YIELD) {
         if (nres)
             lua_pop(p->co, nres);
@@ -152,6 +145,23 @@ static void proc_resume(lproc *p, int nargs)
         lua_xmove(p->co, S->L, 1);
         proc_fail(S, p, 1);
     }
+}
+
+/* Inline: every wake of a process comes here (the per-resume path). */
+static inline void proc_resume(lproc *p, int nargs)
+{
+    lsim *S = p->hdr.S;
+    lproc *outer = S->running;
+    S->running = p;
+    p->blocked = 0;
+    S->resumes++;
+    int nres = 0;
+    lua_State *outer_co = kb_session_enter(S->session, p->co); /* a stop can end its Lua code */
+    int status = lua_resume(p->co, S->L, nargs, &nres);
+    kb_session_leave(S->session, outer_co);
+    S->running = outer;
+    if (status != LUA_YIELD || !p->blocked || nres) /* else blocked in a simulation call */
+        proc_resumed(S, p, status, nres);
 }
 
 void lsim_proc_wake(kb_sim *sim, void *waiter)

@@ -1,9 +1,19 @@
 /* Lua stores and resources.
  *
- * A Lua store keeps its items in a table (its first user value) under
- * increasing integer keys; the C store carries only the keys, so FIFO
+ * A Lua store keeps its items on the Lua side and the C store carries only
+ * integers that stand for them (an item's "ref", item_ref below), so FIFO
  * order, capacity, blocking and SimPy's order of completions are the
- * core's (core/store.h, core/resource.h). */
+ * core's (core/store.h, core/resource.h). Where an item is kept, cheapest
+ * first (docs/decisions.md, "Lua process fast path"):
+ *   - an integer v with |v| < 2^62 is its own ref (2v + 1, odd): nothing
+ *     is kept, and a get pushes it back (the same integer);
+ *   - else, in the store's slot (a user value) when it is free: a store
+ *     holding one item at a time moves each item with one user-value write
+ *     and one read instead of four table operations;
+ *   - else in the items table (another user value) under key k >= 1
+ *     (ref 2k).
+ * The slot and the table entries are cleared when their item is taken, so
+ * what a store keeps alive is the same wherever an item went. */
 #include "luasim/lsim.h"
 
 #include "core/util.h"
@@ -22,6 +32,7 @@ typedef struct lstore {
      * small integer keys (its array part) however many items pass */
     lua_Integer *free_keys;
     size_t nfree, free_cap;
+    bool slot_used; /* an item is in the slot (ref SLOT_REF) */
 } lstore;
 
 typedef struct lresource {
@@ -29,7 +40,7 @@ typedef struct lresource {
     lsim *S;
 } lresource;
 
-enum { LSTORE_UV_ITEMS = 1, LSTORE_UV_SIM, LSTORE_NUV = LSTORE_UV_SIM };
+enum { LSTORE_UV_ITEMS = 1, LSTORE_UV_SIM, LSTORE_UV_SLOT, LSTORE_NUV = LSTORE_UV_SLOT };
 enum { LRES_UV_SIM = 1, LRES_NUV = LRES_UV_SIM };
 
 /* Optional capacity and name: (capacity, name) or {capacity=, name=}.
@@ -110,10 +121,49 @@ static void free_key(lstore *s, lua_Integer key)
     s->free_keys[s->nfree++] = key;
 }
 
-/* Moves the item under key from the items table (store at 1) to the stack
- * top (the items table stays below it: callers return the top value). */
-static void take_item(lua_State *L, lstore *s, lua_Integer key)
+/* Refs (the header comment): odd for inline integers, even for the rest;
+ * 0 (an even ref, table key 0) is also what a waiter that was never
+ * served holds (KB_ITEM_NONE). */
+#define INLINE_MAX (LUA_MAXINTEGER / 2) /* |v| < 2^62: 2v + 1 cannot overflow */
+#define SLOT_REF (-2)
+
+/* Keeps the value at index 2, which must be the stack top, as a new item
+ * of the store at index 1; returns its ref. What is left above index 1
+ * afterwards varies (callers return or yield nothing from it). */
+static lua_Integer keep_item(lua_State *L, lstore *s)
 {
+    if (lua_isinteger(L, 2)) {
+        lua_Integer v = lua_tointeger(L, 2);
+        if (v >= -INLINE_MAX && v <= INLINE_MAX)
+            return 2 * v + 1;
+    }
+    if (!s->slot_used) {
+        s->slot_used = true;
+        lua_setiuservalue(L, 1, LSTORE_UV_SLOT); /* pops the value */
+        return SLOT_REF;
+    }
+    lua_Integer key = new_key(s);
+    lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
+    lua_pushvalue(L, 2);
+    lua_rawseti(L, -2, key);
+    return 2 * key;
+}
+
+/* Moves the item of ref out of the store (store at 1) to the stack top. */
+static void take_item(lua_State *L, lstore *s, lua_Integer ref)
+{
+    if (ref & 1) {
+        lua_pushinteger(L, (ref - 1) / 2);
+        return;
+    }
+    if (ref == SLOT_REF) {
+        s->slot_used = false;
+        lua_getiuservalue(L, 1, LSTORE_UV_SLOT);
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, LSTORE_UV_SLOT);
+        return;
+    }
+    lua_Integer key = ref / 2;
     free_key(s, key);
     lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
     lua_rawgeti(L, -1, key);
@@ -130,19 +180,19 @@ static int put_k(lua_State *L, int status, lua_KContext ctx)
 static int st_put(lua_State *L)
 {
     lstore *s = check_store(L);
-    luaL_checkany(L, 2);
+    int top = lua_gettop(L);
+    if (top < 2)
+        luaL_checkany(L, 2); /* raises its usual message */
     lproc *p = lsim_current(L, s->S, "st:put()");
     if (p)
         lsim_prepare_block(L, p, "st:put()");
-    lua_Integer key = new_key(s);
-    lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
-    lua_pushvalue(L, 2);
-    lua_rawseti(L, -2, key);
-    kb_item item = {.i = key};
+    if (top > 2) /* extra arguments are ignored: the item becomes the top */
+        lua_settop(L, 2);
+    kb_item item = {.i = keep_item(L, s)};
     if (kb_store_put(s->st, item, p ? &p->waiter : NULL))
         return 0;
     if (!p) {
-        take_item(L, s, key);
+        take_item(L, s, item.i);
         return lsim_would_block(L, "st:put()", kb_list_empty(&s->st->putters) ? "the store is full"
                                                    : "puts made earlier are waiting for room");
     }

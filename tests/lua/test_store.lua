@@ -103,6 +103,68 @@ function TestResource:test_release_without_acquire_is_an_error()
   lu.assertStrContains(tostring(r), "resource 'bus' (0 of 1 in use, 0 waiting)")
 end
 
+-- Items keep their value and type whichever way the store keeps them
+-- (small integers as themselves, one item in a slot, the rest in a table:
+-- lsim_store.c): every kind goes through stores of several capacities, in
+-- and out of processes, and comes out equal, in order, with its math.type.
+function TestStore:test_every_kind_of_item_comes_back_as_it_went_in()
+  local big = 1 << 62
+  local t1, t2 = {}, {}
+  local vals = { 0, -1, 1, big - 1, -(big - 1), big, -big, math.maxinteger, math.mininteger,
+    1.0, -0.0, 0.5, 1e300, 2^53, "s", "", t1, true, false, t2, 42 }
+  for _, cap in ipairs({ 1, 2, 3, false }) do
+    local s = sim.new()
+    local q = cap and s:store(cap) or s:store()
+    local got = {}
+    s:spawn(function()
+      for _, v in ipairs(vals) do q:put(v) end
+      q:put(5, "extra", "args") -- extra arguments are ignored
+    end)
+    s:spawn(function()
+      for i = 1, #vals + 1 do
+        if i % 3 == 0 then s:sleep(1) end
+        got[i] = q:get()
+      end
+    end)
+    s:run()
+    lu.assertEquals(#got, #vals + 1)
+    for i, v in ipairs(vals) do
+      lu.assertIs(got[i], v)
+      lu.assertEquals(math.type(got[i]), math.type(v))
+    end
+    lu.assertEquals(1 / got[11], -math.huge) -- -0.0 stays a float minus zero
+    lu.assertEquals(got[#vals + 1], 5)
+  end
+  local s = sim.new() -- outside a process, with a full store
+  local q = s:store(2)
+  q:put(1)
+  q:put(t1)
+  lu.assertErrorMsgContains("would block", q.put, q, {})
+  lu.assertEquals(q:get(), 1)
+  lu.assertIs(q:get(), t1)
+  lu.assertErrorMsgContains("value expected", q.put, q)
+end
+
+-- A taken item is no longer kept alive by the store, wherever it was kept.
+function TestStore:test_a_taken_item_is_released()
+  local s = sim.new()
+  local q = s:store(4)
+  local weak = setmetatable({}, { __mode = "v" })
+  s:spawn(function()
+    local a, b, c = {}, {}, {}
+    weak[1], weak[2], weak[3] = a, b, c
+    q:put(a) q:put(b) q:put(3) q:put(c)
+  end)
+  s:spawn(function()
+    s:sleep(1)
+    q:get() q:get() q:get() q:get()
+  end)
+  s:run()
+  collectgarbage()
+  collectgarbage()
+  lu.assertNil(next(weak))
+end
+
 -- The fast type checks of st:put/st:get and s:sleep (a tag in the
 -- userdata) still reject every other value with the usual message.
 function TestStore:test_methods_reject_objects_of_other_types()
