@@ -16,7 +16,7 @@ void kb_queue_destroy(kb_queue *q)
     memset(q, 0, sizeof *q);
 }
 
-static void ring_grow(kb_qring *r)
+void kb_queue_ring_grow(kb_qring *r)
 {
     size_t cap = r->cap ? r->cap * 2 : 64;
     kb_qentry *a = kb_xmalloc(cap * sizeof *a);
@@ -28,44 +28,10 @@ static void ring_grow(kb_qring *r)
     r->head = 0;
 }
 
-/* Appends, or inserts before the entries with greater keys: an entry may
- * be pushed after others of its instant although its key was taken first
- * (kb_sim_at_key); it still leaves in key order. */
-static inline void ring_push(kb_qring *r, const kb_qentry *e)
+void kb_queue_vec_grow(kb_qvec *v)
 {
-    if (r->n == r->cap)
-        ring_grow(r);
-    size_t m = r->cap - 1, i = r->n;
-    while (i > 0 && r->a[(r->head + i - 1) & m].key > e->key) {
-        r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
-        i--;
-    }
-    r->a[(r->head + i) & m] = *e;
-    r->n++;
-}
-
-static inline void vec_push(kb_qvec *v, const kb_qentry *e)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 64;
-        v->a = kb_xrealloc(v->a, v->cap * sizeof *v->a);
-    }
-    v->a[v->n++] = *e;
-}
-
-/* Files an entry relative to q->last, without counting it. */
-static inline __attribute__((always_inline)) void place(kb_queue *q, const kb_qentry *e)
-{
-    uint64_t diff = (uint64_t)e->t ^ (uint64_t)q->last;
-    if (diff == 0) {
-        unsigned p = (unsigned)(e->key >> KB_QUEUE_SEQ_BITS);
-        ring_push(&q->ring[p], e);
-        q->ring_mask |= 1u << p;
-    } else {
-        int i = 64 - __builtin_clzll(diff); /* 1..63: times are non-negative */
-        vec_push(&q->bucket[i], e);
-        q->bucket_mask |= UINT64_C(1) << i;
-    }
+    v->cap = v->cap ? v->cap * 2 : 64;
+    v->a = kb_xrealloc(v->a, v->cap * sizeof *v->a);
 }
 
 /* ---- the sorted array (its fast paths are in queue.h) ---- */
@@ -85,7 +51,7 @@ static void small_insert(kb_queue *q, const kb_qentry *e)
 static __attribute__((noinline)) void to_radix(kb_queue *q)
 {
     for (size_t k = q->head; k < q->head + q->n; k++)
-        place(q, &q->small[k]);
+        kb_queue_place(q, &q->small[k]);
     q->head = 0;
     q->radix = true;
 }
@@ -113,18 +79,14 @@ static __attribute__((noinline)) void to_small(kb_queue *q)
     q->radix = false;
 }
 
-__attribute__((noinline)) void kb_queue_push_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
+void kb_queue_push_small_slow(kb_queue *q, const kb_qentry *e)
 {
-    kb_qentry e = {t, key, fn, arg};
-    if (__builtin_expect(!q->radix, 0)) {
-        if (q->n < KB_QUEUE_SMALL_MAX) {
-            small_insert(q, &e);
-            q->n++;
-            return;
-        }
+    if (q->n < KB_QUEUE_SMALL_MAX) {
+        small_insert(q, e);
+    } else {
         to_radix(q);
+        kb_queue_place(q, e);
     }
-    place(q, &e);
     q->n++;
 }
 
@@ -154,13 +116,16 @@ bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
         size_t n = v->n;
         v->n = 0;
         kb_qentry *a = v->a;
-        bool release = v->cap > 4096; /* a big emptied bucket gives its memory back */
+        /* A big emptied bucket gives its memory back unless the queue is as
+         * big: in a steady state the next redistribution would only ask
+         * for it again (malloc, page faults and copies on every refill). */
+        bool release = v->cap > 4096 && v->cap > 2 * q->n;
         if (release) {
             v->a = NULL;
             v->cap = 0;
         }
         for (size_t k = 0; k < n; k++)
-            place(q, &a[k]);
+            kb_queue_place(q, &a[k]);
         if (release)
             free(a);
     } else if (q->last >= until) {

@@ -55,21 +55,65 @@ typedef struct kb_queue {
     kb_time last;           /* time of the last entry removed */
     size_t n;
     bool radix;             /* the radix heap holds the entries, not the array */
-    /* the sorted array: small[head .. head + n) */
-    size_t head;
-    kb_qentry small[KB_QUEUE_SMALL_CAP];
+    size_t head;            /* the sorted array: small[head .. head + n) */
     /* the radix heap */
     uint64_t bucket_mask;   /* bit i set: bucket[i] non-empty */
     unsigned ring_mask;     /* bit p set: ring[p] non-empty */
     kb_qvec bucket[KB_QUEUE_BUCKETS];
     kb_qring ring[KB_QUEUE_PRIOS];
+    kb_qentry small[KB_QUEUE_SMALL_CAP];
 } kb_queue;
 
 void kb_queue_init(kb_queue *q);
 void kb_queue_destroy(kb_queue *q);
 
+/* Copies field by field: an entry built from a push's arguments then
+ * goes straight from registers, where a whole-struct copy read it back
+ * from the stack with wider loads than its stores (a store-forwarding
+ * stall on every push). */
+static inline void kb_qentry_set(kb_qentry *dst, const kb_qentry *e)
+{
+    dst->t = e->t;
+    dst->key = e->key;
+    dst->fn = e->fn;
+    dst->arg = e->arg;
+}
+
 /* The out-of-line parts of push and pop (queue.c). */
-void kb_queue_push_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg);
+void kb_queue_ring_grow(kb_qring *r);
+void kb_queue_vec_grow(kb_qvec *v);
+
+/* Radix heap: files an entry relative to q->last, without counting it.
+ * A ring is appended to, or its entry inserted before the entries with
+ * greater keys: an entry may be pushed after others of its instant
+ * although its key was taken first (kb_sim_at_key); it still leaves in key
+ * order. */
+static inline void kb_queue_place(kb_queue *q, const kb_qentry *e)
+{
+    uint64_t diff = (uint64_t)e->t ^ (uint64_t)q->last;
+    if (diff == 0) {
+        unsigned p = (unsigned)(e->key >> KB_QUEUE_SEQ_BITS);
+        kb_qring *r = &q->ring[p];
+        if (r->n == r->cap)
+            kb_queue_ring_grow(r);
+        size_t m = r->cap - 1, i = r->n;
+        while (i > 0 && r->a[(r->head + i - 1) & m].key > e->key) {
+            r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
+            i--;
+        }
+        kb_qentry_set(&r->a[(r->head + i) & m], e);
+        r->n++;
+        q->ring_mask |= 1u << p;
+    } else {
+        int i = 64 - __builtin_clzll(diff); /* 1..63: times are non-negative */
+        kb_qvec *v = &q->bucket[i];
+        if (v->n == v->cap)
+            kb_queue_vec_grow(v);
+        kb_qentry_set(&v->a[v->n++], e);
+        q->bucket_mask |= UINT64_C(1) << i;
+    }
+}
+void kb_queue_push_small_slow(kb_queue *q, const kb_qentry *e);
 bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out);
 
 static inline bool kb_queue_later(const kb_qentry *a, const kb_qentry *e)
@@ -85,7 +129,7 @@ static inline void kb_queue_small_insert(kb_queue *q, const kb_qentry *e)
         q->small[i] = q->small[i - 1];
         i--;
     }
-    q->small[i] = *e;
+    kb_qentry_set(&q->small[i], e);
 }
 
 /* Adds an entry; requires t >= q->last (the simulation guarantees it by
@@ -93,12 +137,15 @@ static inline void kb_queue_small_insert(kb_queue *q, const kb_qentry *e)
  * and must be below KB_QUEUE_PRIOS. */
 static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
 {
-    if (q->radix || q->n >= KB_QUEUE_SMALL_MAX || q->head + q->n == KB_QUEUE_SMALL_CAP) {
-        kb_queue_push_slow(q, t, key, fn, arg); /* the radix heap, or a move */
+    kb_qentry e = {t, key, fn, arg};
+    if (q->radix)
+        kb_queue_place(q, &e);
+    else if (q->n < KB_QUEUE_SMALL_MAX && q->head + q->n < KB_QUEUE_SMALL_CAP)
+        kb_queue_small_insert(q, &e);
+    else {
+        kb_queue_push_small_slow(q, &e); /* a move first; counts e */
         return;
     }
-    kb_qentry e = {t, key, fn, arg};
-    kb_queue_small_insert(q, &e);
     q->n++;
 }
 

@@ -80,7 +80,7 @@ static __attribute__((noinline, cold)) void fail_prio(kb_sim *sim, int prio)
     kb_sim_fail(sim, "invalid event priority %d (valid: 0..%d)", prio, KB_QUEUE_PRIOS - 1);
 }
 
-void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
+__attribute__((always_inline)) inline void kb_sim_at(kb_sim *sim, kb_time t, int prio, kb_callback fn, void *arg)
 {
     if (__builtin_expect(t < sim->now, 0)) {
         fail_past(sim, t);

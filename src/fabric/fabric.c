@@ -409,7 +409,7 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
  * passing node. */
 static void wire_arrive(kb_sim *sim, void *arg);
 
-static inline void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
+static inline __attribute__((always_inline)) void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
 {
     uint32_t ei = t->path->edges[hop];
     kb_wire *w = &f->wires[ei];
