@@ -10,26 +10,13 @@ if not n or n < 1 then
   io.stderr:write("usage: kernbench benches/perf/allreduce_6sip.lua [n_elem >= 1]\n")
   os.exit(2)
 end
+local U = require("scale_util")
 local torch = require("kernbench.torch").new { topology = kb.topology.load("torus_2d_6sip_2x3") }
 local P = torch.spec
-local dist = torch.distributed
-dist.init_process_group { backend = "kernbench" }
-local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
-local tensors = {}
-for r = 0, P.sips - 1 do
-  torch.ahbm.set_device(r)
-  tensors[r] = torch.full({ P.cubes_per_sip, n }, r + 1, { dtype = "f16", dp = dp })
-end
-torch.ahbm.set_device(nil)
-torch.synchronize()
+local tensors = U.all_reduce_setup(torch, n)
 local s = torch.sim
 local before = s:stats()
-local crit = 0
-torch.multiprocessing.spawn(function(rank)
-  torch.ahbm.set_device(rank)
-  local h = dist.all_reduce(tensors[rank])
-  crit = math.max(crit, h.event:value().pe_exec_ns)
-end, {}, P.sips)
+local crit = U.all_reduce_run(torch, tensors)
 local after = s:stats()
 local events, wall = after.events - before.events, after.wall_s - before.wall_s
 print(("allreduce_6sip sips=%d n_elem=%d bytes_per_pe=%d events=%d crit_ns=%.3f wall_s_in_runs=%.3f "

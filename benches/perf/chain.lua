@@ -8,12 +8,8 @@
 -- at the last node), events, flit_hops, wall_s and flit_hops_per_s.
 local F = tonumber(arg and arg[1]) or 256
 -- The chain unless --topology names another; --set overrides apply either way.
-local topo = kb.topology.default_path and kb.topology.load()
-             or kb.topology.load("chain", kb.topology.default_overrides)
+local topo, first, last, nnodes = require("scale_util").chain_ends()
 local p = topo:params()
-local nodes = topo:nodes("*")
-table.sort(nodes, function(a, b) return tonumber(a:match("%d+$")) < tonumber(b:match("%d+$")) end)
-local first, last = nodes[1], nodes[#nodes]
 local flits_per_txn = 64
 local nbytes = flits_per_txn * p.flit_bytes
 
@@ -31,7 +27,7 @@ for i = 1, F do
   if r.end_ns > finish then finish = r.end_ns end
 end
 local st = s:stats()
-local hops = F * flits_per_txn * (#nodes - 1)
+local hops = F * flits_per_txn * (nnodes - 1)
 print(string.format("chain: nodes=%d txns=%d flits_per_txn=%d finish_ns=%.3f events=%d flit_hops=%d "
                     .. "wall_s=%.4f flit_hops_per_s=%.0f",
-                    #nodes, F, flits_per_txn, finish, st.events, hops, wall, hops / wall))
+                    nnodes, F, flits_per_txn, finish, st.events, hops, wall, hops / wall))

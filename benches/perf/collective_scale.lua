@@ -6,9 +6,9 @@
 --       algorithm: the LRAB hierarchical all-reduce)
 --   benches/perf/scaling.sh runs it over N = 2 .. 64
 --
--- As benches/perf/allreduce_6sip.lua: one rank per SIP through
--- torch.distributed and spawn, a [cubes, N_ELEM] f16 tensor per SIP (a row
--- on PE 0 of each cube), tcm rings, timing-only. The bytes per PE are the same
+-- As benches/perf/allreduce_6sip.lua (scale_util.all_reduce_setup): one rank
+-- per SIP through torch.distributed and spawn, a [cubes, N_ELEM] f16 tensor
+-- per SIP (a row on PE 0 of each cube), tcm rings, timing-only. The bytes per PE are the same
 -- at every N, so the work per SIP stays about constant and the run grows with N.
 --
 -- Prints one line: the tray (sips, nodes), the work (events of the
@@ -34,25 +34,11 @@ local p = topo:params()
 local t0 = U.wall()
 local torch = require("kernbench.torch").new { topology = topo }
 local P = torch.spec
-local dist = torch.distributed
-dist.init_process_group { backend = "kernbench", algorithm = algorithm }
-local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
-local tensors = {}
-for r = 0, P.sips - 1 do
-  torch.ahbm.set_device(r)
-  tensors[r] = torch.full({ P.cubes_per_sip, n }, r + 1, { dtype = "f16", dp = dp })
-end
-torch.ahbm.set_device(nil)
-torch.synchronize()
+local tensors = U.all_reduce_setup(torch, n, algorithm)
 local s = torch.sim
 local before = s:stats()
 local t1, c1 = U.wall(), os.clock()
-local crit = 0
-torch.multiprocessing.spawn(function(rank)
-  torch.ahbm.set_device(rank)
-  local h = dist.all_reduce(tensors[rank])
-  crit = math.max(crit, h.event:value().pe_exec_ns)
-end, {}, P.sips)
+local crit = U.all_reduce_run(torch, tensors)
 local t2, c2 = U.wall(), os.clock()
 local after = s:stats()
 
@@ -63,7 +49,7 @@ local sim_ns = after.sim_ns - before.sim_ns
 local la, la_ctrl = U.lookahead_ns(topo)
 local wall = t2 - t1
 U.line("collective_scale", {
-  { "sips", P.sips }, { "nodes", p.nodes }, { "algorithm", dist.get_config().algorithm },
+  { "sips", P.sips }, { "nodes", p.nodes }, { "algorithm", torch.distributed.get_config().algorithm },
   { "n_elem", n }, { "bytes_per_pe", 2 * n },
   { "events", events }, { "crit_ns", crit, "%.3f" }, { "sim_ns", sim_ns, "%.3f" },
   { "topo_s", topo_s }, { "setup_s", t1 - t0 }, { "wall_s", wall }, { "cpu_s", c2 - c1 },

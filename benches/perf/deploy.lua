@@ -9,18 +9,7 @@
 -- deploy-roundtrip bench compares element by element at a small size).
 local mib = tonumber(arg and arg[1]) or 256
 local torchmod = require "kernbench.torch"
-
-local function rss_mib(field)
-  local f = io.open("/proc/self/status")
-  if not f then return nil end
-  local v
-  for line in f:lines() do
-    local kb_ = line:match("^" .. field .. ":%s+(%d+) kB")
-    if kb_ then v = tonumber(kb_) / 1024 end
-  end
-  f:close()
-  return v
-end
+local U = require "scale_util"
 
 local wall0 = os.clock()
 local torch = torchmod.new { topology = kb.topology.load() }
@@ -48,6 +37,6 @@ print(("deploy %d MiB f16 (%d x %d) over %d PEs of %s: deploy %s, read back %s, 
   mib, rows, cols, P.cubes_per_sip * P.pes_per_cube, torch.topology.name, kb.format_ns(t_deploy),
   kb.format_ns(t_read), same and "identical" or "DIFFERENT"))
 print(("events=%d sim_ns=%.3f wall_s=%.3f events_per_s=%.0f peak_rss_mib=%.0f tensor_mib=%d"):format(
-  st.events, st.sim_ns, wall, st.events / wall, rss_mib("VmHWM") or -1, mib))
+  st.events, st.sim_ns, wall, st.events / wall, U.status_kib("VmHWM") / 1024, mib))
 torch.close()
 if not same then os.exit(1) end

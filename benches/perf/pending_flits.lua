@@ -19,12 +19,8 @@ if not F or F < 1 or not per or per < 1 then
   io.stderr:write("usage: kernbench benches/perf/pending_flits.lua [F >= 1 [FLITS >= 1]]\n")
   os.exit(2)
 end
-local topo = kb.topology.default_path and kb.topology.load()
-             or kb.topology.load("chain", kb.topology.default_overrides)
+local topo, first, last, nnodes = U.chain_ends()
 local p = topo:params()
-local nodes = topo:nodes("*")
-table.sort(nodes, function(a, b) return tonumber(a:match("%d+$")) < tonumber(b:match("%d+$")) end)
-local first, last = nodes[1], nodes[#nodes]
 
 local s = sim.new { topology = topo }
 collectgarbage("collect")
@@ -44,7 +40,7 @@ for i = 1, F do finish = math.max(finish, evs[i]:value().end_ns) end
 local flits = F * per
 local st = s:stats()
 U.line("pending_flits", {
-  { "txns", F }, { "flits_per_txn", per }, { "flits", flits }, { "nodes", #nodes },
+  { "txns", F }, { "flits_per_txn", per }, { "flits", flits }, { "nodes", nnodes },
   { "events", st.events }, { "finish_ns", finish, "%.3f" }, { "wall_s", wall },
   { "base_mib", base / 1024, "%.1f" }, { "issued_mib", issued / 1024, "%.1f" },
   { "peak_mib", peak / 1024, "%.1f" },

@@ -1,6 +1,7 @@
--- Shared by the scaling benchmarks (cross_sip.lua, collective_scale.lua,
--- pending_flits.lua; docs/scaling.md): the tray of N SIPs, a wall clock, peak
--- memory and the flits that cross a SIP boundary.
+-- Shared by the performance benchmarks (cross_sip.lua, collective_scale.lua,
+-- pending_flits.lua, chain.lua, allreduce_6sip.lua, deploy.lua; docs/scaling.md): the
+-- tray of N SIPs, a wall clock, peak memory, the flits that cross a SIP
+-- boundary and an all-reduce over every SIP.
 local M = {}
 
 M.wall = require("kernbench.progress_c").wall -- monotonic, seconds
@@ -15,6 +16,18 @@ function M.load_tray(n)
   local t0 = M.wall()
   local topo = kb.topology.load(kb.topology.default_path or "default", overrides)
   return topo, M.wall() - t0
+end
+
+-- The line of transit nodes the fabric benchmarks run on: the command
+-- line's topology if it names one (else topologies/chain.yaml, with the
+-- --set overrides either way), its first and last node (by the number at the
+-- end of their ids).
+function M.chain_ends()
+  local topo = kb.topology.default_path and kb.topology.load()
+               or kb.topology.load("chain", kb.topology.default_overrides)
+  local nodes = topo:nodes("*")
+  table.sort(nodes, function(a, b) return tonumber(a:match("%d+$")) < tonumber(b:match("%d+$")) end)
+  return topo, nodes[1], nodes[#nodes], #nodes
 end
 
 -- A /proc/self/status field in KiB (VmHWM: peak resident, VmRSS: now).
@@ -47,6 +60,35 @@ function M.lookahead_ns(topo)
   local a = topo:node_at { kind = "pcie_ep", sip = 0, io = 0 }
   local b = topo:node_at { kind = "pcie_ep", sip = 1, io = 0 }
   return topo:path_latency_ns(a, b, "all", p.flit_bytes), topo:path_latency_ns(a, b, "all", 0)
+end
+
+-- An all-reduce over every SIP of torch's tray as a bench would run it: one
+-- rank per SIP through torch.distributed and spawn, a [cubes, n_elem] f16
+-- tensor per SIP (a row on PE 0 of each cube), tcm rings. all_reduce_setup
+-- installs the group and deploys the tensors; all_reduce_run spawns the
+-- ranks and returns the critical path (the largest pe_exec_ns).
+function M.all_reduce_setup(torch, n_elem, algorithm)
+  local P = torch.spec
+  torch.distributed.init_process_group { backend = "kernbench", algorithm = algorithm }
+  local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
+  local tensors = {}
+  for r = 0, P.sips - 1 do
+    torch.ahbm.set_device(r)
+    tensors[r] = torch.full({ P.cubes_per_sip, n_elem }, r + 1, { dtype = "f16", dp = dp })
+  end
+  torch.ahbm.set_device(nil)
+  torch.synchronize()
+  return tensors
+end
+
+function M.all_reduce_run(torch, tensors)
+  local crit = 0
+  torch.multiprocessing.spawn(function(rank)
+    torch.ahbm.set_device(rank)
+    local h = torch.distributed.all_reduce(tensors[rank])
+    crit = math.max(crit, h.event:value().pe_exec_ns)
+  end, {}, torch.spec.sips)
+  return crit
 end
 
 -- One key=value result line.

@@ -67,10 +67,11 @@ static void test_pop_before_leaves_later_entries_untouched(void **state)
     kb_queue_destroy(&q);
 }
 
-/* Reference: a plain array kept sorted by insertion, O(n) per push. */
+/* Reference: a plain array kept sorted by insertion, O(n) per push;
+ * a[head .. n) is what is pending (a[0 .. head) was popped). */
 typedef struct ref {
     kb_qentry *a;
-    size_t n;
+    size_t n, head;
 } ref;
 
 static int before(const kb_qentry *x, const kb_qentry *y)
@@ -78,14 +79,28 @@ static int before(const kb_qentry *x, const kb_qentry *y)
     return x->t < y->t || (x->t == y->t && x->key < y->key);
 }
 
-static void ref_push(ref *r, kb_qentry e)
+/* Pushes e to both the queue and the reference. */
+static void both_push(kb_queue *q, ref *r, kb_qentry e)
 {
+    kb_queue_push(q, e.t, e.key, NULL, NULL);
     size_t i = r->n++;
-    while (i > 0 && before(&e, &r->a[i - 1])) {
+    while (i > r->head && before(&e, &r->a[i - 1])) {
         r->a[i] = r->a[i - 1];
         i--;
     }
     r->a[i] = e;
+}
+
+/* Pops from the queue (which must not be empty) and checks it is the
+ * reference's first entry; returns its time. */
+static kb_time both_pop(kb_queue *q, ref *r)
+{
+    kb_qentry got;
+    assert_true(kb_queue_pop_before(q, KB_TIME_MAX, &got));
+    kb_qentry want = r->a[r->head++];
+    assert_int_equal(got.t, want.t);
+    assert_int_equal(got.key, want.key);
+    return got.t;
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -105,38 +120,24 @@ static void test_random_workload_matches_sorted_reference(void **state)
     enum { OPS = 60000 };
     kb_queue q;
     kb_queue_init(&q);
-    ref r = {calloc(OPS, sizeof(kb_qentry)), 0};
-    size_t head = 0; /* r.a[head..n) is the reference queue */
+    ref r = {calloc(OPS, sizeof(kb_qentry)), 0, 0};
     uint64_t rng = 12345, seq = 0;
     kb_time now = 0;
     for (int op = 0; op < OPS; op++) {
         uint64_t x = next_rand(&rng);
-        if (x % 3 != 0 || head == r.n) {
+        if (x % 3 != 0 || r.head == r.n) {
             kb_time delay = (x >> 8) % 4 == 0 ? 0 : (kb_time)((x >> 16) % ((x >> 40) % 2 ? 50 : 5000000));
             int prio = (int)((x >> 4) % KB_QUEUE_PRIOS);
-            kb_qentry e = {now + delay, key(prio, seq++), NULL, NULL};
-            kb_queue_push(&q, e.t, e.key, NULL, NULL);
-            /* reference keeps popped entries before head; insert after them */
-            ref tail = {r.a + head, r.n - head};
-            ref_push(&tail, e);
-            r.n++;
+            both_push(&q, &r, (kb_qentry){now + delay, key(prio, seq++), NULL, NULL});
         } else {
-            kb_qentry got;
-            assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &got));
-            kb_qentry want = r.a[head++];
-            assert_int_equal(got.t, want.t);
-            assert_int_equal(got.key, want.key);
-            now = got.t;
+            now = both_pop(&q, &r);
         }
-        assert_int_equal(kb_queue_size(&q), r.n - head);
+        assert_int_equal(kb_queue_size(&q), r.n - r.head);
     }
+    while (r.head < r.n)
+        both_pop(&q, &r);
     kb_qentry got;
-    while (kb_queue_pop_before(&q, KB_TIME_MAX, &got)) {
-        kb_qentry want = r.a[head++];
-        assert_int_equal(got.t, want.t);
-        assert_int_equal(got.key, want.key);
-    }
-    assert_int_equal(head, r.n);
+    assert_false(kb_queue_pop_before(&q, KB_TIME_MAX, &got));
     free(r.a);
     kb_queue_destroy(&q);
 }
@@ -153,8 +154,7 @@ static void test_size_crossing_both_structures_keeps_the_order(void **state)
     enum { OPS = 200000, RESERVED = 16 };
     kb_queue q;
     kb_queue_init(&q);
-    ref r = {calloc(OPS, sizeof(kb_qentry)), 0};
-    size_t head = 0;
+    ref r = {calloc(OPS, sizeof(kb_qentry)), 0, 0};
     uint64_t rng = 987654321, seq = 0;
     uint64_t reserved[RESERVED]; /* keys taken, pushed later */
     int nres = 0;
@@ -163,7 +163,7 @@ static void test_size_crossing_both_structures_keeps_the_order(void **state)
     int moves = 0;
     bool was_radix = false;
     for (int op = 0; op < OPS; op++) {
-        size_t size = r.n - head;
+        size_t size = r.n - r.head;
         if (size >= 3 * KB_QUEUE_SMALL_MAX)
             growing = false;
         else if (size <= KB_QUEUE_SMALL_MIN / 2)
@@ -173,28 +173,20 @@ static void test_size_crossing_both_structures_keeps_the_order(void **state)
             reserved[nres++] = key((int)((x >> 8) % 3), seq++);
             continue;
         }
-        if ((growing ? x % 4 != 0 : x % 4 == 0) || head == r.n) {
+        if ((growing ? x % 4 != 0 : x % 4 == 0) || r.head == r.n) {
             kb_time delay = (x >> 8) % 3 == 0 ? 0 : (kb_time)((x >> 16) % ((x >> 40) % 2 ? 20 : 3000));
             uint64_t k = nres > 0 && (x >> 5) % 2 ? reserved[--nres] : key((int)((x >> 4) % 3), seq++);
-            kb_qentry e = {now + delay, k, NULL, NULL};
-            kb_queue_push(&q, e.t, e.key, NULL, NULL);
-            ref tail = {r.a + head, r.n - head};
-            ref_push(&tail, e);
-            r.n++;
+            both_push(&q, &r, (kb_qentry){now + delay, k, NULL, NULL});
         } else {
-            kb_qentry got;
-            assert_true(kb_queue_pop_before(&q, KB_TIME_MAX, &got));
-            kb_qentry want = r.a[head++];
-            assert_int_equal(got.t, want.t);
-            assert_int_equal(got.key, want.key);
-            now = got.t;
+            now = both_pop(&q, &r);
             for (unsigned p = 0; p < 3; p++) {
-                bool want_now = head < r.n && r.a[head].t == now && (r.a[head].key >> KB_QUEUE_SEQ_BITS) <= p;
+                const kb_qentry *next = r.head < r.n ? &r.a[r.head] : NULL;
+                bool want_now = next && next->t == now && (next->key >> KB_QUEUE_SEQ_BITS) <= p;
                 assert_int_equal(kb_queue_has_now(&q, p), want_now);
             }
         }
-        assert_int_equal(kb_queue_size(&q), r.n - head);
-        assert_int_equal(kb_queue_min_time(&q), head < r.n ? r.a[head].t : KB_TIME_MAX);
+        assert_int_equal(kb_queue_size(&q), r.n - r.head);
+        assert_int_equal(kb_queue_min_time(&q), r.head < r.n ? r.a[r.head].t : KB_TIME_MAX);
         if (q.radix != was_radix) {
             moves++;
             was_radix = q.radix;
