@@ -52,13 +52,12 @@ static __attribute__((noinline)) kb_time transit_control(kb_comp *c, kb_flit *f,
     return now;
 }
 
-static kb_time transit_flit(kb_comp *c, kb_flit *f)
+/* A transaction's first flit (its header decode) or a flit at the
+ * transaction's last node: out of line, so the per-flit path below needs
+ * no saved registers. */
+static __attribute__((noinline)) kb_time transit_rare(kb_comp *c, kb_flit *f, kb_time start)
 {
     kb_txn *t = f->txn;
-    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
-    if (__builtin_expect(t->nbytes == 0, 0)) /* rare next to data flits */
-        return transit_control(c, f, now);
-    kb_time start = c->busy_until > now ? c->busy_until : now;
     if (f->idx == 0) {
         kb_time oh = decode_ps(c, t);
         kb_comp_busy(c, start, start + oh);
@@ -73,6 +72,19 @@ static kb_time transit_flit(kb_comp *c, kb_flit *f)
     if (last)
         kb_complete_at(t, start);
     return KB_FLIT_TAKEN;
+}
+
+static kb_time transit_flit(kb_comp *c, kb_flit *f)
+{
+    kb_txn *t = f->txn;
+    kb_time now = kb_sim_now(kb_fabric_sim(c->fab));
+    if (__builtin_expect(t->nbytes == 0, 0)) /* rare next to data flits */
+        return transit_control(c, f, now);
+    kb_time start = c->busy_until > now ? c->busy_until : now;
+    if (__builtin_expect(f->idx == 0 || kb_flit_at_end(f), 0))
+        return transit_rare(c, f, start);
+    c->busy_until = start;
+    return start;
 }
 
 const kb_comp_ops kb_transit_ops = {.flit_aware = true, .on_flit = transit_flit};

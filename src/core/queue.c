@@ -79,13 +79,14 @@ static __attribute__((noinline)) void to_small(kb_queue *q)
     q->radix = false;
 }
 
-void kb_queue_push_small_slow(kb_queue *q, const kb_qentry *e)
+void kb_queue_push_small_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg)
 {
+    kb_qentry e = {t, key, fn, arg};
     if (q->n < KB_QUEUE_SMALL_MAX) {
-        small_insert(q, e);
+        small_insert(q, &e);
     } else {
         to_radix(q);
-        kb_queue_place(q, e);
+        kb_queue_place(q, &e);
     }
     q->n++;
 }

@@ -113,7 +113,9 @@ static inline void kb_queue_place(kb_queue *q, const kb_qentry *e)
         q->bucket_mask |= UINT64_C(1) << i;
     }
 }
-void kb_queue_push_small_slow(kb_queue *q, const kb_qentry *e);
+/* The array is full or needs its entries moved down first: by value, so
+ * a push's entry never has to sit in memory to be passed. */
+void kb_queue_push_small_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg);
 bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out);
 
 static inline bool kb_queue_later(const kb_qentry *a, const kb_qentry *e)
@@ -143,7 +145,7 @@ static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callba
     else if (q->n < KB_QUEUE_SMALL_MAX && q->head + q->n < KB_QUEUE_SMALL_CAP)
         kb_queue_small_insert(q, &e);
     else {
-        kb_queue_push_small_slow(q, &e); /* a move first; counts e */
+        kb_queue_push_small_slow(q, t, key, fn, arg); /* a move first; counts it */
         return;
     }
     q->n++;

@@ -16,6 +16,7 @@ kb_sim *kb_sim_new(void)
     kb_list_init(&sim->owned);
     kb_list_init(&sim->reporters);
     kb_event_pool_init(sim);
+    sim->interrupt = &sim->no_interrupt;
     return sim;
 }
 
@@ -191,7 +192,7 @@ static kb_run_status loop(kb_sim *sim, kb_time until, uint64_t max_events, uint6
             st = sim->error ? KB_RUN_FAILED : sim->until_reached ? KB_RUN_UNTIL : KB_RUN_STOPPED;
             break;
         }
-        if (sim->interrupt && *sim->interrupt) {
+        if (*sim->interrupt) {
             st = KB_RUN_INTERRUPTED;
             break;
         }
@@ -305,7 +306,7 @@ void kb_sim_get_stats(const kb_sim *sim, kb_sim_stats *out)
 
 void kb_sim_set_interrupt(kb_sim *sim, const volatile sig_atomic_t *flag)
 {
-    sim->interrupt = flag;
+    sim->interrupt = flag ? flag : &sim->no_interrupt;
     sim->ctl = NULL;
 }
 
@@ -324,7 +325,7 @@ bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc)
      * removal; entries of a priority up to NORMAL would run before a NORMAL
      * event scheduled now (LATE ones after it). */
     return proc && proc == sim->last_resumed && sim->may_inline && !sim->stop_requested &&
-           !(sim->interrupt && *sim->interrupt) && !kb_queue_has_now(&sim->queue, KB_PRIO_NORMAL);
+           !*sim->interrupt && !kb_queue_has_now(&sim->queue, KB_PRIO_NORMAL);
 }
 
 void kb_sim_count_inline(kb_sim *sim) { sim->events++; }

@@ -33,7 +33,8 @@ struct kb_sim {
     uint64_t next_proc_id;
     uint64_t next_event_id;
     kb_pool event_pool;
-    const volatile sig_atomic_t *interrupt;
+    const volatile sig_atomic_t *interrupt; /* never NULL: no_interrupt when none is set */
+    sig_atomic_t no_interrupt;              /* stays 0 */
     kb_sim_control *ctl; /* NULL, or the control `interrupt` belongs to */
     int ctl_id;
     kb_observer observer;

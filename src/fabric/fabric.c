@@ -104,6 +104,7 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
         const kb_edge *e = kb_topo_edge(t, (uint32_t)i);
         w->prop_ps = kb_topo_edge_prop_ps(t, e);
         w->flit_ser_ps = kb_edge_serialize_ps(e, (uint64_t)f->flit_bytes);
+        w->to = &f->comps[e->dst];
     }
     for (size_t i = 0; i < nn; i++) {
         kb_comp *c = &f->comps[i];
@@ -448,8 +449,8 @@ static inline __attribute__((always_inline)) void wire_send(kb_fabric *f, kb_txn
     kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
 }
 
-/* Flit idx of t, `bytes` long, reaches path position hop. */
-static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
+/* Flit idx of t, `bytes` long, reaches path position hop: component c. */
+static inline void flit_arrive(kb_fabric *f, kb_comp *c, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
 {
     kb_time now = kb_sim_now(f->sim);
     bool last = idx + 1 == t->nflits;
@@ -461,7 +462,6 @@ static inline void flit_arrive(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t h
         if (last)
             log_last(t, hop, now);
     }
-    kb_comp *c = &f->comps[t->path->nodes[hop]];
     c->bytes += bytes;
     kb_comp_count(c, c->ops->flit_aware && idx == 0, 1);
     if (c->ops->flit_aware) {
@@ -488,7 +488,7 @@ static void wire_arrive(kb_sim *sim, void *arg)
     kb_wire *w = arg;
     kb_run *r = w->head;
     kb_txn *t = r->txn;
-    kb_fabric *f = t->fab;
+    kb_fabric *f = w->to->fab; /* one load fewer in the chain than t->fab */
     uint32_t idx = r->idx0, hop = r->hop, bytes = flit_bytes_of(f, t, idx);
     if (--r->n == 0) {
         w->head = r->next;
@@ -505,7 +505,7 @@ static void wire_arrive(kb_sim *sim, void *arg)
         kb_sim_at_key(sim, run_arrival(f, w, r, r->n > 1 ? (uint32_t)f->flit_bytes : flit_bytes_of(f, t, r->idx0)),
                       r->key0, wire_arrive, w);
     }
-    flit_arrive(f, t, idx, hop, bytes);
+    flit_arrive(f, w->to, t, idx, hop, bytes);
 }
 
 void kb_fabric_free_flit(kb_fabric *f, kb_flit *fl)

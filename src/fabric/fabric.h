@@ -142,6 +142,7 @@ typedef struct kb_wire {
     /* Flits in flight, oldest first, as runs (fabric.c): only the oldest
      * has an event in the queue. */
     struct kb_run *head, *tail;
+    struct kb_comp *to; /* the edge's destination: where its flits arrive */
 } kb_wire;
 
 /* ---- components ---- */
