@@ -51,7 +51,7 @@ static void small_insert(kb_queue *q, const kb_qentry *e)
 static __attribute__((noinline)) void to_radix(kb_queue *q)
 {
     for (size_t k = q->head; k < q->head + q->n; k++)
-        kb_queue_place(q, &q->small[k]);
+        *kb_queue_slot(q, q->small[k].t, q->small[k].key) = q->small[k];
     q->head = 0;
     q->radix = true;
 }
@@ -86,7 +86,7 @@ void kb_queue_push_small_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback 
         small_insert(q, &e);
     } else {
         to_radix(q);
-        kb_queue_place(q, &e);
+        kb_qentry_set(kb_queue_slot(q, t, key), &e);
     }
     q->n++;
 }
@@ -102,45 +102,47 @@ static kb_time bucket_min(const kb_qvec *v)
 
 bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
 {
-    if (q->ring_mask == 0) {
-        if (q->bucket_mask == 0)
-            return false;
-        int b = __builtin_ctzll(q->bucket_mask);
-        kb_qvec *v = &q->bucket[b];
-        kb_time m = bucket_min(v);
-        if (m >= until)
-            return false;
-        /* Every entry of bucket b moves to the rings or a lower bucket,
-         * in its current order, so equal keys keep their FIFO order. */
-        q->last = m;
-        q->bucket_mask &= ~(UINT64_C(1) << b);
-        size_t n = v->n;
-        v->n = 0;
-        kb_qentry *a = v->a;
-        /* A big emptied bucket gives its memory back unless the queue is as
-         * big: in a steady state the next redistribution would only ask
-         * for it again (malloc, page faults and copies on every refill). */
-        bool release = v->cap > 4096 && v->cap > 2 * q->n;
-        if (release) {
-            v->a = NULL;
-            v->cap = 0;
-        }
-        for (size_t k = 0; k < n; k++)
-            kb_queue_place(q, &a[k]);
-        if (release)
-            free(a);
-    } else if (q->last >= until) {
-        return false;
-    }
-    unsigned p = (unsigned)__builtin_ctz(q->ring_mask);
-    kb_qring *r = &q->ring[p];
-    *out = r->a[r->head];
-    r->head = (r->head + 1) & (r->cap - 1);
-    if (--r->n == 0)
-        q->ring_mask &= ~(1u << p);
-    if (--q->n <= KB_QUEUE_SMALL_MIN)
+    if (q->n <= KB_QUEUE_SMALL_MIN) {
         to_small(q);
-    return true;
+        return kb_queue_pop_small(q, until, out);
+    }
+    int b = __builtin_ctzll(q->bucket_mask);
+    kb_qvec *v = &q->bucket[b];
+    kb_time m = bucket_min(v);
+    if (m >= until)
+        return false;
+    /* Every entry of bucket b moves to the rings or a lower bucket, in its
+     * current order, so equal keys keep their FIFO order. */
+    q->last = m;
+    q->bucket_mask &= ~(UINT64_C(1) << b);
+    size_t n = v->n;
+    v->n = 0;
+    kb_qentry *a = v->a;
+    /* A big emptied bucket gives its memory back unless the queue is as
+     * big: in a steady state the next redistribution would only ask for it
+     * again (malloc, page faults and copies on every refill). */
+    bool release = v->cap > 4096 && v->cap > 2 * q->n;
+    if (release) {
+        v->a = NULL;
+        v->cap = 0;
+    }
+    /* `last` and the mask in locals: stores of entries could otherwise
+     * alias q's fields and reload them for every entry. */
+    uint64_t mask = 0, last = (uint64_t)m;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t diff = (uint64_t)a[k].t ^ last;
+        if (diff == 0) {
+            *kb_queue_ring_slot(q, a[k].key) = a[k];
+        } else {
+            int i = 64 - __builtin_clzll(diff);
+            mask |= UINT64_C(1) << i;
+            *kb_queue_bucket_slot(q, i) = a[k];
+        }
+    }
+    q->bucket_mask |= mask;
+    if (release)
+        free(a);
+    return kb_queue_pop_ring(q, until, out);
 }
 
 kb_time kb_queue_min_time(const kb_queue *q)

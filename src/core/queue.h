@@ -3,8 +3,9 @@
  * Two structures, one order: while few entries are pending (at most
  * KB_QUEUE_SMALL_MAX) they sit in one array sorted by (time, key), inserted
  * from its end (new events are mostly the latest) and removed from its
- * front; past that they move to a radix heap, and back to the array once a
- * removal leaves KB_QUEUE_SMALL_MIN or fewer. Which one holds the entries
+ * front; past that they move to a radix heap, and back to the array when
+ * the heap's rings run dry with KB_QUEUE_SMALL_MIN or fewer pending (checked
+ * there, not on every removal). Which one holds the entries
  * never shows: both give the exact total order.
  *
  * The radix heap is monotone: simulated time never goes backwards, so every
@@ -83,40 +84,83 @@ static inline void kb_qentry_set(kb_qentry *dst, const kb_qentry *e)
 void kb_queue_ring_grow(kb_qring *r);
 void kb_queue_vec_grow(kb_qvec *v);
 
-/* Radix heap: files an entry relative to q->last, without counting it.
- * A ring is appended to, or its entry inserted before the entries with
- * greater keys: an entry may be pushed after others of its instant
- * although its key was taken first (kb_sim_at_key); it still leaves in key
- * order. */
-static inline void kb_queue_place(kb_queue *q, const kb_qentry *e)
+/* Radix heap: makes room in its ring for an entry at q->last with key
+ * `key`, without counting it, and returns the slot to write it to. The
+ * entry is appended, or goes before the entries with greater keys: it may
+ * be pushed after others of its instant although its key was taken first
+ * (kb_sim_at_key); it still leaves in key order. */
+static inline kb_qentry *kb_queue_ring_slot(kb_queue *q, uint64_t key)
 {
-    uint64_t diff = (uint64_t)e->t ^ (uint64_t)q->last;
-    if (diff == 0) {
-        unsigned p = (unsigned)(e->key >> KB_QUEUE_SEQ_BITS);
-        kb_qring *r = &q->ring[p];
-        if (r->n == r->cap)
-            kb_queue_ring_grow(r);
-        size_t m = r->cap - 1, i = r->n;
-        while (i > 0 && r->a[(r->head + i - 1) & m].key > e->key) {
-            r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
-            i--;
-        }
-        kb_qentry_set(&r->a[(r->head + i) & m], e);
-        r->n++;
-        q->ring_mask |= 1u << p;
-    } else {
-        int i = 64 - __builtin_clzll(diff); /* 1..63: times are non-negative */
-        kb_qvec *v = &q->bucket[i];
-        if (v->n == v->cap)
-            kb_queue_vec_grow(v);
-        kb_qentry_set(&v->a[v->n++], e);
-        q->bucket_mask |= UINT64_C(1) << i;
+    unsigned p = (unsigned)(key >> KB_QUEUE_SEQ_BITS);
+    kb_qring *r = &q->ring[p];
+    if (r->n == r->cap)
+        kb_queue_ring_grow(r);
+    size_t m = r->cap - 1, i = r->n;
+    while (i > 0 && r->a[(r->head + i - 1) & m].key > key) {
+        r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
+        i--;
     }
+    r->n++;
+    q->ring_mask |= 1u << p;
+    return &r->a[(r->head + i) & m];
 }
+
+/* Radix heap: the slot for an entry in bucket i (i >= 1: the bit length
+ * of its time XOR q->last), without counting it or marking the bucket. */
+static inline kb_qentry *kb_queue_bucket_slot(kb_queue *q, int i)
+{
+    kb_qvec *v = &q->bucket[i];
+    if (v->n == v->cap)
+        kb_queue_vec_grow(v);
+    return &v->a[v->n++];
+}
+
+/* Radix heap: the slot for an entry of time t and key `key`, relative to
+ * q->last, without counting it. The caller writes the entry: a push field
+ * by field from its arguments, a move as a whole from where it was. */
+static inline kb_qentry *kb_queue_slot(kb_queue *q, kb_time t, uint64_t key)
+{
+    uint64_t diff = (uint64_t)t ^ (uint64_t)q->last;
+    if (diff == 0)
+        return kb_queue_ring_slot(q, key);
+    int i = 64 - __builtin_clzll(diff); /* 1..63: times are non-negative */
+    q->bucket_mask |= UINT64_C(1) << i;
+    return kb_queue_bucket_slot(q, i);
+}
+
 /* The array is full or needs its entries moved down first: by value, so
  * a push's entry never has to sit in memory to be passed. */
 void kb_queue_push_small_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback fn, void *arg);
+/* Radix heap with every ring empty: moves few entries back to the array,
+ * else refills the rings from the lowest bucket; then pops (queue.c). */
 bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out);
+
+/* Radix heap: the first entry of the first non-empty ring, which holds
+ * entries at `last`. */
+static inline bool kb_queue_pop_ring(kb_queue *q, kb_time until, kb_qentry *out)
+{
+    if (q->last >= until)
+        return false;
+    unsigned p = (unsigned)__builtin_ctz(q->ring_mask);
+    kb_qring *r = &q->ring[p];
+    *out = r->a[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    if (--r->n == 0)
+        q->ring_mask &= ~(1u << p);
+    q->n--;
+    return true;
+}
+
+/* The sorted array: its first entry. */
+static inline bool kb_queue_pop_small(kb_queue *q, kb_time until, kb_qentry *out)
+{
+    if (q->n == 0 || q->small[q->head].t >= until)
+        return false;
+    *out = q->small[q->head];
+    q->last = out->t;
+    q->head = --q->n ? q->head + 1 : 0;
+    return true;
+}
 
 static inline bool kb_queue_later(const kb_qentry *a, const kb_qentry *e)
 {
@@ -141,7 +185,7 @@ static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callba
 {
     kb_qentry e = {t, key, fn, arg};
     if (q->radix)
-        kb_queue_place(q, &e);
+        kb_qentry_set(kb_queue_slot(q, t, key), &e);
     else if (q->n < KB_QUEUE_SMALL_MAX && q->head + q->n < KB_QUEUE_SMALL_CAP)
         kb_queue_small_insert(q, &e);
     else {
@@ -155,14 +199,11 @@ static inline void kb_queue_push(kb_queue *q, kb_time t, uint64_t key, kb_callba
  * leaves the queue unchanged and returns false. */
 static inline bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *out)
 {
-    if (q->radix)
-        return kb_queue_pop_radix(q, until, out);
-    if (q->n == 0 || q->small[q->head].t >= until)
-        return false;
-    *out = q->small[q->head];
-    q->last = out->t;
-    q->head = --q->n ? q->head + 1 : 0;
-    return true;
+    if (!q->radix)
+        return kb_queue_pop_small(q, until, out);
+    if (q->ring_mask)
+        return kb_queue_pop_ring(q, until, out);
+    return kb_queue_pop_radix(q, until, out);
 }
 
 /* Time of the first entry, or KB_TIME_MAX when empty. Does not modify q. */

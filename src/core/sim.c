@@ -113,11 +113,16 @@ void kb_sim_at_key(kb_sim *sim, kb_time t, uint64_t key, kb_callback fn, void *a
     kb_queue_push(&sim->queue, t, key, fn, arg);
 }
 
-void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg)
+static __attribute__((noinline, cold)) void fail_delay(kb_sim *sim, kb_time delay)
 {
-    if (delay < 0 || delay > KB_TIME_MAX - sim->now) {
-        char now[KB_TIME_STRLEN];
-        kb_sim_fail(sim, "invalid delay %" PRId64 " ps at now=%s", delay, kb_time_format(sim->now, now));
+    char now[KB_TIME_STRLEN];
+    kb_sim_fail(sim, "invalid delay %" PRId64 " ps at now=%s", delay, kb_time_format(sim->now, now));
+}
+
+__attribute__((always_inline)) inline void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *arg)
+{
+    if (__builtin_expect(delay < 0 || delay > KB_TIME_MAX - sim->now, 0)) {
+        fail_delay(sim, delay);
         return;
     }
     kb_sim_at(sim, sim->now + delay, prio, fn, arg);
