@@ -3,6 +3,8 @@
 -- Debian's lua-unit installs luaunit.lua only in the Lua 5.1 tree; it is
 -- pure Lua and runs on 5.4, so that directory is added to the path here.
 package.path = package.path .. ";/usr/share/lua/5.1/?.lua"
+-- and this directory, for the tests' shared helpers (testfs.lua)
+package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 
 local file = arg[1]
 if not file then

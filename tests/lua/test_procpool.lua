@@ -5,28 +5,18 @@
 -- children. Behaviour only: the children wait for each other through
 -- files, never for a fixed time.
 local lu = require "luaunit"
+local testfs = require "testfs"
 local pool = require "kernbench.procpool"
 
 TestProcpool = {}
 
 local dir
 
-function TestProcpool:setUp()
-  local p = io.popen("mktemp -d /tmp/kb_procpool.XXXXXX")
-  dir = p:read("l")
-  p:close()
-end
+function TestProcpool:setUp() dir = testfs.tempdir("kb_procpool") end
 
-function TestProcpool:tearDown()
-  if dir then os.execute(("rm -rf %q"):format(dir)) end
-end
+function TestProcpool:tearDown() testfs.remove(dir) end
 
-local function read(path)
-  local f = assert(io.open(path))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = testfs.read
 
 local function sh(script) return { "sh", "-c", script } end
 

@@ -4,34 +4,20 @@
 -- signals a child or its process group, sleep sleeps. Behaviour only: the
 -- children wait for files, never for a fixed time.
 local lu = require "luaunit"
+local testfs = require "testfs"
 local pool = require "kernbench.procpool"
 
 TestProcpoolSpawn = {}
 
 local dir
 
-function TestProcpoolSpawn:setUp()
-  local p = io.popen("mktemp -d /tmp/kb_spawn.XXXXXX")
-  dir = p:read("l")
-  p:close()
-end
+function TestProcpoolSpawn:setUp() dir = testfs.tempdir("kb_spawn") end
 
-function TestProcpoolSpawn:tearDown()
-  if dir then os.execute(("rm -rf %q"):format(dir)) end
-end
+function TestProcpoolSpawn:tearDown() testfs.remove(dir) end
 
-local function read(path)
-  local f = assert(io.open(path))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = testfs.read
 
-local function exists(path)
-  local f = io.open(path)
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = testfs.exists
 
 -- Waits (bounded) until path exists.
 local function wait_file(path)

@@ -3,6 +3,7 @@
 -- ids stable under reordering, the journal's torn-line handling and
 -- last-line-wins, and the outputs' order and bytes.
 local lu = require "luaunit"
+local testfs = require "testfs"
 local sfile = require "kernbench.sweep.file"
 local journal = require "kernbench.sweep.journal"
 local outputs = require "kernbench.sweep.outputs"
@@ -11,15 +12,9 @@ TestSweep = {}
 
 local dir
 
-function TestSweep:setUp()
-  local p = io.popen("mktemp -d /tmp/kb_sweep.XXXXXX")
-  dir = p:read("l")
-  p:close()
-end
+function TestSweep:setUp() dir = testfs.tempdir("kb_sweep") end
 
-function TestSweep:tearDown()
-  if dir then os.execute(("rm -rf %q"):format(dir)) end
-end
+function TestSweep:tearDown() testfs.remove(dir) end
 
 local function write(name, text)
   local path = dir .. "/" .. name
@@ -29,12 +24,7 @@ local function write(name, text)
   return path
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = testfs.read
 
 local function load(text, name)
   return sfile.load(write(name or "s.lua", text))
