@@ -37,7 +37,7 @@ void kb_event_pool_destroy(kb_sim *sim)
     kb_pool *pool = &sim->event_pool;
     for (size_t c = 0; c < pool->nchunks; c++) {
         char *chunk = pool->chunks[c];
-        for (size_t i = 0; i < pool->per_chunk; i++) {
+        for (size_t i = 0, used = kb_pool_chunk_used(pool, c); i < used; i++) {
             kb_event *ev = (kb_event *)(void *)(chunk + i * pool->obj_size);
             if (ev->sim == sim && ev->refs > 0) {
                 if (ev->cond) {

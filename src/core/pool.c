@@ -24,20 +24,30 @@ void kb_pool_destroy(kb_pool *pool)
     memset(pool, 0, sizeof *pool);
 }
 
-void kb_pool_grow(kb_pool *pool)
+void *kb_pool_take_fresh(kb_pool *pool)
 {
-    if (pool->nchunks == pool->chunks_cap) {
-        pool->chunks_cap = pool->chunks_cap ? pool->chunks_cap * 2 : 8;
-        pool->chunks = kb_xrealloc(pool->chunks, pool->chunks_cap * sizeof *pool->chunks);
+    if (pool->fresh == pool->fresh_end) {
+        if (pool->nchunks == pool->chunks_cap) {
+            pool->chunks_cap = pool->chunks_cap ? pool->chunks_cap * 2 : 8;
+            pool->chunks = kb_xrealloc(pool->chunks, pool->chunks_cap * sizeof *pool->chunks);
+        }
+        /* Zeroed, so kb_event_pool_destroy can tell never-used objects apart. */
+        char *chunk = kb_xcalloc(pool->per_chunk, pool->obj_size);
+        pool->chunks[pool->nchunks++] = chunk;
+        pool->fresh = chunk;
+        pool->fresh_end = chunk + pool->per_chunk * pool->obj_size;
     }
-    /* Zeroed, so kb_event_pool_destroy can tell never-used objects apart. */
-    char *chunk = kb_xcalloc(pool->per_chunk, pool->obj_size);
-    pool->chunks[pool->nchunks++] = chunk;
-    for (size_t i = pool->per_chunk; i-- > 0;) {
-        void **obj = (void **)(void *)(chunk + i * pool->obj_size);
-        *obj = pool->free_list;
-        pool->free_list = obj;
-    }
+    void *obj = pool->fresh;
+    pool->fresh += pool->obj_size;
+    pool->live++;
+    return obj;
+}
+
+size_t kb_pool_chunk_used(const kb_pool *pool, size_t c)
+{
+    if (c + 1 < pool->nchunks)
+        return pool->per_chunk;
+    return pool->per_chunk - (size_t)(pool->fresh_end - pool->fresh) / pool->obj_size;
 }
 
 void *kb_pool_alloc(kb_pool *pool)

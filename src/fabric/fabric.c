@@ -98,14 +98,10 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
     kb_pool_init(&f->run_pool, sizeof(kb_run), 1024);
     size_t nn = kb_topo_node_count(t), ne = kb_topo_edge_count(t);
     f->comps = kb_xcalloc(nn ? nn : 1, sizeof *f->comps);
+    /* Each wire is set up by its first flit (wire_first_flit): a tray has
+     * tens of thousands of edges and a run may use a few, so the array's
+     * pages are touched only where traffic goes. */
     f->wires = kb_xcalloc(ne ? ne : 1, sizeof *f->wires);
-    for (size_t i = 0; i < ne; i++) {
-        kb_wire *w = &f->wires[i];
-        const kb_edge *e = kb_topo_edge(t, (uint32_t)i);
-        w->prop_ps = kb_topo_edge_prop_ps(t, e);
-        w->flit_ser_ps = kb_edge_serialize_ps(e, (uint64_t)f->flit_bytes);
-        w->to = &f->comps[e->dst];
-    }
     for (size_t i = 0; i < nn; i++) {
         kb_comp *c = &f->comps[i];
         c->fab = f;
@@ -410,18 +406,27 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
  * passing node. */
 static void wire_arrive(kb_sim *sim, void *arg);
 
+static __attribute__((noinline, cold)) void wire_first_flit(kb_fabric *f, kb_wire *w, uint32_t ei)
+{
+    const kb_edge *e = kb_topo_edge(f->topo, ei);
+    w->prop_ps = kb_topo_edge_prop_ps(f->topo, e);
+    w->flit_ser_ps = kb_edge_serialize_ps(e, (uint64_t)f->flit_bytes);
+    w->to = &f->comps[e->dst];
+    idlist_add(&f->active_edges, ei);
+}
+
 static inline __attribute__((always_inline)) void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
 {
     uint32_t ei = t->path->edges[hop];
     kb_wire *w = &f->wires[ei];
+    if (__builtin_expect(w->flits == 0, 0))
+        wire_first_flit(f, w, ei);
     kb_time depart = ready > w->avail ? ready : w->avail;
     int64_t ser = wire_ser_ps(f, w, bytes);
     if (depart - ready > w->max_wait_ps)
         w->max_wait_ps = depart - ready;
     w->avail = depart + ser;
     w->bytes += bytes;
-    if (__builtin_expect(w->flits == 0, 0))
-        idlist_add(&f->active_edges, ei);
     w->flits++;
     w->busy_ps += ser;
     if (f->tr) {

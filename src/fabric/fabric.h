@@ -131,7 +131,8 @@ typedef struct kb_flit {
     bool kept;      /* from kb_fabric_keep_flit: the fabric frees it when done */
 } kb_flit;
 
-/* Per-edge wire state and counters. */
+/* Per-edge wire state and counters; set up by the edge's first flit (its
+ * fields are zero until then: kb_fabric_active_edges lists the others). */
 typedef struct kb_wire {
     kb_time avail;      /* when the wire can start sending the next flit */
     int64_t prop_ps;
