@@ -398,14 +398,9 @@ static inline int64_t wire_ser_ps(const kb_fabric *f, const kb_wire *w, uint32_t
     return kb_edge_serialize_ps(kb_topo_edge(f->topo, (uint32_t)(w - f->wires)), bytes);
 }
 
-
-/* Flit idx of t, `bytes` long, ready at `ready` at path position hop,
- * takes the wire to hop + 1: it departs at max(ready, avail), holds the
- * wire for its serialisation and arrives one propagation later. Inline:
- * with the arrival of the flit before it, it is the per-flit work of a
- * passing node. */
 static void wire_arrive(kb_sim *sim, void *arg);
 
+/* A wire's set-up, by its first flit (kb_fabric_new leaves the array zero). */
 static __attribute__((noinline, cold)) void wire_first_flit(kb_fabric *f, kb_wire *w, uint32_t ei)
 {
     const kb_edge *e = kb_topo_edge(f->topo, ei);
@@ -415,6 +410,11 @@ static __attribute__((noinline, cold)) void wire_first_flit(kb_fabric *f, kb_wir
     idlist_add(&f->active_edges, ei);
 }
 
+/* Flit idx of t, `bytes` long, ready at `ready` at path position hop,
+ * takes the wire to hop + 1: it departs at max(ready, avail), holds the
+ * wire for its serialisation and arrives one propagation later. Inline:
+ * with the arrival of the flit before it, it is the per-flit work of a
+ * passing node. */
 static inline __attribute__((always_inline)) void wire_send(kb_fabric *f, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes, kb_time ready)
 {
     uint32_t ei = t->path->edges[hop];
@@ -454,6 +454,16 @@ static inline __attribute__((always_inline)) void wire_send(kb_fabric *f, kb_txn
     kb_sim_at_key(f->sim, depart + ser + w->prop_ps, key, wire_arrive, w);
 }
 
+/* Lends flit idx of t, at path position hop, to flit-aware component c,
+ * and sends it on when c says when it leaves. */
+static inline void lend_flit(kb_fabric *f, kb_comp *c, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
+{
+    kb_flit lent = {.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
+    kb_time ready = c->ops->on_flit(c, &lent);
+    if (ready != KB_FLIT_TAKEN)
+        wire_send(f, t, idx, hop, bytes, ready);
+}
+
 /* Flit idx of t, `bytes` long, reaches path position hop: component c. */
 static inline void flit_arrive(kb_fabric *f, kb_comp *c, kb_txn *t, uint32_t idx, uint32_t hop, uint32_t bytes)
 {
@@ -470,10 +480,7 @@ static inline void flit_arrive(kb_fabric *f, kb_comp *c, kb_txn *t, uint32_t idx
     c->bytes += bytes;
     kb_comp_count(c, c->ops->flit_aware && idx == 0, 1);
     if (c->ops->flit_aware) {
-        kb_flit lent = {.txn = t, .idx = idx, .hop = hop, .bytes = bytes};
-        kb_time ready = c->ops->on_flit(c, &lent);
-        if (ready != KB_FLIT_TAKEN)
-            wire_send(f, t, idx, hop, bytes, ready);
+        lend_flit(f, c, t, idx, hop, bytes);
         return;
     }
     /* Reassembly: flits arrive in order, so the last one completes the train. */
@@ -577,10 +584,7 @@ void kb_fabric_inject(kb_fabric *f, kb_txn *t)
     kb_comp_count(c, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
         kb_comp_count(c, 0, 1);
-        kb_flit lent = {.txn = t, .idx = i, .hop = 0, .bytes = flit_bytes_of(f, t, i)};
-        kb_time ready = c->ops->on_flit(c, &lent);
-        if (ready != KB_FLIT_TAKEN)
-            wire_send(f, t, i, 0, lent.bytes, ready);
+        lend_flit(f, c, t, i, 0, flit_bytes_of(f, t, i));
     }
 }
 
