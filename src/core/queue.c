@@ -13,6 +13,7 @@ void kb_queue_destroy(kb_queue *q)
         free(q->bucket[i].a);
     for (int p = 0; p < KB_QUEUE_PRIOS; p++)
         free(q->ring[p].a);
+    free(q->scratch.a);
     memset(q, 0, sizeof *q);
 }
 
@@ -91,6 +92,76 @@ void kb_queue_push_small_slow(kb_queue *q, kb_time t, uint64_t key, kb_callback 
     q->n++;
 }
 
+/* ---- the radix heap's refill ---- */
+
+/* The end of the run of increasing keys that starts at i. */
+static size_t run_end(const kb_qentry *a, size_t i, size_t n)
+{
+    while (++i < n && a[i - 1].key < a[i].key)
+        ;
+    return i;
+}
+
+/* Merges a[0..na) and b[0..nb), each in key order, into out. */
+static void merge(const kb_qentry *a, size_t na, const kb_qentry *b, size_t nb, kb_qentry *out)
+{
+    size_t i = 0, j = 0;
+    while (i < na && j < nb)
+        *out++ = b[j].key < a[i].key ? b[j++] : a[i++];
+    memcpy(out, a + i, (na - i) * sizeof *a);
+    memcpy(out + (na - i), b + j, (nb - j) * sizeof *b);
+}
+
+/* Puts ring r's entries in key order, at the start of its array. They
+ * come from a bucket as a few increasing runs (entries of one instant
+ * pushed at different times), so a natural merge sort, which merges
+ * neighbouring runs pass by pass, costs a few copies per entry. */
+static void sort_ring(kb_queue *q, kb_qring *r)
+{
+    size_t n = r->n;
+    kb_qvec *s = &q->scratch;
+    if (s->cap < n) {
+        free(s->a);
+        s->cap = r->cap;
+        s->a = kb_xmalloc(s->cap * sizeof *s->a);
+    }
+    for (size_t k = 0; k < n; k++)
+        s->a[k] = r->a[(r->head + k) & (r->cap - 1)];
+    kb_qentry *src = s->a, *dst = r->a;
+    for (;;) {
+        size_t runs = 0;
+        for (size_t i = 0; i < n; runs++) {
+            size_t mid = run_end(src, i, n), end = mid < n ? run_end(src, mid, n) : n;
+            merge(src + i, mid - i, src + mid, end - mid, dst + i);
+            i = end;
+        }
+        kb_qentry *t = src;
+        src = dst;
+        dst = t;
+        if (runs == 1)
+            break;
+    }
+    if (src != r->a)
+        memcpy(r->a, src, n * sizeof *src);
+    r->head = 0;
+}
+
+/* Appends e to its priority's ring (a refill's; kb_queue_ring_slot
+ * keeps key order instead). Returns the ring's bit if e's key is below
+ * the one before it: that ring needs sorting. */
+static unsigned ring_append(kb_queue *q, const kb_qentry *e)
+{
+    unsigned p = (unsigned)(e->key >> KB_QUEUE_SEQ_BITS);
+    kb_qring *r = &q->ring[p];
+    if (r->n == r->cap)
+        kb_queue_ring_grow(r);
+    size_t m = r->cap - 1;
+    unsigned late = r->n && r->a[(r->head + r->n - 1) & m].key > e->key ? 1u << p : 0;
+    r->a[(r->head + r->n++) & m] = *e;
+    q->ring_mask |= 1u << p;
+    return late;
+}
+
 static kb_time bucket_min(const kb_qvec *v)
 {
     kb_time m = KB_TIME_MAX;
@@ -111,8 +182,8 @@ bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
     kb_time m = bucket_min(v);
     if (m >= until)
         return false;
-    /* Every entry of bucket b moves to the rings or a lower bucket, in its
-     * current order, so equal keys keep their FIFO order. */
+    /* Every entry of bucket b moves to a lower bucket, in its current
+     * order, or to the (empty) rings, which are then sorted by key. */
     q->last = m;
     q->bucket_mask &= ~(UINT64_C(1) << b);
     size_t n = v->n;
@@ -129,10 +200,11 @@ bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
     /* `last` and the mask in locals: stores of entries could otherwise
      * alias q's fields and reload them for every entry. */
     uint64_t mask = 0, last = (uint64_t)m;
+    unsigned unsorted = 0; /* rings whose appends went out of key order */
     for (size_t k = 0; k < n; k++) {
         uint64_t diff = (uint64_t)a[k].t ^ last;
         if (diff == 0) {
-            *kb_queue_ring_slot(q, a[k].key) = a[k];
+            unsorted |= ring_append(q, &a[k]);
         } else {
             int i = 64 - __builtin_clzll(diff);
             mask |= UINT64_C(1) << i;
@@ -142,6 +214,8 @@ bool kb_queue_pop_radix(kb_queue *q, kb_time until, kb_qentry *out)
     q->bucket_mask |= mask;
     if (release)
         free(a);
+    for (; unsorted; unsorted &= unsorted - 1)
+        sort_ring(q, &q->ring[__builtin_ctz(unsorted)]);
     return kb_queue_pop_ring(q, until, out);
 }
 

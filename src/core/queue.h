@@ -17,7 +17,9 @@
  * the rings and lower buckets. Rings are kept in key order (an entry
  * pushed late with an early key, kb_sim_at_key, is inserted before the
  * greater keys; otherwise it is an append), so entries with equal time and
- * priority leave in sequence order.
+ * priority leave in sequence order. A redistribution appends and then
+ * sorts the rings it left out of order (queue.c: a bucket can hold several
+ * runs of keys, and inserting each entry would be quadratic in them).
  * Why this structure: docs/decisions.md ("Event queue"). */
 #ifndef KB_CORE_QUEUE_H
 #define KB_CORE_QUEUE_H
@@ -62,6 +64,7 @@ typedef struct kb_queue {
     unsigned ring_mask;     /* bit p set: ring[p] non-empty */
     kb_qvec bucket[KB_QUEUE_BUCKETS];
     kb_qring ring[KB_QUEUE_PRIOS];
+    kb_qvec scratch;        /* room to sort a ring (queue.c) */
     kb_qentry small[KB_QUEUE_SMALL_CAP];
 } kb_queue;
 

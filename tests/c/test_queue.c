@@ -197,6 +197,48 @@ static void test_size_crossing_both_structures_keeps_the_order(void **state)
     kb_queue_destroy(&q);
 }
 
+/* Refills that bring many entries of one instant to the rings with their
+ * keys out of order: keys taken in order and pushed as R interleaved runs
+ * (R = 1 .. all of them, the last a reversal), over three priorities,
+ * several rounds so that each ring's start wanders (its entries wrap
+ * around its end), with entries at other times mixed in. Every removal
+ * matches the sorted reference. */
+static void test_refill_sorts_interleaved_runs_of_keys(void **state)
+{
+    (void)state;
+    enum { K = 600, ROUNDS = 8 };
+    static const int runs[] = {1, 2, 3, 7, 64, K};
+    kb_queue q;
+    kb_queue_init(&q);
+    size_t cap = (size_t)ROUNDS * 6 * (K + K / 4 + 8);
+    ref r = {calloc(cap, sizeof(kb_qentry)), 0, 0};
+    uint64_t rng = 4242, seq = 0;
+    kb_time now = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t v = 0; v < sizeof runs / sizeof *runs; v++) {
+            int R = runs[v];
+            uint64_t base = seq;
+            seq += K;
+            kb_time t = now + 1000;
+            for (int j = 0; j < R; j++) /* run j: keys base + j, base + j + R, ... */
+                for (int k = j; k < K; k += R) {
+                    uint64_t kk = R == K ? base + (uint64_t)(K - 1 - k) : base + (uint64_t)k;
+                    int prio = (int)(next_rand(&rng) % 3);
+                    both_push(&q, &r, (kb_qentry){t, key(prio, kk), NULL, NULL});
+                    if (k % 4 == 0) /* others, before and after the instant */
+                        both_push(&q, &r, (kb_qentry){now + 1 + (kb_time)(next_rand(&rng) % 2000),
+                                                      key(prio, seq++), NULL, NULL});
+                }
+            while (r.head < r.n - K / 8) /* leave a few for the next refill */
+                now = both_pop(&q, &r);
+        }
+    }
+    while (r.head < r.n)
+        both_pop(&q, &r);
+    free(r.a);
+    kb_queue_destroy(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_pop_before_leaves_later_entries_untouched),
         cmocka_unit_test(test_random_workload_matches_sorted_reference),
         cmocka_unit_test(test_size_crossing_both_structures_keeps_the_order),
+        cmocka_unit_test(test_refill_sorts_interleaved_runs_of_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
