@@ -9,9 +9,11 @@
  *
  * Each returns an event that succeeds, when the operation completes, with
  * {kind, nbytes, start_ns, end_ns, latency_ns, path={ids}, hops={...}}.
- * The result table is built at the Lua boundary when the operation
- * completes; until then a small C record (listed on the simulation, so a
- * closed simulation frees it) holds the state. */
+ * A small C record holds the operation's state: listed on the simulation
+ * while in flight (a closed simulation frees it), then owned by the event,
+ * which builds the result table from it when the value is first read
+ * (lsim_deferred). A read that returns its bytes builds it at completion,
+ * while the transaction still holds them. */
 #include "lua/lmachine.h"
 
 #include "comp/entry.h"
@@ -32,9 +34,12 @@
 
 typedef struct lrequest {
     lpending pending;
+    lsim_deferred deferred;
     const kb_msg_kind *kind;
     uint64_t nbytes;
     const kb_path *path;
+    const kb_topo *topo; /* its node ids: alive while the event is (sim -> topology) */
+    kb_time start, end;
     kb_hoplog log;
     bool want_hops;
     bool data_string; /* a read whose bytes go to the result's `data` */
@@ -49,27 +54,21 @@ static void free_request(lrequest *o)
 /* Closing with the request in flight: the fabric drops its transaction. */
 static void close_request(lpending *p) { free_request(KB_CONTAINER_OF(p, lrequest, pending)); }
 
-/* Completion, inside the run (or the submitting call): build the result. */
-static void op_done(kb_txn *t, void *arg)
+/* Pushes the result table of a completed operation; `data` (ndata
+ * bytes), when given, is a read's bytes. */
+static void push_result(lua_State *L, const lrequest *o, const void *data, size_t ndata)
 {
-    lrequest *o = arg;
-    lsim *S = o->pending.S;
-    lua_State *L = lpending_state(&o->pending);
-    const kb_topo *topo = kb_fabric_topo(S->mach->fab);
-    kb_time now = kb_sim_now(S->sim);
-    kb_machine_completed(S->mach->m, o->kind->name, o->nbytes, t->t_start, now);
     luaL_checkstack(L, 8, "operation result");
     lua_createtable(L, 0, 8);
     lbind_set_str(L, "kind", o->kind->name);
     lbind_set_int(L, "nbytes", (lua_Integer)o->nbytes);
-    lbind_set_ns(L, "start_ns", t->t_start);
-    lbind_set_ns(L, "end_ns", now);
-    lbind_set_ns(L, "latency_ns", now - t->t_start);
-    ltopo_push_path(L, topo, o->path);
+    lbind_set_ns(L, "start_ns", o->start);
+    lbind_set_ns(L, "end_ns", o->end);
+    lbind_set_ns(L, "latency_ns", o->end - o->start);
+    ltopo_push_path(L, o->topo, o->path);
     lua_setfield(L, -2, "path");
-    const kb_mem_req *r = kb_mem_req_of(t);
-    if (o->data_string && r->data) {
-        lua_pushlstring(L, kb_data_buffer_bytes(r->data), r->nbytes);
+    if (data) {
+        lua_pushlstring(L, data, ndata);
         lua_setfield(L, -2, "data");
     }
     if (o->want_hops) {
@@ -77,15 +76,37 @@ static void op_done(kb_txn *t, void *arg)
         for (size_t i = 0; i < o->log.n; i++) {
             const kb_hop *h = &o->log.hops[i];
             lua_createtable(L, 0, 3);
-            lbind_set_str(L, "node", kb_topo_node(topo, h->node)->id);
+            lbind_set_str(L, "node", kb_topo_node(o->topo, h->node)->id);
             lbind_set_ns(L, "first_ns", h->first_in);
             lbind_set_ns(L, "last_ns", h->last_in);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, -2, "hops");
     }
-    lpending_succeed(L, &o->pending);
-    free_request(o);
+}
+
+static void push_deferred(lua_State *L, lsim_deferred *d) { push_result(L, KB_CONTAINER_OF(d, lrequest, deferred), NULL, 0); }
+static void free_deferred(lsim_deferred *d) { free_request(KB_CONTAINER_OF(d, lrequest, deferred)); }
+
+/* Completion, inside the run (or the submitting call). */
+static void op_done(kb_txn *t, void *arg)
+{
+    lrequest *o = arg;
+    lsim *S = o->pending.S;
+    lua_State *L = lpending_state(&o->pending);
+    o->topo = kb_fabric_topo(S->mach->fab);
+    o->start = t->t_start;
+    o->end = kb_sim_now(S->sim);
+    kb_machine_completed(S->mach->m, o->kind->name, o->nbytes, o->start, o->end);
+    const kb_mem_req *r = kb_mem_req_of(t);
+    if (o->data_string && r->data) {
+        push_result(L, o, kb_data_buffer_bytes(r->data), r->nbytes);
+        lpending_succeed(L, &o->pending);
+        free_request(o);
+        return;
+    }
+    o->deferred = (lsim_deferred){push_deferred, free_deferred};
+    lpending_succeed_deferred(L, &o->pending, &o->deferred);
 }
 
 static lsim *check_fabric(lua_State *L, const char *call)

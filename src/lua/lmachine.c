@@ -99,6 +99,16 @@ void lpending_succeed(lua_State *L, lpending *p)
     lpending_unlink(L, p);
 }
 
+void lpending_succeed_deferred(lua_State *L, lpending *p, lsim_deferred *d)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    levent *e = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    e->deferred = d;
+    kb_event_succeed(e->ev, KB_ITEM_NONE);
+    lpending_unlink(L, p);
+}
+
 lua_State *lpending_state(const lpending *p) { return p->S->L ? p->S->L : p->S->mach->opL; }
 
 /* Operations still in flight when the simulation closes. */

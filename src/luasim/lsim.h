@@ -58,10 +58,21 @@ enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_UV_FAILURES, LSIM_N
 /* Kinds of awaitable userdata; all start with an levent header. */
 typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
 
+/* A success value built when it is first read (a wait, ev:value(), a
+ * condition over the event): an operation's result, kept as a C record
+ * until Lua asks for it, since the results of a big run mostly never are
+ * (docs/decisions.md, "Operation results are built when read"). */
+typedef struct lsim_deferred lsim_deferred;
+struct lsim_deferred {
+    void (*push)(lua_State *L, lsim_deferred *d); /* pushes the value */
+    void (*free)(lsim_deferred *d);
+};
+
 typedef struct levent {
     kb_event *ev; /* one reference, dropped by __gc / close */
     lsim *S;
     levent_kind kind;
+    lsim_deferred *deferred; /* owned; the value once built is LEV_UV_VALUE */
 } levent;
 
 /* User values of event and process userdata. */
@@ -161,7 +172,7 @@ int lsim_event_value(lua_State *L);
 int lsim_event_triggered(lua_State *L);
 int lsim_event_processed(lua_State *L);
 int lsim_event_ok(lua_State *L);
-void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives */
+void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives, frees a deferred value */
 /* Keeps the reason at reason_idx for ev, which has just failed, so that an
  * unhandled failure (nothing took it when it was processed) can be raised
  * by s:run with it, even if nothing references the event any more. The

@@ -2,8 +2,9 @@
  * methods shared with process objects.
  *
  * Values stay in Lua: an event's success value or failure reason is its
- * LEV_UV_VALUE user value; a condition keeps its children (LEV_UV_EXTRA)
- * and reads their values when it is waited on. */
+ * LEV_UV_VALUE user value (an operation's result is built into it when
+ * first read: lsim_deferred); a condition keeps its children
+ * (LEV_UV_EXTRA) and reads their values when it is waited on. */
 #include "luasim/lsim.h"
 
 #include "core/util.h"
@@ -32,6 +33,10 @@ void lsim_release_event(levent *e)
     if (e->ev && e->S && e->S->sim)
         kb_event_unref(e->ev);
     e->ev = NULL;
+    if (e->deferred) {
+        e->deferred->free(e->deferred);
+        e->deferred = NULL;
+    }
 }
 
 levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent_kind kind)
@@ -40,6 +45,7 @@ levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent
     e->ev = ev;
     e->S = S;
     e->kind = kind;
+    e->deferred = NULL;
     luaL_setmetatable(L, LEVENT_MT);
     lua_pushvalue(L, sim_idx);
     lua_setiuservalue(L, -2, LEV_UV_SIM);
@@ -50,13 +56,19 @@ levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent
 
 /* Pushes the values an awaitable (at idx, processed and successful) yields:
  * all of them, or only the first when `first` is set. Returns the count. */
-static int push_values(lua_State *L, int idx, const levent *e, int first)
+static int push_values(lua_State *L, int idx, levent *e, int first)
 {
     luaL_checkstack(L, 4, "event values");
     idx = lua_absindex(L, idx);
     switch (e->kind) {
     case LEV_PLAIN:
     case LEV_TIMEOUT:
+        if (e->deferred) { /* built on this first read, then kept */
+            e->deferred->push(L, e->deferred);
+            lua_setiuservalue(L, idx, LEV_UV_VALUE);
+            e->deferred->free(e->deferred);
+            e->deferred = NULL;
+        }
         lua_getiuservalue(L, idx, LEV_UV_VALUE);
         return 1;
     case LEV_PROC: {

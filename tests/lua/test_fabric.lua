@@ -160,6 +160,39 @@ function TestFabric:test_transfer_on_a_chain()
   lu.assertAlmostEquals(ev:value().latency_ns, 30, 1e-9)
 end
 
+function TestFabric:test_a_result_built_when_first_read_is_the_same_table_after()
+  -- The result table is built from a C record when its value is first read
+  -- (src/lua/lfabric.c): it must read the same through every way in and
+  -- keep its identity; an unread one goes with its event (ASan checks it).
+  local s = sim.new{ topology = kb.topology.load("chain") }
+  local a = s:transfer{ src = "n0", dst = "n7", nbytes = 512, hops = true }
+  local b = s:transfer{ src = "n0", dst = "n7", nbytes = 256 }
+  local c = s:transfer{ src = "n0", dst = "n3", nbytes = 256 }
+  local both = s:all_of{ a, b }
+  local seen
+  s:spawn(function() seen = c:wait() end)
+  local dropped = s:transfer{ src = "n0", dst = "n7", nbytes = 256 }
+  s:run()
+  lu.assertEquals(seen.path, { "n0", "n1", "n2", "n3" })
+  lu.assertIs(c:value(), seen)
+  local va = both:wait()[1]
+  lu.assertIs(a:value(), va)
+  lu.assertEquals(#va.hops, 8)
+  lu.assertEquals(va.hops[8].node, "n7")
+  local r = b:value() -- its first read
+  lu.assertEquals(r.kind, "Transfer")
+  lu.assertEquals(r.nbytes, 256)
+  lu.assertEquals(#r.path, 8)
+  lu.assertEquals(r.path[8], "n7")
+  lu.assertAlmostEquals(r.latency_ns, r.end_ns - r.start_ns, 1e-9)
+  lu.assertTrue(dropped:ok())
+  dropped = nil -- never read
+  collectgarbage()
+  collectgarbage()
+  s:close()
+  lu.assertErrorMsgContains("is closed", function() return a:value() end)
+end
+
 function TestFabric:test_cli_overrides_reach_the_default_topology()
   local saved = kb.topology.default_overrides
   kb.topology.default_overrides = { "system.sips.count=1" }
