@@ -61,7 +61,7 @@ typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
 /* A success value built when it is first read (a wait, ev:value(), a
  * condition over the event): an operation's result, kept as a C record
  * until Lua asks for it, since the results of a big run mostly never are
- * (docs/decisions.md, "Operation results are built when read"). */
+ * (docs/decisions.md, "Operation results are built when first read"). */
 typedef struct lsim_deferred lsim_deferred;
 struct lsim_deferred {
     void (*push)(lua_State *L, lsim_deferred *d); /* pushes the value */
