@@ -151,15 +151,11 @@ static void sort_ring(kb_queue *q, kb_qring *r)
  * the one before it: that ring needs sorting. */
 static unsigned ring_append(kb_queue *q, const kb_qentry *e)
 {
-    unsigned p = (unsigned)(e->key >> KB_QUEUE_SEQ_BITS);
-    kb_qring *r = &q->ring[p];
-    if (r->n == r->cap)
-        kb_queue_ring_grow(r);
+    kb_qring *r = kb_queue_ring_room(q, e->key);
     size_t m = r->cap - 1;
-    unsigned late = r->n && r->a[(r->head + r->n - 1) & m].key > e->key ? 1u << p : 0;
+    bool late = r->n && r->a[(r->head + r->n - 1) & m].key > e->key;
     r->a[(r->head + r->n++) & m] = *e;
-    q->ring_mask |= 1u << p;
-    return late;
+    return late ? 1u << (e->key >> KB_QUEUE_SEQ_BITS) : 0;
 }
 
 static kb_time bucket_min(const kb_qvec *v)

@@ -87,6 +87,18 @@ static inline void kb_qentry_set(kb_qentry *dst, const kb_qentry *e)
 void kb_queue_ring_grow(kb_qring *r);
 void kb_queue_vec_grow(kb_qvec *v);
 
+/* Radix heap: the ring of an entry at q->last with key `key`, marked
+ * non-empty, with room for one more entry (which the caller places). */
+static inline kb_qring *kb_queue_ring_room(kb_queue *q, uint64_t key)
+{
+    unsigned p = (unsigned)(key >> KB_QUEUE_SEQ_BITS);
+    kb_qring *r = &q->ring[p];
+    if (r->n == r->cap)
+        kb_queue_ring_grow(r);
+    q->ring_mask |= 1u << p;
+    return r;
+}
+
 /* Radix heap: makes room in its ring for an entry at q->last with key
  * `key`, without counting it, and returns the slot to write it to. The
  * entry is appended, or goes before the entries with greater keys: it may
@@ -94,17 +106,13 @@ void kb_queue_vec_grow(kb_qvec *v);
  * (kb_sim_at_key); it still leaves in key order. */
 static inline kb_qentry *kb_queue_ring_slot(kb_queue *q, uint64_t key)
 {
-    unsigned p = (unsigned)(key >> KB_QUEUE_SEQ_BITS);
-    kb_qring *r = &q->ring[p];
-    if (r->n == r->cap)
-        kb_queue_ring_grow(r);
+    kb_qring *r = kb_queue_ring_room(q, key);
     size_t m = r->cap - 1, i = r->n;
     while (i > 0 && r->a[(r->head + i - 1) & m].key > key) {
         r->a[(r->head + i) & m] = r->a[(r->head + i - 1) & m];
         i--;
     }
     r->n++;
-    q->ring_mask |= 1u << p;
     return &r->a[(r->head + i) & m];
 }
 

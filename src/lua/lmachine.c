@@ -91,12 +91,10 @@ void lpending_unlink(lua_State *L, lpending *p)
 void lpending_succeed(lua_State *L, lpending *p)
 {
     lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
-    levent *e = lua_touserdata(L, -1);
     lua_insert(L, -2);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     lua_pop(L, 1);
-    kb_event_succeed(e->ev, KB_ITEM_NONE);
-    lpending_unlink(L, p);
+    lpending_succeed_deferred(L, p, NULL);
 }
 
 void lpending_succeed_deferred(lua_State *L, lpending *p, lsim_deferred *d)

@@ -44,7 +44,8 @@ void lpending_unlink(lua_State *L, lpending *p);
 void lpending_succeed(lua_State *L, lpending *p);
 /* The same with a value built when first read (lsim_deferred): p is
  * unlisted and d, which may live in p's memory, belongs to the event from
- * here on (it frees d once built or with itself). */
+ * here on (it frees d once built or with itself). d NULL: the event's
+ * value is already set. */
 void lpending_succeed_deferred(lua_State *L, lpending *p, lsim_deferred *d);
 /* Where a completion builds its value: the state inside the run, or the
  * one that submitted last (a completion inside the submitting call). */
