@@ -142,7 +142,7 @@ plots: build
 # Benchmarks of the simulator itself (see docs/PERFORMANCE.md).
 perf: build
 	./$(BUILD)/bin/perf_event_queue
-	./$(BUILD)/bin/kernbench benches/perf/lua_processes.lua
+	bash benches/perf/lua_floor.sh ratio ./$(BUILD)/bin/kernbench ./$(BUILD)/bin/lua_floor
 	./$(BUILD)/bin/kernbench benches/perf/chain.lua
 	bash benches/perf/chain_limit.sh ratio ./$(BUILD)/bin/kernbench ./$(BUILD)/bin/chain_limit 1024 4096
 	./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua --out $(BUILD)/pe_dma --verify
