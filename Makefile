@@ -147,6 +147,7 @@ perf: build
 	bash benches/perf/chain_limit.sh ratio ./$(BUILD)/bin/kernbench ./$(BUILD)/bin/chain_limit 1024 4096
 	./$(BUILD)/bin/kernbench benches/perf/pe_dma.lua --out $(BUILD)/pe_dma --verify
 	./$(BUILD)/bin/kernbench -q benches/perf/tl_calls.lua
+	./$(BUILD)/bin/handle_pool
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/ipcq_ring.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/allreduce_6sip.lua
