@@ -19,11 +19,8 @@ fi
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 
-field() { # field NAME LINE
-  local v
-  v=$(grep -o "$1=[^ ]*" <<<"$2" | head -1)
-  echo "${v#*=}"
-}
+# shellcheck source=benches/perf/fields.sh
+source "$here/fields.sh"
 
 # run F "kernbench --set options" "chain_limit options": prints both lines,
 # compares; sets KB_WALL and LIM_WALL.

@@ -20,11 +20,8 @@ fi
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 
-field() { # field NAME LINE
-  local v
-  v=$(grep -o "$1=[^ ]*" <<<"$2" | head -1)
-  echo "${v#*=}"
-}
+# shellcheck source=benches/perf/fields.sh
+source "$here/fields.sh"
 
 # run PAIRS SLEEPERS ROUNDS: prints both lines, compares the resume counts;
 # sets KB_RATE and FLOOR_RATE.

@@ -25,11 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-field() { # field NAME LINE
-  local v
-  v=$(grep -o " $1=[^ ]*" <<<"$2" | head -1)
-  echo "${v#*=}"
-}
+# shellcheck source=benches/perf/fields.sh
+source "$here/fields.sh"
 
 failed=0
 # bench SCRIPT N EXTRA...: the result line, or "" (and why, on stderr); a
