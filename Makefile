@@ -12,11 +12,12 @@ V          ?= 0
 
 # Debian packages the build, the tests and the REPL need.
 DEB_PACKAGES := gcc libc6-dev make cmake pkg-config liblua5.4-dev libyaml-dev \
-                libcmocka-dev lua-unit libedit-dev libopenblas-serial-dev libmicrohttpd-dev \
+                libcmocka-dev lua-unit libedit-dev libmicrohttpd-dev \
                 graphviz
 # Only `make test` needs these: the browser test of `kernbench web`
-# (tests/cli/web_cases.sh) drives headless Chromium.
-TEST_DEB_PACKAGES := chromium
+# (tests/cli/web_cases.sh) drives headless Chromium; the arithmetic
+# engine's check (tests/c/engine_flags.sh) builds it with clang as well.
+TEST_DEB_PACKAGES := chromium clang
 # Only `make fuzz` needs these: clang and its libFuzzer runtime.
 FUZZ_DEB_PACKAGES := clang libclang-rt-dev
 FUZZ_HARNESSES := topo addr tl_torch

@@ -10,18 +10,33 @@
  * kb_mop (engine.c); every caller, flat arrays or strided host tensors,
  * goes through it.
  *
- * Matrix products go through CBLAS (OpenBLAS, single-threaded): sgemm
- * accumulates in f32 (what the MAC array does, and torch's f32 matmul on a
- * CPU), dgemm in double (integer operands, exact below 2^53, and host f16 /
- * bf16 matmul, whose products are exact in double). Reference:
- * docs/decisions.md, "One arithmetic engine". */
+ * Matrix products are the engine's own (gemm.c): each output accumulates
+ * along k in order from +0, products rounded then added (no fused
+ * multiply-add), in f32 (what the MAC array does) or in double (integer
+ * operands, and host f16 / bf16 matmul, whose products are exact in
+ * double). No library picks the order, so every machine gets the same
+ * bits. References: docs/decisions.md, "One arithmetic engine" and "The
+ * device's arithmetic". */
 #ifndef KB_TENSOR_ENGINE_H
 #define KB_TENSOR_ENGINE_H
 
 #include "mem/dtype.h"
 
+#include <float.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Options that let the compiler reorder, fuse or widen floating-point
+ * operations would make the engine's results depend on the build. The
+ * build turns contraction off (-ffp-contract=off, CMakeLists.txt); these
+ * refuse the rest. */
+#if defined(__FAST_MATH__) || defined(__ASSOCIATIVE_MATH__) || defined(__RECIPROCAL_MATH__) ||                    \
+    defined(__NO_SIGNED_ZEROS__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
+#error "the arithmetic engine needs IEEE floating point: build without -ffast-math and its parts (docs/decisions.md, \"The device's arithmetic\")"
+#endif
+#if FLT_EVAL_METHOD != 0
+#error "the arithmetic engine needs float and double evaluated in their own precision (FLT_EVAL_METHOD 0: SSE2, not x87)"
+#endif
 
 /* The math operations (tl.* math functions and operators, epilogues, host
  * tensor math). */
@@ -113,12 +128,13 @@ double kb_compute_softmax_sum(double sum, const double *x, int64_t stride, int64
 void kb_compute_softmax_apply(const double *x, int64_t stride, int64_t n, double max, double sum, double *y,
                               int64_t ystride);
 
-/* ---- matrix products (row-major, contiguous; m, k, n >= 0 and < 2^31) ---- */
+/* ---- matrix products (row-major, contiguous; m, k, n >= 0) ---- */
 
-/* c[m x n] = a[m x k] * b[k x n], f32 accumulation (sgemm); k = 0 gives
- * zeros (empty sums). */
+/* c[m x n] = a[m x k] * b[k x n]: c[i][j] = (...((+0 + a[i][0] b[0][j]) +
+ * a[i][1] b[1][j]) + ...) + a[i][k-1] b[k-1][j] in f32, each product and
+ * each sum rounded to nearest even; k = 0 gives +0 (empty sums). */
 void kb_compute_matmul_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n);
-/* The same in double (dgemm). */
+/* The same in double. */
 void kb_compute_matmul_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n);
 
 /* ---- typed element runs (the dtype conversions every loop goes through) ---- */

@@ -1,14 +1,15 @@
 /* matmul of host tensors (tensor.h) with torch's rules, one GEMM per batch
- * matrix through engine.h: f32 operands straight through sgemm; the other
- * dtypes widened to double for dgemm (the products of f16, bf16 and
- * integers below 2^26 are exact there), rounded once when stored. */
+ * matrix through engine.h: f32 operands straight through the f32 product
+ * (f32 accumulation in k order, as the device's); the other dtypes widened
+ * to double for the double product (the products of f16, bf16 and integers
+ * below 2^26 are exact there), rounded once when stored. */
 #include "tensor/tensor_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows of a per dgemm call: the widened row block and its results stay
+/* Rows of a per double product: the widened row block and its results stay
  * within about 8 MiB of scratch (all rows at once for most shapes). */
 #define SCRATCH_DOUBLES (INT64_C(1) << 20)
 
@@ -61,8 +62,6 @@ bool kb_tensor_matmul_shape(const kb_tensor *a, const kb_tensor *b, kb_tensor *o
     if (!batch_ok)
         return kb_tensor_fail(err, "matmul: the batch dimensions of shapes %s and %s cannot be broadcast together",
                               s1, s2);
-    if (p.m > INT32_MAX || p.k > INT32_MAX || p.n > INT32_MAX)
-        return kb_tensor_fail(err, "matmul: shapes %s and %s have a size above 2^31 - 1 (the BLAS limit)", s1, s2);
     int nd = p.nbat;
     int64_t shape[MAXD];
     memcpy(shape, p.bshape, (size_t)nd * sizeof *shape);
@@ -73,7 +72,7 @@ bool kb_tensor_matmul_shape(const kb_tensor *a, const kb_tensor *b, kb_tensor *o
     return kb_tensor_init(out, a->dtype, nd, shape, err);
 }
 
-/* One batch matrix through dgemm: b's matrix widened once per distinct
+/* One batch matrix through the double product: b's matrix widened once per distinct
  * matrix (*loaded tracks it), a's rows in blocks of `rows`. */
 static void batch_f64(const kb_tensor *a, const kb_tensor *b, const kb_tensor *out, const mm_plan *p, int64_t bi,
                       int64_t offa, int64_t offb, int64_t *loaded, double *bd, double *ad, double *cd, int64_t rows)

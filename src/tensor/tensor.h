@@ -161,9 +161,9 @@ void kb_tensor_softmax(const kb_tensor *t, int dim, const kb_tensor *out);
 
 /* torch's rules: 1-D operands become a row (a) or a column (b) and that
  * dimension is dropped; leading (batch) dimensions broadcast; both dtypes
- * equal, which the result has. f32: sgemm (f32 accumulation); f16, bf16,
- * integers and bool: dgemm (double accumulation), rounded once to the
- * dtype. */
+ * equal, which the result has. f32: f32 accumulation along k in order
+ * (engine.h, as the device's GEMM); f16, bf16, integers and bool: double
+ * accumulation along k in order, rounded once to the dtype. */
 bool kb_tensor_matmul_shape(const kb_tensor *a, const kb_tensor *b, kb_tensor *out, char **err);
 /* False only when the scratch cannot be allocated. */
 bool kb_tensor_matmul(const kb_tensor *a, const kb_tensor *b, const kb_tensor *out, char **err);

@@ -1,6 +1,7 @@
 /* Data-mode arithmetic and tensor views (src/tensor/engine.h, src/mem/view.h):
- * strided and broadcast reads, transposed views, matmul through CBLAS with
- * f32 accumulation, element-wise ops, reductions and softmax along an axis. */
+ * strided and broadcast reads, transposed views, matmul (f32 accumulation
+ * along k in order, no fused multiply-add), element-wise ops, reductions
+ * and softmax along an axis. */
 #include "tensor/engine.h"
 #include "mem/memstore.h"
 #include "mem/view.h"
@@ -70,13 +71,68 @@ static void test_matmul_accumulates_in_f32(void **state)
     kb_compute_matmul_f32(a, b, c, 2, 3, 2);
     float want[4] = {58, 64, 139, 154};
     assert_memory_equal(c, want, sizeof c);
-    /* f32 accumulation: 1 + 2^-24 * 2 is lost one term at a time in f32 */
-    float x[3] = {1.0f, 5.9604645e-08f, 5.9604645e-08f}, ones[3] = {1, 1, 1}, r;
+    /* f32 accumulation in order: 1 + 2^-24 rounds to 1 (a tie, to even),
+     * twice; the other order would give 1 + 2^-23 */
+    float x[3] = {1.0f, 0x1p-24f, 0x1p-24f}, ones[3] = {1, 1, 1}, r;
     kb_compute_matmul_f32(x, ones, &r, 1, 3, 1);
-    assert_true(r == 1.0f || r == 1.0000001f);
+    assert_true(r == 1.0f);
+    float rev[3] = {0x1p-24f, 0x1p-24f, 1.0f};
+    kb_compute_matmul_f32(rev, ones, &r, 1, 3, 1);
+    assert_true(r == 1.0f + 0x1p-23f);
+    /* no fused multiply-add: (1 + 2^-12)^2 rounds to 1 + 2^-11 before
+     * -(1 + 2^-11) is added, giving 0; fused, 2^-24 would remain */
+    float u[2] = {1.0f + 0x1p-12f, 1.0f}, v[2] = {1.0f + 0x1p-12f, -(1.0f + 0x1p-11f)};
+    kb_compute_matmul_f32(u, v, &r, 1, 2, 1);
+    assert_true(r == 0.0f);
     double da[2] = {3, 4}, db[2] = {5, 6}, dc;
     kb_compute_matmul_f64(da, db, &dc, 1, 2, 1);
     assert_true(dc == 39.0);
+}
+
+/* Every shape around the engine's 4 x 8 (f32) and 4 x 4 (f64) tiles, the
+ * full tiles and the edges, against plain loops in the documented order,
+ * bit for bit, on operands spread over 40 binades (where the order and
+ * fusing show); and k = 0 gives +0. */
+static void test_matmul_tiles_and_edges_follow_the_order_along_k(void **state)
+{
+    (void)state;
+    enum { MAXM = 10, MAXN = 19, K = 37 };
+    float a[MAXM * K], b[K * MAXN], c[MAXM * MAXN];
+    double da[MAXM * K], db[K * MAXN], dc[MAXM * MAXN];
+    uint64_t s = 12345;
+    for (int i = 0; i < MAXM * K || i < K * MAXN; i++) {
+        for (int t = 0; t < 2; t++) {
+            s = s * 6364136223846793005u + 1442695040888963407u;
+            float v = ldexpf(1.0f + (float)(s >> 41) * 0x1p-23f, (int)((s >> 20) % 40) - 20) * ((s >> 19) & 1 ? -1 : 1);
+            if (t == 0 && i < MAXM * K)
+                da[i] = a[i] = v;
+            if (t == 1 && i < K * MAXN)
+                db[i] = b[i] = v;
+        }
+    }
+    for (int m = 0; m <= MAXM; m++)
+        for (int n = 0; n <= MAXN; n++)
+            for (int ki = 0; ki < 5; ki++) {
+                int kk = (int[]){0, 1, 2, 3, K}[ki];
+                memset(c, 0xff, sizeof c);
+                memset(dc, 0xff, sizeof dc);
+                kb_compute_matmul_f32(a, b, c, m, kk, n);
+                kb_compute_matmul_f64(da, db, dc, m, kk, n);
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        float acc = 0.0f;
+                        double dacc = 0.0;
+                        for (int p = 0; p < kk; p++) {
+                            float prod = a[i * kk + p] * b[p * n + j];
+                            double dprod = da[i * kk + p] * db[p * n + j];
+                            acc += prod;
+                            dacc += dprod;
+                        }
+                        if (memcmp(&acc, &c[i * n + j], sizeof acc) != 0 || memcmp(&dacc, &dc[i * n + j], sizeof dacc))
+                            fail_msg("%d x %d x %d: [%d, %d] is %a / %a, the loop gives %a / %a", m, kk, n, i, j,
+                                     (double)c[i * n + j], dc[i * n + j], (double)acc, dacc);
+                    }
+            }
 }
 
 static void test_elementwise_ops(void **state)
@@ -133,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_views_read_row_major_transposed_and_broadcast),
         cmocka_unit_test(test_broadcast_shapes_follow_numpy),
         cmocka_unit_test(test_matmul_accumulates_in_f32),
+        cmocka_unit_test(test_matmul_tiles_and_edges_follow_the_order_along_k),
         cmocka_unit_test(test_elementwise_ops),
         cmocka_unit_test(test_axis_ops_reduce_and_softmax),
         cmocka_unit_test(test_op_table),

@@ -218,7 +218,7 @@ library_path_override)
   KERNBENCH_PATH="$tmp/none" run -e 'print(1)'; expect_status 1
   expect_err "KERNBENCH_PATH=$tmp/none does not contain kernbench/init.lua" ;;
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
-  | results_match_golden_digests | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
+  | results_match_golden_digests | golden_* | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
   | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
   | ccl_* | web_* | draw_* | sweep_* | scaling_*)
   "$case_name" ;;

@@ -3,7 +3,7 @@
 # (sourced by tests/cli/cli_test.sh; uses its helpers). A failure names the
 # outputs that changed and keeps them for diffing.
 
-golden_cases=(results_match_golden_digests)
+golden_cases=(results_match_golden_digests golden_results_same_on_any_cpu)
 
 results_match_golden_digests() {
   mkdir -p "$tmp/golden"
@@ -15,4 +15,31 @@ results_match_golden_digests() {
     fail "simulated results changed (outputs kept in $kept; tests/golden/golden.sh --update rewrites the digests):
 $(diff tests/golden/digests.txt "$tmp/digests")"
   fi
+}
+
+# What the golden runs write does not depend on the CPU that runs them
+# (docs/decisions.md, "The device's arithmetic"). kernbench links no BLAS
+# (its matrix products are the engine's own), so the kernel OpenBLAS would
+# pick for a core type cannot reach an output: the runs under each
+# OPENBLAS_CORETYPE this CPU can execute give the committed digests. The C
+# library's transcendental functions have variants for CPUs with and
+# without FMA and AVX2; with glibc's tunable choosing those of an older CPU
+# the digests are the same too.
+golden_results_same_on_any_cpu() {
+  local libs flags e
+  libs=$(ldd "$KB") || fail "ldd $KB failed"
+  ! grep -Eiq 'blas|lapack' <<<"$libs" || fail "kernbench links a BLAS library: $(grep -Ei 'blas|lapack' <<<"$libs")"
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  local envs=(OPENBLAS_CORETYPE=Prescott)
+  grep -qw avx2 <<<"$flags" && grep -qw fma <<<"$flags" && envs+=(OPENBLAS_CORETYPE=Haswell)
+  grep -qw avx512f <<<"$flags" && envs+=(OPENBLAS_CORETYPE=SkylakeX)
+  envs+=(GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA,-AVX,-AVX512F)
+  for e in "${envs[@]}"; do
+    rm -rf "$tmp/golden"; mkdir -p "$tmp/golden"
+    env "$e" bash tests/golden/golden.sh "$KB" "$tmp/golden" >"$tmp/digests" 2>"$tmp/err" \
+      || fail "a golden run under $e failed: $(cat "$tmp/err")"
+    cmp -s "$tmp/digests" tests/golden/digests.txt \
+      || fail "under $e the golden results differ:
+$(diff tests/golden/digests.txt "$tmp/digests")"
+  done
 }

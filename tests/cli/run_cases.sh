@@ -54,6 +54,21 @@ as_user() {
   if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
   else "$@"; fi
 }
+# stage_for_user: kernbench, its library and the endless bench copied to
+# $tmp/stage, readable by anyone (sets $staged_kb and $staged_endless): the
+# user as_user runs as may not be able to enter the checkout, a clone
+# under a 0700 directory for one.
+stage_for_user() {
+  local s=$tmp/stage
+  mkdir -p "$s/bin" "$s/share"
+  cp "$KB" "$s/bin/kernbench"
+  cp -RL "$(dirname "$KB")/../share/kernbench" "$s/share/kernbench"
+  cp "$endless" "$s/endless_bench.lua"
+  chmod 755 "$tmp"; chmod -R a+rX "$s"
+  staged_kb=$s/bin/kernbench staged_endless=$s/endless_bench.lua
+  as_user test -x "$staged_kb" -a -r "$staged_endless" \
+    || fail "the staged copy in $s cannot be read by the user as_user runs as (is \$TMPDIR inside a private directory?)"
+}
 
 runs_kill9_leaves_no_output() {
   mkdir -p "$tmp/o"
@@ -225,17 +240,17 @@ runs_output_paths_checked_before_running() {
 }
 
 runs_unwritable_outputs_fail_before_running() {
-  chmod 755 "$tmp"
+  stage_for_user
   mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"
   : >"$tmp/readonly.json"; chmod 444 "$tmp/readonly.json"
-  as_user "$KB" -q -t small_1cube_1pe --trace "$tmp/ro/t.json" $endless </dev/null >"$tmp/out" 2>"$tmp/err"
+  as_user "$staged_kb" -q -t small_1cube_1pe --trace "$tmp/ro/t.json" "$staged_endless" </dev/null >"$tmp/out" 2>"$tmp/err"
   status=$?; expect_status 2; expect_empty out
   expect_err "--trace $tmp/ro/t.json: cannot create a file in $tmp/ro: Permission denied"
-  as_user "$KB" -q -t small_1cube_1pe --stats-json "$tmp/readonly.json" $endless </dev/null >"$tmp/out" 2>"$tmp/err"
+  as_user "$staged_kb" -q -t small_1cube_1pe --stats-json "$tmp/readonly.json" "$staged_endless" </dev/null >"$tmp/out" 2>"$tmp/err"
   status=$?; expect_status 2; expect_empty out
   expect_err "--stats-json $tmp/readonly.json: cannot write the file: Permission denied"
   # a bench's result file: kb.open_output at its start
-  ENDLESS_RESULT="$tmp/ro/result.csv" as_user "$KB" -q -t small_1cube_1pe $endless </dev/null >"$tmp/out" 2>"$tmp/err"
+  ENDLESS_RESULT="$tmp/ro/result.csv" as_user "$staged_kb" -q -t small_1cube_1pe "$staged_endless" </dev/null >"$tmp/out" 2>"$tmp/err"
   status=$?; expect_status 1; expect_empty out
   expect_err "kb.open_output: $tmp/ro/result.csv: cannot create a file in $tmp/ro: Permission denied"
 }

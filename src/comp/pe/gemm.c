@@ -2,8 +2,8 @@
  * formula is a pure function of the product's shape; a latency model may
  * replace it ({op = "gemm", m, k, n, dtype_bytes}). A tl.dot is one stage on
  * the accel slot, a slice ("gemm" with m, k, n) and a `gemm` op-log record;
- * with data, its result is computed (CBLAS, f32 accumulation for floats)
- * when the command ends. */
+ * with data, its result is computed (engine.h: f32 accumulation along k in
+ * order for floats, double for integers) when the command ends. */
 #include "comp/pe/engines.h"
 
 #include "core/util.h"
