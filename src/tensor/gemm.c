@@ -10,10 +10,12 @@
  * The loops vectorise across output columns, never along k: a tile of
  * TILE_ROWS rows and two vectors of columns keeps its accumulators in
  * registers while p runs from 0 to k - 1, each lane one output element
- * doing exactly the sequence above. GCC's and clang's vector types lower
- * to whatever SIMD the target has (SSE2 on any x86-64). */
+ * doing exactly the sequence above; columns left over run one vector, then
+ * one column at a time. GCC's and clang's vector types lower to whatever
+ * SIMD the target has (SSE2 on any x86-64). */
 #include "tensor/engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__clang__)
@@ -22,12 +24,13 @@
 
 enum { TILE_ROWS = 4, VEC_BYTES = 16 };
 
-/* GEMM_TYPE(T, SUF): the product for element type T. A full tile is
- * TILE_ROWS x (2 vectors) outputs; the edges (fewer rows or columns) run
- * the same order one row at a time. */
+/* GEMM_TYPE(T, SUF): the product for element type T. Rows go by tiles of
+ * TILE_ROWS (fewer at the bottom edge, one row at a time there); columns by
+ * two vectors, then one, then single columns. Every kernel runs each
+ * output element through the same order. */
 #define GEMM_TYPE(T, SUF)                                                                                     \
     typedef T vec_##SUF __attribute__((vector_size(VEC_BYTES)));                                              \
-    enum { LANES_##SUF = VEC_BYTES / sizeof(T), TILE_COLS_##SUF = 2 * LANES_##SUF };                           \
+    enum { LANES_##SUF = VEC_BYTES / sizeof(T), PANEL_##SUF = 2 * LANES_##SUF };                              \
                                                                                                               \
     static inline vec_##SUF load_##SUF(const T *p)                                                           \
     {                                                                                                         \
@@ -36,18 +39,18 @@ enum { TILE_ROWS = 4, VEC_BYTES = 16 };
         return v;                                                                                             \
     }                                                                                                         \
                                                                                                               \
-    static void tile_##SUF(const T *restrict a, const T *restrict b, T *restrict c, int64_t k, int64_t n)     \
+    /* TILE_ROWS rows x two vectors; b's rows ldb apart. A scalar times a                                     \
+     * vector multiplies every lane. */                                                                       \
+    static void tile2_##SUF(const T *restrict a, const T *restrict b, int64_t ldb, T *restrict c, int64_t k, \
+                            int64_t n)                                                                        \
     {                                                                                                         \
         vec_##SUF acc[TILE_ROWS][2];                                                                          \
         for (int i = 0; i < TILE_ROWS; i++)                                                                   \
             acc[i][0] = acc[i][1] = (vec_##SUF){0};                                                           \
         for (int64_t p = 0; p < k; p++) {                                                                     \
-            vec_##SUF b0 = load_##SUF(b + p * n), b1 = load_##SUF(b + p * n + LANES_##SUF);                   \
+            vec_##SUF b0 = load_##SUF(b + p * ldb), b1 = load_##SUF(b + p * ldb + LANES_##SUF);               \
             for (int i = 0; i < TILE_ROWS; i++) {                                                             \
-                vec_##SUF ai = {0};                                                                           \
-                for (int l = 0; l < LANES_##SUF; l++)                                                         \
-                    ai[l] = a[i * k + p];                                                                     \
-                vec_##SUF prod0 = ai * b0, prod1 = ai * b1;                                                   \
+                vec_##SUF prod0 = a[i * k + p] * b0, prod1 = a[i * k + p] * b1;                               \
                 acc[i][0] += prod0;                                                                           \
                 acc[i][1] += prod1;                                                                           \
             }                                                                                                 \
@@ -58,35 +61,90 @@ enum { TILE_ROWS = 4, VEC_BYTES = 16 };
         }                                                                                                     \
     }                                                                                                         \
                                                                                                               \
-    static void edge_##SUF(const T *a, const T *b, T *c, int64_t k, int64_t n, int64_t rows, int64_t cols)    \
+    /* TILE_ROWS rows x one vector. */                                                                        \
+    static void tile1_##SUF(const T *restrict a, const T *restrict b, T *restrict c, int64_t k, int64_t n)    \
+    {                                                                                                         \
+        vec_##SUF acc[TILE_ROWS];                                                                             \
+        for (int i = 0; i < TILE_ROWS; i++)                                                                   \
+            acc[i] = (vec_##SUF){0};                                                                          \
+        for (int64_t p = 0; p < k; p++) {                                                                     \
+            vec_##SUF b0 = load_##SUF(b + p * n);                                                             \
+            for (int i = 0; i < TILE_ROWS; i++) {                                                             \
+                vec_##SUF prod = a[i * k + p] * b0;                                                           \
+                acc[i] += prod;                                                                               \
+            }                                                                                                 \
+        }                                                                                                     \
+        for (int i = 0; i < TILE_ROWS; i++)                                                                   \
+            memcpy(c + i * n, &acc[i], sizeof acc[i]);                                                        \
+    }                                                                                                         \
+                                                                                                              \
+    /* TILE_ROWS rows x `cols` single columns: the rows' sums are                                             \
+     * independent chains, so they overlap. */                                                               \
+    static void columns_##SUF(const T *a, const T *b, T *c, int64_t k, int64_t n, int64_t cols)               \
+    {                                                                                                         \
+        for (int64_t j = 0; j < cols; j++) {                                                                  \
+            T acc[TILE_ROWS] = {0};                                                                           \
+            for (int64_t p = 0; p < k; p++)                                                                   \
+                for (int i = 0; i < TILE_ROWS; i++) {                                                         \
+                    T prod = a[i * k + p] * b[p * n + j];                                                     \
+                    acc[i] += prod;                                                                           \
+                }                                                                                             \
+            for (int i = 0; i < TILE_ROWS; i++)                                                               \
+                c[i * n + j] = acc[i];                                                                        \
+        }                                                                                                     \
+    }                                                                                                         \
+                                                                                                              \
+    /* Fewer than TILE_ROWS rows, one at a time, up to PANEL columns. */                                      \
+    static void rows_##SUF(const T *a, const T *b, T *c, int64_t k, int64_t n, int64_t rows, int64_t cols)    \
     {                                                                                                         \
         for (int64_t i = 0; i < rows; i++) {                                                                  \
-            T acc[TILE_COLS_##SUF] = {0};                                                                     \
-            for (int64_t p = 0; p < k; p++) {                                                                 \
-                T aip = a[i * k + p];                                                                         \
+            T acc[PANEL_##SUF] = {0};                                                                         \
+            for (int64_t p = 0; p < k; p++)                                                                   \
                 for (int64_t j = 0; j < cols; j++) {                                                          \
-                    T prod = aip * b[p * n + j];                                                              \
+                    T prod = a[i * k + p] * b[p * n + j];                                                     \
                     acc[j] += prod;                                                                           \
                 }                                                                                             \
-            }                                                                                                 \
             memcpy(c + i * n, acc, (size_t)cols * sizeof *acc);                                               \
         }                                                                                                     \
     }                                                                                                         \
                                                                                                               \
-    /* Column panels outside, row tiles inside: b's panel (k x TILE_COLS)                                     \
-     * stays in cache while every row tile of a passes it. */                                                 \
+    /* A full tile's TILE_ROWS rows of a column panel of `cols` columns. */                                   \
+    static void panel_rows_##SUF(const T *a, const T *b, const T *packed, T *c, int64_t k, int64_t n,         \
+                                 int64_t cols)                                                                \
+    {                                                                                                         \
+        if (cols == PANEL_##SUF) {                                                                            \
+            tile2_##SUF(a, packed ? packed : b, packed ? PANEL_##SUF : n, c, k, n);                           \
+            return;                                                                                           \
+        }                                                                                                     \
+        int64_t j = 0;                                                                                        \
+        if (cols >= LANES_##SUF) {                                                                            \
+            tile1_##SUF(a, b, c, k, n);                                                                       \
+            j = LANES_##SUF;                                                                                  \
+        }                                                                                                     \
+        columns_##SUF(a, b + j, c + j, k, n, cols - j);                                                       \
+    }                                                                                                         \
+                                                                                                              \
+    /* Column panels outside, row tiles inside: b's panel (k x PANEL) stays                                   \
+     * in cache while every row tile of a passes it. A full panel is first                                    \
+     * copied to consecutive rows when the buffer can be had (rows n apart                                    \
+     * fall into the same cache sets); without it the same values are read                                    \
+     * where they are. */                                                                                     \
     static void gemm_##SUF(const T *a, const T *b, T *c, int64_t m, int64_t k, int64_t n)                     \
     {                                                                                                         \
-        for (int64_t j0 = 0; j0 < n; j0 += TILE_COLS_##SUF) {                                                 \
-            int64_t cols = n - j0 < TILE_COLS_##SUF ? n - j0 : TILE_COLS_##SUF;                               \
+        T *packed = m > TILE_ROWS && n > PANEL_##SUF ? malloc((size_t)k * sizeof(T[PANEL_##SUF]) + 1) : NULL; \
+        for (int64_t j0 = 0; j0 < n; j0 += PANEL_##SUF) {                                                     \
+            int64_t cols = n - j0 < PANEL_##SUF ? n - j0 : PANEL_##SUF;                                       \
+            bool pack = packed && cols == PANEL_##SUF;                                                        \
+            for (int64_t p = 0; pack && p < k; p++)                                                           \
+                memcpy(packed + p * PANEL_##SUF, b + p * n + j0, sizeof(T[PANEL_##SUF]));                     \
             for (int64_t i0 = 0; i0 < m; i0 += TILE_ROWS) {                                                   \
-                int64_t rows = m - i0 < TILE_ROWS ? m - i0 : TILE_ROWS;                                       \
-                if (rows == TILE_ROWS && cols == TILE_COLS_##SUF)                                             \
-                    tile_##SUF(a + i0 * k, b + j0, c + i0 * n + j0, k, n);                                    \
+                if (m - i0 >= TILE_ROWS)                                                                      \
+                    panel_rows_##SUF(a + i0 * k, b + j0, pack ? packed : NULL, c + i0 * n + j0, k, n, cols);  \
                 else                                                                                          \
-                    edge_##SUF(a + i0 * k, b + j0, c + i0 * n + j0, k, n, rows, cols);                        \
+                    rows_##SUF(a + i0 * k, b + j0, c + i0 * n + j0, k, n, m - i0, cols);                      \
             }                                                                                                 \
         }                                                                                                     \
+        free(packed);                                                                                         \
     }
 
 GEMM_TYPE(float, f32)
