@@ -2,7 +2,7 @@
  * values. PE_MATH and PE_GEMM results (src/comp), the PE pipeline's
  * epilogues and host tensor math (tensor.h) all go through these functions.
  * Pure functions over arrays: no simulation, no memory store, no Lua, no
- * allocation (except the GEMM library's own buffers).
+ * allocation (except a GEMM's copy of b's column panel, gemm.c).
  *
  * Element-wise math, reductions and softmax compute in double; callers
  * round once when they store a result in its dtype (kb_compute_store_run or
