@@ -54,20 +54,17 @@ as_user() {
   if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
   else "$@"; fi
 }
-# stage_for_user: kernbench, its library and the endless bench copied to
-# $tmp/stage, readable by anyone (sets $staged_kb and $staged_endless): the
-# user as_user runs as may not be able to enter the checkout, a clone
-# under a 0700 directory for one.
+# stage_for_user: kernbench installed under $tmp/prefix (install_prefix,
+# tests/cli/install_cases.sh) and the endless bench beside it, readable by
+# anyone (sets $staged_kb and $staged_endless): the user as_user runs as may
+# not be able to enter the checkout, a clone under a 0700 directory for one.
 stage_for_user() {
-  local s=$tmp/stage
-  mkdir -p "$s/bin" "$s/share"
-  cp "$KB" "$s/bin/kernbench"
-  cp -RL "$(dirname "$KB")/../share/kernbench" "$s/share/kernbench"
-  cp "$endless" "$s/endless_bench.lua"
-  chmod 755 "$tmp"; chmod -R a+rX "$s"
-  staged_kb=$s/bin/kernbench staged_endless=$s/endless_bench.lua
+  install_prefix
+  cp "$endless" "$tmp/prefix/endless_bench.lua"
+  chmod 755 "$tmp"; chmod -R a+rX "$tmp/prefix"
+  staged_kb=$tmp/prefix/bin/kernbench staged_endless=$tmp/prefix/endless_bench.lua
   as_user test -x "$staged_kb" -a -r "$staged_endless" \
-    || fail "the staged copy in $s cannot be read by the user as_user runs as (is \$TMPDIR inside a private directory?)"
+    || fail "the copy in $tmp/prefix cannot be read by the user as_user runs as (is \$TMPDIR inside a private directory?)"
 }
 
 runs_kill9_leaves_no_output() {
