@@ -1150,6 +1150,8 @@ function M.parse(args)
       o.topology = value(a)
     elseif a == "--set" then
       cli_opts.add_set(o.sets, value(a))
+    elseif a == "--profile" then
+      cli_opts.add_profile(o.sets, value(a))
     else
       cli_opts.reject(a, args[i])
     end

@@ -190,6 +190,8 @@ function M.parse(args)
       opts.topology = arg_of(a)
     elseif a == "--set" then
       cli_opts.add_set(opts.sets, arg_of(a))
+    elseif a == "--profile" then
+      cli_opts.add_profile(opts.sets, arg_of(a))
     else
       cli_opts.reject(a, args[i])
     end

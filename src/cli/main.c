@@ -71,6 +71,10 @@ static const char USAGE[] =
     "                 file, or the name of a shipped one (default: default)\n"
     "  --set KEY=VALUE   override one topology field, e.g.\n"
     "                 --set cube.links.router_link_bw_gbs=128 (repeatable)\n"
+    "  --profile NAME  lay a profile over the topology: 'original' (the\n"
+    "                 original system's mechanisms and parameters) or\n"
+    "                 'default'; the same as --set profile=NAME\n"
+    "                 (docs/fidelity.md)\n"
     "  --ccl FILE     the collectives' configuration (ccl.yaml) to use instead of\n"
     "                 the one beside the bench, in the working directory or\n"
     "                 shipped (docs/ccl.md)\n"
@@ -145,6 +149,7 @@ typedef struct options {
     int nrequires;
     const char *topology;
     const char **sets; /* --set assignments, in order */
+    const char *profile; /* --profile NAME */
     int nsets;
     const char **params; /* --param assignments, in order */
     int nparams;
@@ -422,7 +427,12 @@ static int parse(int argc, char **argv, options *o)
             o->topology = argv[++i];
         } else if (strncmp(a, "--topology=", 11) == 0)
             o->topology = a + 11;
-        else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
+        else if (strcmp(a, "--profile") == 0 || strncmp(a, "--profile=", 10) == 0) {
+            const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || !*v || strchr(v, '='))
+                return usage_error("option '%s' needs a profile name (default, original) or file", "--profile");
+            o->profile = v;
+        } else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
             const char *kv = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
             if (!kv || !strchr(kv, '='))
                 return usage_error("option '%s' needs KEY.PATH=VALUE", "--set");
@@ -624,8 +634,8 @@ static int set_topology_defaults(lua_State *L, const options *o)
     if (!lua_istable(L, -1)) {
         /* A replaced Lua library without kb.topology: fine unless the user asked for one. */
         lua_pop(L, 2);
-        if (o->topology || o->nsets > 0) {
-            fprintf(stderr, "kernbench: --topology/--set given but this Lua library has no "
+        if (o->topology || o->nsets > 0 || o->profile) {
+            fprintf(stderr, "kernbench: --topology/--set/--profile given but this Lua library has no "
                             "kb.topology module\n");
             return LUA_ERRRUN;
         }
@@ -635,10 +645,15 @@ static int set_topology_defaults(lua_State *L, const options *o)
         lua_pushstring(L, o->topology);
         lua_setfield(L, -2, "default_path");
     }
-    lua_createtable(L, o->nsets, 0);
+    lua_createtable(L, o->nsets + 1, 0);
+    int k = 0;
+    if (o->profile) { /* an override like any (src/topo/topo.c applies it before the others) */
+        lua_pushfstring(L, "profile=%s", o->profile);
+        lua_rawseti(L, -2, ++k);
+    }
     for (int i = 0; i < o->nsets; i++) {
         lua_pushstring(L, o->sets[i]);
-        lua_rawseti(L, -2, i + 1);
+        lua_rawseti(L, -2, ++k);
     }
     lua_setfield(L, -2, "default_overrides");
     lua_pop(L, 1);

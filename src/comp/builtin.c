@@ -59,8 +59,16 @@ static const kb_attr_def pe_dma_attrs[] = {
  * poll interval and the credit's size. */
 static const kb_attr_def pe_ipcq_attrs[] = {
     OVERHEAD(0.0),
+    {"window_kb", KB_ATTR_NUMBER, 256.0, 1, (double)(KB_PA_PE_IPCQ_MAX_BYTES >> 10), true, false, "KiB",
+     "the PE's IPCQ window, where tcm rings are reserved: the address map's 256 KiB budget, at most its "
+     "32 MiB address slot (the original's rings were outside the physical map: docs/fidelity.md)"},
     ATTR_NS("poll_interval_ns", 4.0, "backpressure poll: one check of the cached peer pointer on PE_CPU"),
     ATTR_NS("tcm_slot_overhead_ns", 0.0, "tcm ring: fixed time per slot write or read (bytes at PE_TCM's port)"),
+    {"tcm_slot_ports", KB_ATTR_BOOL, 1, 0, 1, false, false, NULL,
+     "tcm ring: slot writes and reads go through PE_TCM's write and read ports, contending with loads, "
+     "stores and fetches (false: the original's tier of its own, tcm_slot_bw_gbs, no port; docs/fidelity.md)"},
+    {"tcm_slot_bw_gbs", KB_ATTR_NUMBER, 512.0, 0.001, INFINITY, false, false, "GB/s",
+     "tcm ring: slot write/read bandwidth when tcm_slot_ports is false"},
     ATTR_NS("sram_slot_overhead_ns", 2.0, "sram ring: fixed time per slot write or read"),
     {"sram_slot_bw_gbs", KB_ATTR_NUMBER, 512.0, 0.001, INFINITY, false, false, "GB/s",
      "sram ring: slot write/read bandwidth (plus the PE-to-SRAM hop)"},
@@ -68,6 +76,14 @@ static const kb_attr_def pe_ipcq_attrs[] = {
     {"hbm_slot_bw_gbs", KB_ATTR_NUMBER, 256.0, 0.001, INFINITY, false, false, "GB/s",
      "hbm ring: slot write/read bandwidth (plus the PE-to-HBM hop)"},
     {"credit_bytes", KB_ATTR_INT, 16, 0, 4096, false, false, "bytes", "size of the credit a recv returns"},
+    {"slot_fits_payload", KB_ATTR_BOOL, 0, 0, 1, false, false, NULL,
+     "false: a collective's payload larger than a slot goes in slot-sized chunks, streamed through the "
+     "phases; true (the original): a slot holds the whole payload, the wiring is reinstalled with slots of the "
+     "payload's size when needed, and each cube sends one message (docs/fidelity.md)"},
+    {"credit_fast_path", KB_ATTR_BOOL, 0, 0, 1, false, false, NULL,
+     "false: the credit is a message over the fabric from the receiver's comm channel; true (the original's "
+     "fast path, ccl-ipcq-parallel.md §1.9): it reaches the sender after credit_bytes at its route's narrowest "
+     "link, without using the fabric (docs/fidelity.md)"},
 };
 /* PE clock and engine shapes: the spec gives none (execution-pe-tl.md §2.9);
  * the defaults and where they come from are in docs/pe-model.md. */
@@ -109,6 +125,10 @@ static const kb_attr_def pe_math_attrs[] = {
 };
 static const kb_attr_def pe_fetch_store_attrs[] = {
     ATTR_NS("overhead_ns", 0.0, "time to start one TCM <-> register file move"),
+    {"stages_simple_commands", KB_ATTR_BOOL, 1, 0, 1, false, false, NULL,
+     "a simple tl.dot or math command fetches its operands from TCM and writes its result back through "
+     "PE_FETCH_STORE (false: the original's one engine sub-command on the register file, "
+     "execution-pe-tl.md §2.2; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each of the fetch and store queues holds"),
     {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, 1 << 20, true, false, "KiB",
      "register file the pipeline's operands and accumulators share; a fetch stalls when it is full"},

@@ -31,6 +31,7 @@ _Static_assert(KB_PA_SIPS == 1 << (SIP_HI - SIP_LO + 1), "KB_PA_SIPS fills sip_i
 typedef struct sub_unit_info {
     const char *name;
     uint64_t budget;
+    uint64_t limit; /* what decoding accepts, when a topology may size the unit beyond its budget (0: the budget) */
 } sub_unit_info;
 
 typedef struct sub_table {
@@ -40,17 +41,17 @@ typedef struct sub_table {
 } sub_table;
 
 static const sub_unit_info pe_units[KB_PE_SU_COUNT] = {
-    {"PE_CPU_DTCM", 8 * KiB},      {"MATH_ENGINE_DTCM", 8 * KiB}, {"IPCQ", 256 * KiB},
-    {"PE_CPU_SFR", 16 * KiB},      {"MATH_ENGINE_SFR", 16 * KiB}, {"DMA_ENGINE_SFR", 192 * KiB},
-    {"PE_TCM", 2 * MiB},
+    {"PE_CPU_DTCM", 8 * KiB, 0},      {"MATH_ENGINE_DTCM", 8 * KiB, 0}, {"IPCQ", 256 * KiB, KB_PA_PE_IPCQ_MAX_BYTES},
+    {"PE_CPU_SFR", 16 * KiB, 0},      {"MATH_ENGINE_SFR", 16 * KiB, 0}, {"DMA_ENGINE_SFR", 192 * KiB, 0},
+    {"PE_TCM", 2 * MiB, 0},
 };
 static const sub_unit_info mcpu_units[KB_MCPU_SU_COUNT] = {
-    {"MCPU_ITCM", 512 * KiB}, {"MCPU_DTCM", 512 * KiB},   {"IPCQ", 256 * KiB},
-    {"MCPU_SFR", 8 * KiB},    {"MCPU_DMA_SFR", 16 * KiB}, {"MCPU_SRAM", 10 * MiB},
+    {"MCPU_ITCM", 512 * KiB, 0}, {"MCPU_DTCM", 512 * KiB, 0},   {"IPCQ", 256 * KiB, 0},
+    {"MCPU_SFR", 8 * KiB, 0},    {"MCPU_DMA_SFR", 16 * KiB, 0}, {"MCPU_SRAM", 10 * MiB, 0},
 };
 static const sub_unit_info iocpu_units[KB_IOCPU_SU_COUNT] = {
-    {"IOCPU_ITCM", 512 * KiB}, {"IOCPU_DTCM", 512 * KiB}, {"IPCQ", 2 * MiB},
-    {"IOCPU_SFR", 8 * KiB},    {"IO_DMA_SFR", 16 * KiB},  {"IO_SRAM", 64 * MiB},
+    {"IOCPU_ITCM", 512 * KiB, 0}, {"IOCPU_DTCM", 512 * KiB, 0}, {"IPCQ", 2 * MiB, 0},
+    {"IOCPU_SFR", 8 * KiB, 0},    {"IO_DMA_SFR", 16 * KiB, 0},  {"IO_SRAM", 64 * MiB, 0},
 };
 
 static const sub_table pe_table = {pe_units, KB_PE_SU_COUNT, 16};
@@ -148,7 +149,8 @@ static bool check_sub(const char *ctx, const char *su_arg, const char *off_arg, 
         return fail(err, errlen, "%s%s %u is out of range (0..%u)", ctx, su_arg, su, t->slots - 1);
     if (su >= t->count)
         return fail(err, errlen, "%s%s %u is reserved (%u..%u)", ctx, su_arg, su, t->count, t->slots - 1);
-    if (off >= t->units[su].budget) {
+    uint64_t limit = t->units[su].limit ? t->units[su].limit : t->units[su].budget;
+    if (off >= limit) {
         char sz[32];
         return fail(err, errlen, "%s%s 0x%llx exceeds the %s budget of %s", ctx, off_arg, (unsigned long long)off,
                     t->units[su].name, size_str(t->units[su].budget, sz));

@@ -155,6 +155,11 @@ int kb_pa_format(kb_pa pa, char *buf, size_t n);
  * find: index of an ASCII case-insensitive name match, -1 if none. */
 const char *kb_addr_pe_sub_unit_name(unsigned sub_unit);
 uint64_t kb_addr_pe_sub_unit_budget(unsigned sub_unit);
+/* A PE's IPCQ window is 256 KiB (its budget) unless the topology sizes it
+ * (pe_ipcq.attrs.window_kb) up to its whole 32 MiB address slot: decoding
+ * accepts offsets up to this, resolving against a topology (kb_resolve_pa)
+ * up to that PE's window. */
+#define KB_PA_PE_IPCQ_MAX_BYTES (UINT64_C(32) << 20)
 int kb_addr_pe_sub_unit_find(const char *name);
 const char *kb_addr_mcpu_sub_unit_name(unsigned sub_unit);
 uint64_t kb_addr_mcpu_sub_unit_budget(unsigned sub_unit);

@@ -13,7 +13,7 @@ typedef struct kb_cfgrec {
 } kb_cfgrec;
 
 struct kb_topo {
-    char *name, *path;
+    char *name, *profile, *path;
     kb_cfgrec *cfg;
     size_t ncfg, cap_cfg;
     kb_strmap cfg_index; /* path -> index into cfg */

@@ -160,7 +160,7 @@ void kb_build_system(kb_builder *b, kb_ynode *root)
     kb_rd_sips(b, system, p);
     kb_comp_spec *sw = kb_rd_component(b, system, "switch", "switch", "builtin.switch");
     kb_ynode *slinks = kb_rd_map(b, system, "links");
-    kb_link_cfg pcie = kb_rd_link(b, slinks, "io_ep_to_switch", 64.0, 100.0);
+    kb_link_cfg pcie = kb_rd_link_unpaced_ok(b, slinks, "io_ep_to_switch", 64.0, 100.0);
 
     kb_ynode *sip = kb_rd_map(b, root, "sip");
     kb_ynode *mesh = kb_rd_map(b, sip, "cube_mesh");

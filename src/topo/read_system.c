@@ -51,11 +51,17 @@ kb_link_cfg kb_rd_link(kb_builder *b, kb_ynode *map, const char *prefix, double 
     return read_link(b, map, prefix, bw, mm, false);
 }
 
-/* A UCIe connection <-> port edge may be unpaced (bandwidth 0: the port's
- * internal bridge, as the original modelled it; docs/fidelity.md). */
+/* A link the original left unpaced may have bandwidth 0 (no serialisation):
+ * a UCIe connection <-> port bridge, the switch <-> PCIe endpoint link
+ * (docs/fidelity.md). */
+kb_link_cfg kb_rd_link_unpaced_ok(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm)
+{
+    return read_link(b, map, prefix, bw, mm, true);
+}
+
 static kb_link_cfg read_conn_port(kb_builder *b, kb_ynode *map, const char *prefix, kb_link_cfg dflt)
 {
-    return read_link(b, map, prefix, dflt.bw, dflt.mm, true);
+    return kb_rd_link_unpaced_ok(b, map, prefix, dflt.bw, dflt.mm);
 }
 
 /* A component a section may configure: its key, the node kind it serves,

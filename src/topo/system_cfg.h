@@ -59,6 +59,8 @@ typedef struct kb_io_cfg {
 
 /* Reads <prefix>_bw_gbs (> 0) and <prefix>_mm (>= 0). */
 kb_link_cfg kb_rd_link(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm);
+/* Same, where bandwidth 0 (unpaced, no serialisation) is allowed. */
+kb_link_cfg kb_rd_link_unpaced_ok(kb_builder *b, kb_ynode *map, const char *prefix, double bw, double mm);
 /* system.sips: count, topology and grid into p. */
 void kb_rd_sips(kb_builder *b, kb_ynode *system, kb_topo_params *p);
 /* The `cube:` section: its layout and HBM figures also go into p. */

@@ -2,6 +2,7 @@
  * graph's construction (nodes, edges, the id index) and its queries. The
  * builders read the file through read.c. */
 #include "topo/build_internal.h"
+#include "topo/profile.h"
 
 #include "core/util.h"
 #include "topo/route.h"
@@ -126,14 +127,32 @@ static void finalize(kb_builder *b)
     kb_places_build(t);
 }
 
-static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *overrides, size_t nov,
-                         const kb_registry *reg, char **err)
+static bool sets_profile(const char *assignment) { return strncmp(assignment, "profile=", 8) == 0; }
+
+/* Applies the overrides to the document: a profile chosen by an override
+ * (`--profile`) first, then the profile's overlay, then the rest, so that a
+ * --set wins over the profile it is laid on. */
+static bool apply_overrides(kb_ydoc *doc, const char *path, const char *shipped, const char *const *overrides,
+                            size_t nov, char **err)
 {
     for (size_t i = 0; i < nov; i++)
-        if (!kb_ydoc_set(doc, overrides[i], err)) {
-            kb_ydoc_free(doc);
-            return NULL;
-        }
+        if (sets_profile(overrides[i]) && !kb_ydoc_set(doc, overrides[i], err))
+            return false;
+    if (!kb_topo_apply_profile(doc, path, shipped, err))
+        return false;
+    for (size_t i = 0; i < nov; i++)
+        if (!sets_profile(overrides[i]) && !kb_ydoc_set(doc, overrides[i], err))
+            return false;
+    return true;
+}
+
+static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *shipped, const char *const *overrides,
+                         size_t nov, const kb_registry *reg, char **err)
+{
+    if (!apply_overrides(doc, path, shipped, overrides, nov, err)) {
+        kb_ydoc_free(doc);
+        return NULL;
+    }
     kb_topo *t = kb_xcalloc(1, sizeof *t);
     t->path = kb_xstrdup(path);
     t->overrides = kb_xcalloc(nov ? nov : 1, sizeof *t->overrides);
@@ -158,6 +177,8 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *const *over
             t->name = kb_xstrdup(name);
         }
         kb_rd_string(&b, root, "description", NULL);
+        const char *profile = kb_rd_string(&b, root, "profile", "default");
+        t->profile = kb_xstrdup(profile ? profile : "default");
         bool graph = kb_ymap_get(root, "graph") != NULL;
         if (graph && (kb_ymap_get(root, "sip") || kb_ymap_get(root, "cube")))
             b.err = kb_yerr(root, "a topology has either a `graph:` section or `sip:`/`cube:` "
@@ -297,7 +318,7 @@ kb_topo *kb_topo_load_from(const char *path, const char *shipped, const char *co
     kb_ydoc *doc = read_with_base(path, shipped, chain, 0, err);
     if (!doc)
         return NULL;
-    return load_doc(doc, path, overrides, noverrides, reg, err);
+    return load_doc(doc, path, shipped, overrides, noverrides, reg, err);
 }
 
 kb_topo *kb_topo_load_string(const char *yaml, const char *name, const char *const *overrides,
@@ -306,7 +327,7 @@ kb_topo *kb_topo_load_string(const char *yaml, const char *name, const char *con
     kb_ydoc *doc = kb_ydoc_load_string(yaml, name, err);
     if (!doc)
         return NULL;
-    return load_doc(doc, name, overrides, noverrides, reg, err);
+    return load_doc(doc, name, NULL, overrides, noverrides, reg, err);
 }
 
 void kb_topo_free(kb_topo *t)
@@ -332,6 +353,7 @@ void kb_topo_free(kb_topo *t)
     free(t->specs);
     free(t->sip_topology);
     free(t->name);
+    free(t->profile);
     free(t->path);
     free(t);
 }
@@ -339,6 +361,7 @@ void kb_topo_free(kb_topo *t)
 /* ---- queries ---- */
 
 const char *kb_topo_name(const kb_topo *t) { return t->name; }
+const char *kb_topo_profile(const kb_topo *t) { return t->profile; }
 const char *kb_topo_path(const kb_topo *t) { return t->path; }
 const kb_topo_params *kb_topo_params_of(const kb_topo *t) { return &t->p; }
 size_t kb_topo_node_count(const kb_topo *t) { return t->nnodes; }

@@ -112,6 +112,8 @@ kb_topo *kb_topo_load_string(const char *yaml, const char *name, const char *con
 void kb_topo_free(kb_topo *t);
 
 const char *kb_topo_name(const kb_topo *t);
+/* The profile laid over it (`profile:`, docs/fidelity.md): "default" when none. */
+const char *kb_topo_profile(const kb_topo *t);
 const char *kb_topo_path(const kb_topo *t);
 const kb_topo_params *kb_topo_params_of(const kb_topo *t);
 size_t kb_topo_node_count(const kb_topo *t);

@@ -79,6 +79,12 @@ bool kb_ydoc_set(kb_ydoc *doc, const char *assignment, char **err);
  * anything else in `over` replaces what base had. `over` is consumed;
  * values keep the file positions they were written at. */
 void kb_ydoc_merge(kb_ydoc *base, kb_ydoc *over);
+/* Lays the map `over`, a node of the document `owner`, over doc wherever
+ * doc has those keys (src/topo/ydoc_overlay.c): maps merge key by key,
+ * anything else replaces, a key `*` reaches every element of a list (and
+ * nothing when the list is absent). The copies keep owner's file
+ * positions. False with *err set when a `*` meets something not a list. */
+bool kb_ydoc_overlay(kb_ydoc *doc, const kb_ynode *over, const kb_ydoc *owner, char **err);
 /* Removes a top-level key, returning its value's text (newly allocated) if
  * it was a scalar, or NULL. */
 char *kb_ydoc_take_scalar(kb_ydoc *doc, const char *key, kb_ymark *mark);

@@ -13,6 +13,7 @@
 -- algorithm on the calling rank's SIP and waits for it (inside spawn the
 -- scheduler drains once every rank has launched).
 local config = require "kernbench.ccl.config"
+local dtypes = require "kernbench.ccl.dtypes"
 local lrab = require "kernbench.ccl.algorithms.lrab_hierarchical_allreduce"
 local lrab_coll = require "kernbench.ccl.lrab_collectives"
 local run = require "kernbench.ccl.run"
@@ -142,11 +143,12 @@ function M.attach(torch, ctx)
       error(("torch.distributed.all_reduce: called outside torch.multiprocessing.spawn with %d ranks: the other "
         .. "ranks would never join; run one rank per SIP with spawn"):format(group.world), 2)
     end
-    local _, _, sip = run.check_tensor(torch, tensor, "torch.distributed.all_reduce")
+    local n_elem, _, sip = run.check_tensor(torch, tensor, "torch.distributed.all_reduce")
     if sip ~= (rank or 0) then
       error(("torch.distributed.all_reduce: rank %d's tensor is on SIP %d: place it with "
         .. "torch.ahbm.set_device(rank) first"):format(rank or 0, sip), 2)
     end
+    run.fit_slots(torch, group.wiring, group.algo, n_elem * dtypes.SIZE[dtypes.CODE[tensor.dtype]])
     local h = run.launch_rank(torch, group.wiring, group.name, group.algo, tensor, { op = op, root = group.root },
       "torch.distributed.all_reduce")
     torch.wait(h)
@@ -187,10 +189,11 @@ function M.attach(torch, ctx)
       error(("torch.distributed.%s: called outside torch.multiprocessing.spawn with %d ranks: the other ranks "
         .. "would never join; run one rank per SIP with spawn"):format(call, group.world), 3)
     end
-    local _, cubes, sip = run.check_tensor(torch, tensor, "torch.distributed." .. call)
+    local n_elem, cubes, sip = run.check_tensor(torch, tensor, "torch.distributed." .. call)
     if sip ~= (rank or 0) then
       error(("torch.distributed.%s: rank %d's tensor is on SIP %d"):format(call, rank or 0, sip), 3)
     end
+    run.fit_slots(torch, group.wiring, group.algo, n_elem * dtypes.SIZE[dtypes.CODE[tensor.dtype]])
     return cubes, sip
   end
 

@@ -15,7 +15,6 @@ local DEFAULTS = { buffer_kind = "tcm", n_slots = 4, slot_size = 4096, backpress
 local KNOWN = { topology = 1, pes = 1, buffer_kind = 1, n_slots = 1, slot_size = 1, backpressure = 1, w = 1, h = 1,
                 grid = 1, sip = 1 }
 local KINDS = { tcm = true, sram = true, hbm = true }
-local IPCQ_WINDOW = 256 * 1024 -- PE_LOCAL sub-unit IPCQ (src/mem/addr.c)
 
 local function fail(fmt, ...) error("torch.install_ipcq: " .. fmt:format(...), 3) end
 
@@ -118,11 +117,14 @@ function M.attach(torch, ctx)
   local function reserve(kind, pe, bytes)
     local where = ("sip%d.cube%d.pe%d"):format(pe.sip, pe.cube, pe.pe)
     if kind == "tcm" then
-      local a = keyed(windows, where, function() return ac.new(0, IPCQ_WINDOW, 16) end)
+      -- the PE_LOCAL sub-unit IPCQ: 256 KiB unless the topology sizes it (pe_ipcq.attrs.window_kb)
+      local q = ctx.topo:node_at { kind = "pe_ipcq", sip = pe.sip, cube = pe.cube, pe = pe.pe }
+      local window = math.floor(ctx.topo:node(q).attrs.window_kb * 1024)
+      local a = keyed(windows, where, function() return ac.new(0, window, 16) end)
       local off, err = a:alloc(bytes, 16)
       if not off then
         fail("%s: its IPCQ window (%d KiB) cannot hold another ring of %d bytes (%s): fewer directions, "
-          .. "smaller n_slots x slot_size, or buffer_kind = \"sram\" / \"hbm\"", where, IPCQ_WINDOW // 1024, bytes, err)
+          .. "smaller n_slots x slot_size, or buffer_kind = \"sram\" / \"hbm\"", where, window // 1024, bytes, err)
       end
       return kb.addr.pe_local(pe.sip, pe.cube, pe.pe, "IPCQ", off), function() a:free(off) end
     elseif kind == "sram" then

@@ -43,6 +43,23 @@ function M.install(torch, opts, algo)
   return { plan = plan, sip_w = sw, sip_h = sh, topology = P.sip_topology }
 end
 
+--- The original's rings (pe_ipcq.attrs.slot_fits_payload, docs/fidelity.md):
+-- a slot holds a collective's whole payload, so each cube sends one message
+-- and nothing is chunked. A payload of `bytes` larger than w's slots
+-- reinstalls the wiring with slots of its size (rounded up to 16 bytes)
+-- first, as the original's sweeps bumped slot_size; w.plan is the new plan.
+-- Call it before any rank launches (a reinstall under a running collective
+-- is refused by torch.install_ipcq).
+function M.fit_slots(torch, w, algo, bytes)
+  local q = torch.topology:node_at { kind = "pe_ipcq", sip = 0, cube = 0, pe = 0 }
+  if not (q and torch.topology:node(q).attrs.slot_fits_payload) then return end
+  local need = (bytes + 15) // 16 * 16
+  if need <= w.plan.slot_size then return end
+  local p = w.plan
+  w.plan = M.install(torch, { buffer_kind = p.buffer_kind, n_slots = p.n_slots, slot_size = need,
+                              backpressure = p.backpressure }, algo).plan
+end
+
 --- The shape a tensor must have for the collectives: [cubes, n_elem], row c
 -- on cube c's PE 0 of one SIP, or any tensor wholly on cube 0's PE 0 (one
 -- row of all its elements). Returns n_elem, the cubes used and the SIP.

@@ -155,8 +155,12 @@ static void run(kb_pe_op *op)
             return after(op, end);
         }
         case S_FETCH:
+            if (!p->stage_simple) /* the original's register-only sub-command */
+                break;
             return after(op, kb_pe_fetch_store(p, 0, now, operand_bytes(op), true));
         case S_WRITEBACK:
+            if (!p->stage_simple)
+                break;
             return after(op, kb_pe_fetch_store(p, 1, now, kb_tview_nbytes(&op->out), true));
         case S_COMPUTE:
             return after(op, op->kind == KB_PE_GEMM ? kb_pe_gemm_stage(op, now) : kb_pe_math_stage(op, now));

@@ -88,6 +88,8 @@ typedef struct kb_ipcq {
     kb_time poll_ps, tier_ps[3];
     double tier_bw[3];
     uint64_t credit_bytes;
+    bool credit_fast; /* credit_fast_path: credit_bytes at the route's narrowest link, off the fabric */
+    bool tcm_slot_ports;    /* tcm slots go through PE_TCM's ports (else a tier of their own) */
 } kb_ipcq;
 
 /* ---- messages ---- */
@@ -167,9 +169,12 @@ static void ipcq_init(kb_comp *c)
     s->tier_ps[KB_IPCQ_TCM] = ns_ps(kb_spec_attr(sp, "tcm_slot_overhead_ns"));
     s->tier_ps[KB_IPCQ_SRAM] = ns_ps(kb_spec_attr(sp, "sram_slot_overhead_ns"));
     s->tier_ps[KB_IPCQ_HBM] = ns_ps(kb_spec_attr(sp, "hbm_slot_overhead_ns"));
+    s->tier_bw[KB_IPCQ_TCM] = kb_spec_attr(sp, "tcm_slot_bw_gbs");
+    s->tcm_slot_ports = kb_spec_attr(sp, "tcm_slot_ports") != 0;
     s->tier_bw[KB_IPCQ_SRAM] = kb_spec_attr(sp, "sram_slot_bw_gbs");
     s->tier_bw[KB_IPCQ_HBM] = kb_spec_attr(sp, "hbm_slot_bw_gbs");
     s->credit_bytes = (uint64_t)kb_spec_attr(sp, "credit_bytes");
+    s->credit_fast = kb_spec_attr(sp, "credit_fast_path") != 0;
     s->rep.report = report;
     c->state = s;
 }
@@ -572,16 +577,19 @@ static void slot_visible(kb_sim *sim, void *arg)
 }
 
 /* Time to write or read n bytes of a slot: tcm through PE_TCM's port (the
- * IPCQ window is TCM), sram and hbm at their tier's bandwidth plus the hop
- * between the PE and the bank (the path's narrowest link, closed form). */
+ * IPCQ window is TCM; with tcm_slot_ports false, the original's tier of its
+ * own), sram and hbm at their tier's bandwidth plus the hop between the PE
+ * and the bank (the path's narrowest link, closed form). */
 static kb_time slot_io(kb_ipcq *s, qp *q, int write, kb_time now, uint64_t n)
 {
     kb_pe *p = s->pe;
     kb_ipcq_kind k = s->plan->kind;
     kb_time start;
-    if (k == KB_IPCQ_TCM)
+    if (k == KB_IPCQ_TCM && s->tcm_slot_ports)
         return kb_pe_tcm(p, write, now + s->tier_ps[k], n, true, &start);
     kb_time t = now + s->tier_ps[k] + kb_bw_ps(n, s->tier_bw[k]);
+    if (k == KB_IPCQ_TCM)
+        return t; /* the ring is the PE's own: no hop */
     char *err = NULL;
     const kb_topo *topo = kb_fabric_topo(s->c->fab);
     const kb_path *path = write ? kb_route_pe(topo, p->dma, q->bank, &err) : kb_route(topo, KB_VIEW_DATA, q->bank, p->dma, &err);
@@ -714,6 +722,16 @@ static void credit_delivered(kb_txn *t, void *arg)
     kb_pe_op_continue(op, now);
 }
 
+/* A credit on the original's fast path (pe_ipcq.credit_fast_path): it
+ * lands at the sender's PE_DMA after credit_bytes at its route's narrowest
+ * link, without entering the fabric (docs/fidelity.md). */
+static void credit_fast_lands(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_txn *t = arg;
+    kb_ipcq_on_credit(kb_fabric_comp(t->fab, t->path->nodes[t->path->n - 1]), t);
+}
+
 static kb_ipcq_step credit(kb_ipcq *s, kb_pe_op *op, kb_time now)
 {
     if (!op->credit)
@@ -725,7 +743,11 @@ static kb_ipcq_step credit(kb_ipcq *s, kb_pe_op *op, kb_time now)
     t->done = credit_delivered;
     t->done_arg = op;
     op->t_wait = now;
-    kb_pe_dma_comm(f, s->pe->dma, t, now);
+    if (s->credit_fast)
+        kb_sim_after(sim_of(s), kb_path_drain_ps(kb_fabric_topo(f), q->path, s->credit_bytes), 0, credit_fast_lands,
+                     t);
+    else
+        kb_pe_dma_comm(f, s->pe->dma, t, now);
     return KB_IPCQ_WAIT;
 }
 

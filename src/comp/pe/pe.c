@@ -65,6 +65,7 @@ static void pe_init(kb_comp *c)
     p->tcm_bw[0] = attr(t, p->tcm, "read_bw_gbs");
     p->tcm_bw[1] = attr(t, p->tcm, "write_bw_gbs");
     p->dma_tcm = attr(t, p->dma, "tcm_ports") != 0;
+    p->stage_simple = attr(t, p->fetch_store, "stages_simple_commands") != 0;
     p->gemm_m = (kb_gemm_model){attr(t, p->gemm, "clock_ghz"), (int64_t)attr(t, p->gemm, "mac_rows"),
                                 (int64_t)attr(t, p->gemm, "mac_cols"), (int64_t)attr(t, p->gemm, "mac_depth"),
                                 attr(t, p->gemm, "f32_slowdown"), attr_ps(t, p->gemm, "overhead_ns")};

@@ -184,6 +184,7 @@ typedef struct kb_pe {
     kb_time dispatch_ps; /* dispatch_cycles on PE_CPU plus its overhead */
     double tcm_bw[2];
     bool dma_tcm; /* PE_DMA transfers charge the TCM ports (pe_dma.tcm_ports) */
+    bool stage_simple; /* simple dot/math commands fetch and write back (pe_fetch_store.stages_simple_commands) */
     kb_gemm_model gemm_m;
     kb_math_model math_m;
     /* PE_MMU: the HBM slice last resolved (mmu.c): PAs [xl_lo, xl_hi) are
