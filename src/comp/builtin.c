@@ -39,7 +39,13 @@ static const kb_attr_def hbm_ctrl_attrs[] = {
      "fraction of peak HBM bandwidth achieved (scales the router edge and the channels)"},
     OVERHEAD(0.0),
 };
-#define QUEUE_DEPTH(doc) {"queue_depth", KB_ATTR_INT, 2, 1, 1 << 16, false, false, "tiles", doc}
+/* 0: unbounded, as the original's ports (ADR-0033 D3; docs/pe-model.md). */
+#define QUEUE_DEPTH(doc) {"queue_depth", KB_ATTR_INT, 2, 0, 1 << 16, false, false, "tiles", doc "; 0: unbounded"}
+/* One pipeline worker for both directions of a part (docs/pe-model.md). */
+#define SERIAL_WORKER(what)                                                                                         \
+    {"serial_worker", KB_ATTR_BOOL, 0, 0, 1, false, false, NULL,                                                   \
+     "tile tokens of " what " are served by one worker in arrival order (false: one lane per direction; true: the " \
+     "original's one pipeline worker per component, needs queue_depth 0; docs/pe-model.md)"}
 static const kb_attr_def pe_dma_attrs[] = {
     ATTR_NS("overhead_ns", 2.0, "DMA setup time, paid before the first flit leaves"),
     {"rd_engines", KB_ATTR_INT, 1, 1, 64, false, false, NULL, "read transfers in flight"},
@@ -51,6 +57,7 @@ static const kb_attr_def pe_dma_attrs[] = {
      "a DMA read lands through PE_TCM's write port and a DMA write leaves through its read port (false: only "
      "PE_FETCH_STORE charges the TCM ports, as the original; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each DMA channel's input queue holds (pipeline backpressure)"),
+    SERIAL_WORKER("DMA_READ and DMA_WRITE stages"),
     {"vc_chunk_size", KB_ATTR_INT, 256, 16, 1 << 30, false, false, "bytes",
      "the comm channel reads an IPCQ message from TCM this many bytes at a time and starts sending "
      "after the first chunk (docs/ipcq.md)"},
@@ -130,8 +137,10 @@ static const kb_attr_def pe_fetch_store_attrs[] = {
      "PE_FETCH_STORE (false: the original's one engine sub-command on the register file, "
      "execution-pe-tl.md §2.2; docs/fidelity.md)"},
     QUEUE_DEPTH("tile tokens each of the fetch and store queues holds"),
-    {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, 1 << 20, true, false, "KiB",
-     "register file the pipeline's operands and accumulators share; a fetch stalls when it is full"},
+    SERIAL_WORKER("FETCH and STORE stages"),
+    {"register_file_kb", KB_ATTR_NUMBER, 64.0, 0, 1 << 20, false, false, "KiB",
+     "register file the pipeline's operands and accumulators share; a fetch stalls when it is full (0: no "
+     "capacity model, as the original)"},
 };
 static const kb_attr_def pe_tcm_attrs[] = {
     OVERHEAD(0.0),

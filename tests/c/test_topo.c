@@ -790,7 +790,7 @@ static const bad_case bad_cases[] = {
     {"transcendental_huge.yaml", "6:50", "cube.pe_template.components.pe_math.attrs.transcendental_cycles",
      "1e+300 is out of range (>= 1 .. 1000000 cycles)", NULL},
     {"register_file_huge.yaml", "6:52", "cube.pe_template.components.pe_fetch_store.attrs.register_file_kb",
-     "1e+300 is out of range (> 0 .. 1048576 KiB)", NULL},
+     "1e+300 is out of range (>= 0 .. 1048576 KiB)", NULL},
     {"scratch_beyond_tcm.yaml", "6:38", "cube.pe_template.components.pe_cpu.attrs.scratch_kb",
      "4096 is out of range (> 0 .. 2048 KiB)", NULL},
     {"hbm_channels_huge.yaml", "6:26", "cube.memory_map.hbm_pseudo_channels",

@@ -31,7 +31,8 @@ struct kb_lane {
     struct kb_pipe *pp;
     kb_stage_type type;
     uint32_t node;         /* the part, for the trace */
-    int depth;
+    int cap;               /* slots of q */
+    bool unbounded;        /* queue_depth 0: q grows, an offer always succeeds */
     kb_token **q;
     int head, n;
     kb_token *cur;         /* in service, or finished and waiting to hand over */
@@ -45,17 +46,20 @@ struct kb_lane {
 typedef struct kb_pipe {
     kb_pe *pe;
     kb_lane lanes[KB_ST_COUNT];
+    uint8_t lane_of[KB_ST_COUNT];        /* the lane serving each stage type (serial_worker: shared) */
     kb_composite *feed_head, *feed_tail; /* composites not fully fed */
     kb_producer feeder;
     bool feeder_waiting;                 /* for a ready time or for space */
     kb_token *free_tokens;
     uint64_t rf_cap, rf_used;
+    bool rf_unlimited;                   /* register_file_kb 0: no capacity model */
     kb_composite **live;                 /* composites not finished */
     size_t nlive, cap_live;
 } kb_pipe;
 
 /* pipeline.c */
 void kb_pipe_lanes_init(kb_pipe *pp);
+kb_lane *kb_pipe_lane(kb_pipe *pp, kb_stage_type st); /* the lane serving stage type st */
 void kb_pipe_lanes_free(kb_pipe *pp);    /* tokens in flight too */
 kb_token *kb_token_new(kb_pipe *pp, kb_composite *c, uint64_t id);
 bool kb_lane_offer(kb_lane *L, kb_token *t); /* false: L's queue is full */

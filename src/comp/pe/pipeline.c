@@ -7,7 +7,10 @@
  * FETCH takes register-file space for its operands (and the accumulator
  * or result), GEMM / the math op give the operands back, STORE the rest; a
  * FETCH that does not fit waits. Each stage is a slice on its part's track
- * and a TileToken op-log record. */
+ * and a TileToken op-log record. A queue_depth of 0 makes a lane's queue
+ * unbounded (an offer never fails); serial_worker gives a part's two
+ * directions one lane (PE_DMA: DMA_WRITE joins DMA_READ's; PE_FETCH_STORE:
+ * STORE joins FETCH's), served in arrival order. */
 #include "comp/pe/pipe.h"
 
 #include "comp/entry.h"
@@ -69,12 +72,30 @@ void kb_lane_wait(kb_lane *L, kb_producer *p)
     L->waiters_tail = p;
 }
 
-/* Puts t in L's queue if there is room and starts L if it is idle. */
+kb_lane *kb_pipe_lane(kb_pipe *pp, kb_stage_type st) { return &pp->lanes[pp->lane_of[st]]; }
+
+/* An unbounded lane's queue is full: twice the slots, in order from 0. */
+static void lane_grow(kb_lane *L)
+{
+    kb_token **q = kb_xcalloc((size_t)L->cap * 2, sizeof *q);
+    for (int k = 0; k < L->n; k++)
+        q[k] = L->q[(L->head + k) % L->cap];
+    free(L->q);
+    L->q = q;
+    L->head = 0;
+    L->cap *= 2;
+}
+
+/* Puts t in L's queue if there is room (always, when unbounded) and starts
+ * L if it is idle. */
 bool kb_lane_offer(kb_lane *L, kb_token *t)
 {
-    if (L->n == L->depth)
-        return false;
-    L->q[(L->head + L->n) % L->depth] = t;
+    if (L->n == L->cap) {
+        if (!L->unbounded)
+            return false;
+        lane_grow(L);
+    }
+    L->q[(L->head + L->n) % L->cap] = t;
     L->n++;
     if (!L->cur)
         lane_kick(L);
@@ -92,7 +113,7 @@ static void slot_freed(kb_lane *L)
         L->waiters_tail = NULL;
     kb_token *t = p->held;
     p->held = NULL;
-    L->q[(L->head + L->n) % L->depth] = t;
+    L->q[(L->head + L->n) % L->cap] = t;
     L->n++;
     p->resume(p);
 }
@@ -105,7 +126,7 @@ static void lane_kick(kb_lane *L)
     if (L->cur || L->n == 0)
         return;
     L->cur = L->q[L->head];
-    L->head = (L->head + 1) % L->depth;
+    L->head = (L->head + 1) % L->cap;
     L->n--;
     stage_start(L);
     slot_freed(L);
@@ -135,7 +156,7 @@ static void advance(kb_lane *L)
         lane_kick(L);
         return;
     }
-    kb_lane *next = &pp->lanes[stage_of(t)->type];
+    kb_lane *next = kb_pipe_lane(pp, (kb_stage_type)stage_of(t)->type);
     if (next == L) { /* the same component: in place */
         stage_start(L);
         return;
@@ -327,7 +348,7 @@ static void step(kb_lane *L)
             uint64_t need = st->bytes + (c->plan.gemm ? (t->t.first_k ? (uint64_t)(t->t.rows * t->t.cols) *
                                                                              c->plan.acc_size : 0)
                                                       : (uint64_t)(t->t.rows * t->t.cols) * c->plan.out_size);
-            if (pp->rf_used + need > pp->rf_cap) { /* stall until compute or a store frees space */
+            if (!pp->rf_unlimited && pp->rf_used + need > pp->rf_cap) { /* stall until space frees */
                 L->rf_wait = true;
                 return;
             }
@@ -371,10 +392,15 @@ static void stage_start(kb_lane *L)
 
 /* ---- the lanes of a PE's pipeline ---- */
 
-static int attr_int(kb_pe *p, uint32_t node, const char *name, int dflt)
+/* A builtin part's attribute; false for a part that has no such attribute
+ * (one that is not builtin). */
+static bool part_attr(kb_pe *p, uint32_t node, const char *name, double *v)
 {
-    double v = kb_spec_attr(kb_topo_node(kb_fabric_topo(p->fab), node)->spec, name);
-    return v >= 1 ? (int)v : dflt; /* a part that is not builtin has no such attribute */
+    const kb_comp_spec *s = kb_topo_node(kb_fabric_topo(p->fab), node)->spec;
+    if (kb_impl_attr_index(s->impl, name) < 0)
+        return false;
+    *v = kb_spec_attr(s, name);
+    return true;
 }
 
 void kb_pipe_lanes_init(kb_pipe *pp)
@@ -386,10 +412,20 @@ void kb_pipe_lanes_init(kb_pipe *pp)
         L->pp = pp;
         L->type = (kb_stage_type)i;
         L->node = nodes[i];
-        L->depth = attr_int(p, nodes[i], "queue_depth", 2);
-        L->q = kb_xcalloc((size_t)L->depth, sizeof *L->q);
+        double v;
+        int depth = part_attr(p, nodes[i], "queue_depth", &v) ? (int)v : 2;
+        L->unbounded = depth == 0;
+        L->cap = L->unbounded ? 16 : depth;
+        L->q = kb_xcalloc((size_t)L->cap, sizeof *L->q);
         L->me.resume = lane_resume;
+        pp->lane_of[i] = (uint8_t)i;
     }
+    double v;
+    if (part_attr(p, p->dma, "serial_worker", &v) && v != 0)
+        pp->lane_of[KB_ST_DMA_WRITE] = KB_ST_DMA_READ;
+    if (part_attr(p, p->fetch_store, "serial_worker", &v) && v != 0)
+        pp->lane_of[KB_ST_STORE] = KB_ST_FETCH;
+    pp->rf_unlimited = part_attr(p, p->fetch_store, "register_file_kb", &v) && v == 0;
 }
 
 void kb_pipe_lanes_free(kb_pipe *pp)
@@ -401,7 +437,7 @@ void kb_pipe_lanes_free(kb_pipe *pp)
         if (L->me.held && L->me.held != L->cur)
             token_free(pp, L->me.held);
         for (int k = 0; k < L->n; k++)
-            token_free(pp, L->q[(L->head + k) % L->depth]);
+            token_free(pp, L->q[(L->head + k) % L->cap]);
         free(L->q);
     }
     if (pp->feeder.held)

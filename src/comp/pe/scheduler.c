@@ -104,7 +104,7 @@ static void feed(kb_pipe *pp)
         while (c->fed < c->ntiles) {
             kb_token *t = kb_token_new(pp, c, c->fed);
             c->fed++;
-            kb_lane *first = &pp->lanes[t->t.stages[0].type];
+            kb_lane *first = kb_pipe_lane(pp, (kb_stage_type)t->t.stages[0].type);
             if (!kb_lane_offer(first, t)) {
                 pp->feeder.held = t;
                 pp->feeder_waiting = true;
@@ -173,6 +173,19 @@ static void default_tiles(kb_pe *p, kb_plan_spec *s)
         }
 }
 
+/* Why the serial workers cannot run deadlock-free, or NULL. */
+static const char *serial_conflict(kb_pipe *pp)
+{
+    if (pp->lane_of[KB_ST_DMA_WRITE] == KB_ST_DMA_READ && !pp->lanes[KB_ST_DMA_READ].unbounded)
+        return "pe_dma.attrs.serial_worker needs pe_dma.attrs.queue_depth = 0 (unbounded): a write queued "
+               "behind reads waiting for room downstream could wait forever";
+    if (pp->lane_of[KB_ST_STORE] == KB_ST_FETCH && (!pp->lanes[KB_ST_FETCH].unbounded || !pp->rf_unlimited))
+        return "pe_fetch_store.attrs.serial_worker needs pe_fetch_store.attrs.queue_depth = 0 (unbounded) and "
+               "register_file_kb = 0 (no capacity model): a store queued behind a fetch waiting for the register "
+               "file it frees could wait forever";
+    return NULL;
+}
+
 bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
 {
     default_tiles(p, &c->plan);
@@ -205,12 +218,20 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
         uint64_t need = kb_plan_rf_bytes(&c->plan, &t);
         worst = need > worst ? need : worst;
     }
-    if (worst > pp->rf_cap) {
+    if (!pp->rf_unlimited && worst > pp->rf_cap) {
         char *why = kb_asprintf("a %lldx%lldx%lld tile needs %llu bytes of register file, the PE has %llu "
                                 "(pe_fetch_store.attrs.register_file_kb): use smaller tiles (tile_shape)",
                                 (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
                                 (unsigned long long)worst, (unsigned long long)pp->rf_cap);
         *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
+        return false;
+    }
+    /* a serial worker must never wait for room: its token's next stage may
+     * come back to it (a store behind a fetch waiting for the register file
+     * the store frees; a write behind a read waiting for room downstream) */
+    const char *why = serial_conflict(pp);
+    if (why) {
+        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), kb_xstrdup(why));
         return false;
     }
     /* the plan is sound: now the memory it reads and writes */
