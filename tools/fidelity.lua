@@ -96,6 +96,108 @@ local SWITCHES = {
     "kernel window of one `tl.load` of 16 KiB", load_window },
 }
 
+-- ---- Fidelity II: collectives, PE queues, cross-SIP paths, GEMM windows ----
+
+-- crit_ns of an all-reduce of n_elem f16 per cube over every SIP (the
+-- ccl-allreduce bench's way: init_process_group, spawn, all_reduce), in us.
+local function allreduce_us(topo, n_elem, buffer_kind, root)
+  local torch = kb.torch { topology = topo }
+  local P = torch.spec
+  local dist = torch.distributed
+  dist.init_process_group { backend = "kernbench", buffer_kind = buffer_kind,
+                            root = root == "corner" and P.cube_w * P.cube_h - 1 or nil }
+  local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
+  local crit = 0
+  torch.multiprocessing.spawn(function(rank)
+    torch.ahbm.set_device(rank)
+    local t = torch.full({ P.cubes_per_sip, n_elem }, rank + 1, { dtype = "f16", dp = dp })
+    crit = math.max(crit, dist.all_reduce(t).event:value().pe_exec_ns)
+  end, {}, P.sips)
+  torch.close()
+  return crit / 1000
+end
+
+local function allreduce(file, n_elem, kind, root)
+  return function(profile) return allreduce_us(kb.topology.load(file, { "profile=" .. profile }), n_elem, kind, root) end
+end
+
+-- The composite window (done - submit) of C = A B, f16, A tl.loaded
+-- (pinned), B streamed (load_ref), on one PE, in ns.
+local function gemm_window(M, K, N)
+  return function(profile)
+    local torch = kb.torch { topology = kb.topology.load("default", { "profile=" .. profile }) }
+    local one = torch.DPPolicy { num_cubes = 1, num_pes = 1 }
+    local a = torch.empty({ M, K }, { dtype = "f16", dp = one })
+    local b = torch.empty({ K, N }, { dtype = "f16", dp = one })
+    local c = torch.empty({ M, N }, { dtype = "f16", dp = one })
+    local st
+    torch.launch({ name = "gemm", fn = function(tl, pa, pb, pc)
+      local h = tl.composite { op = "gemm", a = tl.load(pa, { M, K }), b = tl.ref(pb, { K, N }), out_ptr = pc }
+      tl.wait(h)
+      st = h:stats()
+    end }, 1, a, b, c)
+    torch.close()
+    return st.done_ns - st.submit_ns
+  end
+end
+
+local TORUS, RING, MESH = "torus_2d_6sip_2x3", "ring_1d_6sip", "mesh_2d_no_wrap_6sip_2x3"
+
+-- The original's figures of the communication and GEMM cases (issue 38):
+-- {case, figure, unit, run(profile), bound?}; a bound is an upper limit.
+local CASES2 = {
+  { "all-reduce, torus_2d 6 SIPs, 64 KiB per PE, tcm rings", 12.0, "us", allreduce(TORUS, 32768, "tcm") },
+  { "same, hbm rings", 21.4, "us", allreduce(TORUS, 32768, "hbm") },
+  { "same, sram rings", 24.3, "us", allreduce(TORUS, 32768, "sram") },
+  { "GEMM 32x3072x32 `load_ref` on one PE, composite window", 992, "ns", gemm_window(32, 3072, 32) },
+  { "LRAB 96 KiB per PE, torus_2d 6 SIPs, centre root (a bound)", 30.0, "us", allreduce(TORUS, 49152, "tcm"), true },
+}
+
+-- Facts the original's figures establish without a value: centre root
+-- faster than corner root (96 KiB, tcm) on each 6-SIP topology, and (spec
+-- §8 C13) a 16 KiB PE DMA to the next SIP faster than to the worst remote cube.
+local function root_pair(file)
+  return function(profile)
+    return allreduce(file, 49152, "tcm", "center")(profile), allreduce(file, 49152, "tcm", "corner")(profile)
+  end
+end
+local function sip_vs_cube(profile)
+  local topo = kb.topology.load("default", { "profile=" .. profile })
+  return makespan(topo, "remote_sip"), makespan(topo, "remote_cube_worst")
+end
+local FACTS = {
+  { "centre root faster than corner, torus_2d 2x3, 96 KiB (us)", root_pair(TORUS) },
+  { "centre root faster than corner, ring_1d 6 SIPs, 96 KiB (us)", root_pair(RING) },
+  { "centre root faster than corner, mesh_2d_no_wrap 2x3, 96 KiB (us)", root_pair(MESH) },
+  { "REMOTE_SIP faster than REMOTE_CUBE_PE_REMOTE_WORST, 16 KiB PE DMA (ns)", sip_vs_cube },
+}
+
+-- Each mechanism of the second part, set alone on the default profile, on
+-- the case it moves most: where the default differs, and why (docs/fidelity.md).
+local PE = "cube.pe_template.components."
+local function allreduce_with(file, n_elem, kind)
+  return function(_, sets)
+    local ov = {}
+    for i, v in ipairs(sets or {}) do ov[i] = v end
+    return allreduce_us(kb.topology.load(file, ov), n_elem, kind)
+  end
+end
+local SWITCHES2 = {
+  { "`pe_ipcq.slot_fits_payload` (with `window_kb: 32768`)", "false", "true",
+    { PE .. "pe_ipcq.attrs.slot_fits_payload=true", PE .. "pe_ipcq.attrs.window_kb=32768" }, "tcm 64 KiB all-reduce (us)" },
+  { "`pe_ipcq.credit_fast_path`", "false", "true", { PE .. "pe_ipcq.attrs.credit_fast_path=true" },
+    "tcm 64 KiB all-reduce (us)" },
+  { "`pe_ipcq.tcm_slot_ports`", "true", "false", { PE .. "pe_ipcq.attrs.tcm_slot_ports=false" },
+    "tcm 64 KiB all-reduce (us)" },
+  { "`pe_fetch_store.stages_simple_commands`", "true", "false",
+    { PE .. "pe_fetch_store.attrs.stages_simple_commands=false" }, "tcm 64 KiB all-reduce (us)" },
+  { "`pe_math.simd_bytes`", "128", "65536", { PE .. "pe_math.attrs.simd_bytes=65536" }, "tcm 64 KiB all-reduce (us)" },
+  { "`system.links.io_ep_to_switch_bw_gbs`", "64", "0 (unpaced)", { "system.links.io_ep_to_switch_bw_gbs=0" },
+    "tcm 64 KiB all-reduce (us)" },
+  { "`cube.links.ucie_routing_weight_mm`", "cube_w + cube_h", "0 (ports as buses)",
+    { "cube.links.ucie_routing_weight_mm=0" }, "tcm 64 KiB all-reduce (us)" },
+}
+
 local function fmt(x, unit)
   if unit == "TB/s" then return ("%.2f TB/s"):format(x) end
   return ("%.2f ns"):format(x)
@@ -119,6 +221,33 @@ local function tables()
   for _, w in ipairs(SWITCHES) do
     local base, with = w[6](topos.default), w[6](kb.topology.load("default", w[4]))
     out[#out + 1] = ("| %s | %s | %s | %s | %.2f ns | %.2f ns |"):format(w[1], w[2], w[3], w[5], base, with)
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "| case | original system | default profile | ratio | original profile | ratio |"
+  out[#out + 1] = "|---|---|---|---|---|---|"
+  for _, c in ipairs(CASES2) do
+    local ref, unit, run, bound = c[2], c[3], c[4], c[5]
+    local d, o = run("default"), run("original")
+    local f = unit == "us" and "%.2f us" or "%.2f ns"
+    out[#out + 1] = ("| %s | %s%s | %s | %.3f | %s | %.3f |"):format(c[1], bound and "< " or "", f:format(ref),
+      f:format(d), d / ref, f:format(o), o / ref)
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "| fact | default profile | holds | original profile | holds |"
+  out[#out + 1] = "|---|---|---|---|---|"
+  for _, c in ipairs(FACTS) do
+    local da, db = c[2]("default")
+    local oa, ob = c[2]("original")
+    out[#out + 1] = ("| %s | %.2f vs %.2f | %s | %.2f vs %.2f | %s |"):format(c[1], da, db, da < db and "yes" or "no",
+      oa, ob, oa < ob and "yes" or "no")
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "| switch | default | original | case | default profile | with the original's setting |"
+  out[#out + 1] = "|---|---|---|---|---|---|"
+  local base = allreduce_us(kb.topology.load(TORUS), 32768, "tcm")
+  for _, w in ipairs(SWITCHES2) do
+    local with = allreduce_with(TORUS, 32768, "tcm")(nil, w[4])
+    out[#out + 1] = ("| %s | %s | %s | %s | %.2f | %.2f |"):format(w[1], w[2], w[3], w[5], base, with)
   end
   out[#out + 1] = ""
   out[#out + 1] = END

@@ -153,7 +153,7 @@ static void test_unknown_keys_are_listed_twenty_then_counted(void **state)
     for (int i = 0; i < 25; i++)
         p += sprintf(p, "k%d: 1\n", i);
     char *err = string_error(text, "unk.yaml");
-    assert_prefix(err, "unk.yaml:2:1: k0: unknown key (known keys here: name, description, graph");
+    assert_prefix(err, "unk.yaml:2:1: k0: unknown key (known keys here: name, description, profile, graph");
     assert_has(err, "\nunk.yaml:21:1: k19: unknown key (known keys here: ");
     assert_true(strstr(err, "k20:") == NULL);
     assert_has(err, "\n... and 5 more unknown keys (25 in all)");

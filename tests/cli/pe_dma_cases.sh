@@ -34,10 +34,13 @@ pe_dma_verify_passes() {
   expect_out "[v] PASS V6 makespan monotonic in issuers"; expect_out "[v] PASS B7 ucie_eastbound"
   expect_out " failed, 0 skipped"; grep -q ', 0 failed, 0 skipped$' "$tmp/out" || fail "a failure: $(cat "$tmp/out")"
   ! grep -q '^\[x\]' "$tmp/out" || fail "a FAIL line: $(grep '^\[x\]' "$tmp/out")"
-  # the original system's compatibility profile (PE DMA setup 0, unpaced UCIe bridges)
-  PATH="$tmp/bin:$PATH" run -q -t original $harness --out "$tmp/o" --verify; expect_status 0
+  # the original system's compatibility profile (PE DMA setup 0, unpaced UCIe bridges,
+  # ports as buses): every invariant but the two that bus routing breaks (B5 on the
+  # SIP-wide hotspot, B7 on the eastbound flows; docs/fidelity.md)
+  PATH="$tmp/bin:$PATH" run -q -t original $harness --out "$tmp/o"; expect_status 0
   expect_out "pe_dma perf: topology original"; expect_out "same_cube_local             1      77.00"
-  grep -q ', 0 failed, 0 skipped$' "$tmp/out" || fail "a failure on original: $(grep -E '^\[x\]|failed' "$tmp/out")"
+  grep -q ', 2 failed, 0 skipped$' "$tmp/out" || fail "not exactly B5 and B7 on original: $(grep -E '^\[x\]|failed' "$tmp/out")"
+  [ "$(grep -c '^\[x\] FAIL B[57] ' "$tmp/out")" = 2 ] || fail "original: the failures are not B5 and B7: $(grep -E '^\[x\]' "$tmp/out")"
 }
 
 pe_dma_verify_small_topologies() {

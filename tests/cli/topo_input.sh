@@ -119,7 +119,7 @@ unknown_keys_100k)
     awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "  k%d: 1\n", i }'
     printf 'cube:\n  links: { router_link_bw: 1 }\n'; } >"$tmp/t.yaml"
   load 90 "$tmp/t.yaml"; expect_status 1
-  expect_err "$tmp/t.yaml:2:1: junk: unknown key (known keys here: name, description, graph, system, sip, cube)"
+  expect_err "$tmp/t.yaml:2:1: junk: unknown key (known keys here: name, description, profile, graph, system, sip, cube)"
   expect_err "$tmp/t.yaml:$((n + 4)):12: cube.links.router_link_bw: unknown key (known keys here: "
   expect_err_lines ": unknown key" 2
   # the nested keys of an unknown key are not listed: 2 problems
