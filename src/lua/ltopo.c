@@ -378,6 +378,7 @@ static int t_params(lua_State *L)
     lua_newtable(L);
     lbind_set_str(L, "name", kb_topo_name(t));
     lbind_set_str(L, "path", kb_topo_path(t));
+    lbind_set_str(L, "profile", kb_topo_profile(t));
     lbind_set_num(L, "ns_per_mm", p->ns_per_mm);
     lbind_set_int(L, "flit_bytes", p->flit_bytes);
     lbind_set_int(L, "host_max_outstanding", p->host_max_outstanding);
