@@ -43,7 +43,8 @@ static char *list_profiles(const char *dir)
     }
     if (d)
         closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
     kb_buf_printf(&b, "default");
     for (size_t i = 0; i < n; i++) {
         kb_buf_printf(&b, ", %s", names[i]);
