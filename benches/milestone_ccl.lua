@@ -27,7 +27,9 @@
 -- topology.png. Each appears only once complete (kb.open_output); WORKDIR
 -- is OUT/.milestone_ccl.work.PID, removed at the end (a stopped run's is
 -- removed by the next run). quick=1 runs 13 points (2 sizes); fast=1
--- re-renders the CSVs and figures from OUT/results.json without simulating.
+-- re-renders the CSVs and figures from OUT/results.json without simulating;
+-- compare=DIR adds profiles.png: this run's curves beside DIR's (another
+-- run's out, e.g. with --profile original), each named by its profile.
 local json = require "kernbench.json"
 
 local SCHEMA, VERSION = "kernbench.ccl_milestone", 1
@@ -269,11 +271,11 @@ end
 
 -- results.json read back for fast=1: a milestone-ccl results document
 -- with every figure the renderers use.
-local function read_results(path)
+local function read_results(path, why)
   local text = read_file(path)
   if not text then
-    error(("milestone-ccl: fast=1 re-renders an existing run, but %s cannot be read; run without fast=1 first")
-      :format(path), 0)
+    error(("milestone-ccl: %s, but %s cannot be read; run without fast=1 first"):format(
+      why or "fast=1 re-renders an existing run", path), 0)
   end
   local ok, doc = pcall(json.decode, text)
   if not ok then error(("milestone-ccl: %s: %s"):format(path, doc), 0) end
@@ -449,6 +451,44 @@ local function gnuplot_script(r, outs)
   return table.concat(gp, "\n") .. "\n"
 end
 
+-- The profile a results document was run on (its --profile / --set
+-- profile=), else its topology's name.
+local function profile_of(doc)
+  for _, ov in ipairs(doc.topology and doc.topology.overrides or {}) do
+    local p = ov:match("^profile=(.*)$")
+    if p then return p end
+  end
+  return "default"
+end
+
+-- profiles.png: LRAB (centre root, tcm rings) on each SIP topology and the
+-- buffer kinds on torus_2d, this run's and another's side by side.
+local function compare_script(r, other, labels, out)
+  local gp = { "set terminal pngcairo noenhanced size 1500,1000 font \",10\"", "set termoption noenhanced" }
+  for _, a in ipairs(AXES) do gp[#gp + 1] = a end
+  gp[#gp + 1] = ("set output %q"):format(out:temp())
+  gp[#gp + 1] = ("set multiplot layout 2,2 title \"All-reduce, profile %s (solid) against profile %s (dashed)\""):format(
+    labels[1], labels[2])
+  marker(gp, nil)
+  local panels = {}
+  for _, t in ipairs(TOPOLOGIES) do panels[#panels + 1] = { t.label .. " (LRAB, tcm rings, centre root)", t.key, { "tcm" } } end
+  panels[#panels + 1] = { "buffer kinds, torus_2d 2x3 (LRAB, centre root)", "torus_2d", KINDS }
+  for i, pn in ipairs(panels) do
+    local parts = {}
+    for j, kind in ipairs(pn[3]) do
+      for k, run in ipairs { r, other } do
+        plot_line(parts, series(gp, ("cmp%d%d%d"):format(i, j, k), collect(run, "lrab", pn[2], kind, "center"), "crit_ns"),
+          ("%s, %s"):format(kind, labels[k]),
+          ("with linespoints pt 7 lw 2 linecolor %d%s"):format(j, k == 2 and " dashtype 2" or ""))
+      end
+    end
+    gp[#gp + 1] = ("set title %q"):format(pn[1])
+    gp[#gp + 1] = #parts > 0 and ("plot " .. table.concat(parts, ", ")) or "plot 1/0 notitle"
+  end
+  gp[#gp + 1] = "unset multiplot"
+  return table.concat(gp, "\n") .. "\n"
+end
+
 -- The topology diagram as DOT (neato, pinned positions), four panels: the
 -- SIP topologies as LRAB's phase 3 uses them (ring_1d, torus_2d 2x3 with
 -- its wrap-around links, mesh_2d_no_wrap 2x3), and the cube-level
@@ -562,10 +602,25 @@ local function topology_dot(r)
   return table.concat(d, "\n") .. "\n"
 end
 
-local function render(r, o, outs)
+local function render(r, o, outs, doc)
   outs.csv:write(to_csv(r)):close()
   outs.bk:write(buffer_csv(r)):close()
   local made = { "summary.csv", "buffer_kind.csv" }
+  if outs.cmp then
+    local other = read_results(o.compare .. "/results.json", "compare=" .. o.compare .. " draws another run")
+    local script = o.out .. "/.milestone_ccl.cmp.gp"
+    kb.write_file(script, compare_script(r, other.result, { profile_of(doc), profile_of(other) }, outs.cmp))
+    local log = o.out .. "/.milestone_ccl.cmp.log"
+    if shell_ok(("gnuplot %q 2>%q"):format(script, log)) then
+      outs.cmp:close()
+      made[#made + 1] = "profiles.png"
+      os.remove(script)
+      os.remove(log)
+    else
+      outs.cmp:abort()
+      print(("milestone-ccl: gnuplot failed (%s, script %s): no profiles.png"):format(log, script))
+    end
+  end
   if outs.plots then
     local script = o.out .. "/.milestone_ccl.gp"
     kb.write_file(script, gnuplot_script(r, outs.plots))
@@ -609,6 +664,9 @@ local function open_outputs(o)
   if shell_ok("command -v gnuplot >/dev/null 2>&1") then
     outs.plots = {}
     for i, name in ipairs(PLOTS) do outs.plots[i] = kb.open_output(o.out .. "/" .. name) end
+    if o.compare ~= "" then outs.cmp = kb.open_output(o.out .. "/profiles.png") end
+  elseif o.compare ~= "" then
+    print("milestone-ccl: gnuplot is not installed: no profiles.png for compare= (apt-get install gnuplot-nox)")
   end
   if shell_ok("command -v neato >/dev/null 2>&1") then
     outs.dot = kb.open_output(o.out .. "/topology.dot")
@@ -641,6 +699,8 @@ bench = {
              help = "re-render the CSVs and figures from OUT/results.json, no simulation" },
     out = { default = "out/milestone_ccl", help = "directory of results.json, the CSVs and the figures (created)" },
     point = { default = "", help = "(internal) run this one point as a worker process, writing OUT/POINT.json" },
+    compare = { default = "", help = "another run's out directory (e.g. with --profile original): profiles.png "
+                .. "draws both runs' curves side by side, each named by its profile" },
   },
   run = function(torch, o)
     parent_note = nil
@@ -649,7 +709,7 @@ bench = {
     if o.fast then
       local doc = read_results(o.out .. "/results.json")
       print(("milestone-ccl: re-rendering %s/results.json (fast=1: nothing simulated)"):format(o.out))
-      local made = render(doc.result, o, open_outputs(o))
+      local made = render(doc.result, o, open_outputs(o), doc)
       print(("milestone-ccl: wrote %s in %s"):format(table.concat(made, ", "), o.out))
       return doc.result
     end
@@ -666,9 +726,10 @@ bench = {
       status = "ok", result = result }
     outs.json:write(text):close()
     if kb.results_requested then kb.results_document = text end -- --results-json: the same document
-    local r = json.decode(text).result
+    local doc = json.decode(text)
+    local r = doc.result
     print_table(r)
-    local made = render(r, o, outs)
+    local made = render(r, o, outs, doc)
     print(("milestone-ccl: wrote results.json, %s in %s"):format(table.concat(made, ", "), o.out))
     parent_note = ("the %d points were simulated by worker processes (-j %d): %d simulations, %d host requests, "
       .. "%d events"):format(#pts, jobs, #pts, tot.host_requests, tot.events)

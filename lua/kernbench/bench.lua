@@ -120,9 +120,13 @@ function M.run(b, opts)
     document()
     return 1
   end
+  -- the topology's name, and the profile laid over it when that is not its name
+  local profile = topo:params().profile
+  local on = (profile == "default" or profile == topo.name) and topo.name
+    or ("%s (profile %s)"):format(topo.name, profile)
   local rendered = st.requests == 0 and b.renders_only and b.renders_only(values)
   if rendered then
-    print(("bench %s%s on %s: nothing simulated (%s)"):format(b.name, params_text(values), topo.name, rendered))
+    print(("bench %s%s on %s: nothing simulated (%s)"):format(b.name, params_text(values), on, rendered))
     return 0
   end
   if st.requests == 0 then
@@ -130,7 +134,7 @@ function M.run(b, opts)
                      "(create a tensor on the device or launch a kernel)\n"):format(b.name))
     return 1
   end
-  print(("bench %s%s on %s: %d host request(s), simulated time %s"):format(b.name, params_text(values), topo.name,
+  print(("bench %s%s on %s: %d host request(s), simulated time %s"):format(b.name, params_text(values), on,
     st.requests, kb.format_ns(st.sim_ns)))
   if mode == "verify" then
     local v = torch.verified()

@@ -66,7 +66,7 @@ static const kb_attr_def pe_dma_attrs[] = {
  * poll interval and the credit's size. */
 static const kb_attr_def pe_ipcq_attrs[] = {
     OVERHEAD(0.0),
-    {"window_kb", KB_ATTR_NUMBER, 256.0, 1, (double)(KB_PA_PE_IPCQ_MAX_BYTES >> 10), true, false, "KiB",
+    {"window_kb", KB_ATTR_NUMBER, 256.0, 1, (double)(KB_PA_PE_IPCQ_MAX_BYTES >> 10), false, false, "KiB",
      "the PE's IPCQ window, where tcm rings are reserved: the address map's 256 KiB budget, at most its "
      "32 MiB address slot (the original's rings were outside the physical map: docs/fidelity.md)"},
     ATTR_NS("poll_interval_ns", 4.0, "backpressure poll: one check of the cached peer pointer on PE_CPU"),

@@ -9,6 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+uint64_t kb_pe_ipcq_window(const kb_topo *t, int sip, int cube, int pe)
+{
+    int64_t q = kb_topo_pe_node(t, sip, cube, pe, "pe_ipcq");
+    if (q < 0)
+        return kb_addr_pe_sub_unit_budget(KB_PE_SU_IPCQ);
+    return (uint64_t)llround(kb_spec_attr(kb_topo_node(t, (uint32_t)q)->spec, "window_kb") * 1024.0);
+}
+
 bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
 {
     char msg[KB_PA_ERRLEN];
@@ -46,13 +54,12 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err)
     case KB_PA_PE_LOCAL:
         kind = "pe_tcm", pe = (int)f->pe;
         if (f->sub_unit == KB_PE_SU_IPCQ) {
-            int64_t q = kb_topo_pe_node(t, (int)f->sip, (int)f->die, pe, "pe_ipcq");
-            double kb = q >= 0 ? kb_spec_attr(kb_topo_node(t, (uint32_t)q)->spec, "window_kb") : 256.0;
-            if (f->offset >= (uint64_t)llround(kb * 1024.0)) {
-                *err = kb_asprintf("PA 0x%llx: sub_offset 0x%llx is beyond the %g KiB IPCQ window of "
+            uint64_t window = kb_pe_ipcq_window(t, (int)f->sip, (int)f->die, pe);
+            if (f->offset >= window) {
+                *err = kb_asprintf("PA 0x%llx: sub_offset 0x%llx is beyond the %llu KiB IPCQ window of "
                                    "sip%u.cube%u.pe%u in topology %s (pe_ipcq.attrs.window_kb)",
-                                   (unsigned long long)pa, (unsigned long long)f->offset, kb, f->sip, f->die,
-                                   f->pe, kb_topo_name(t));
+                                   (unsigned long long)pa, (unsigned long long)f->offset,
+                                   (unsigned long long)(window >> 10), f->sip, f->die, f->pe, kb_topo_name(t));
                 return false;
             }
         }

@@ -19,6 +19,10 @@ typedef struct kb_target {
     kb_pa pa_lo, pa_hi;
 } kb_target;
 
+/* Bytes of the IPCQ window of PE (sip, cube, pe): its PE_IPCQ's window_kb
+ * (docs/topology.md), or the address map's 256 KiB budget without one. */
+uint64_t kb_pe_ipcq_window(const kb_topo *t, int sip, int cube, int pe);
+
 /* Decodes pa and finds its node (HBM -> hbm_ctrl.pe{offset / slice},
  * PE_LOCAL -> pe{P}.pe_tcm, CUBE_SRAM -> sram, MCPU_LOCAL -> m_cpu); checks
  * the HBM offset against the implemented capacity. */

@@ -8,7 +8,7 @@
 
 milestone_ccl_cases=(milestone_ccl_quick_writes_every_output milestone_ccl_results_independent_of_jobs
                      milestone_ccl_fast_rerenders milestone_ccl_stopped_run_leaves_nothing
-                     milestone_ccl_bad_arguments)
+                     milestone_ccl_bad_arguments milestone_ccl_compares_profiles)
 
 ccl_bench() { echo "$PWD/benches/milestone_ccl.lua"; }
 
@@ -105,6 +105,24 @@ milestone_ccl_fast_rerenders() {
   for f in results.json summary.csv buffer_kind.csv; do
     cmp -s "$tmp/first/$f" "$tmp/o/$f" || fail "$f differs after fast=1"
   done
+}
+
+milestone_ccl_compares_profiles() {
+  # the same quick sweep on both profiles: the original's points differ (they
+  # are faster at these sizes), and compare= draws both runs in profiles.png
+  ccl_quick "$tmp/d" -j 2; expect_status 0
+  ccl_quick "$tmp/o" -j 2 --profile original; expect_status 0
+  expect_out "on default (profile original)"
+  grep -q '"profile=original"' "$tmp/o/results.json" || fail "results.json does not record the profile"
+  paste -d, <(cut -d, -f9 "$tmp/d/summary.csv" | tail -n +2) <(cut -d, -f9 "$tmp/o/summary.csv" | tail -n +2) |
+    awk -F, '{ if (!($2 < $1)) bad = bad " " NR } END { if (bad) { print "not faster on original at rows" bad; exit 1 } }' \
+    || fail "the original profile's points are not all faster"
+  run --param fast=1 --param "out=$tmp/d" --param "compare=$tmp/nowhere" "$(ccl_bench)"; expect_status 1
+  expect_err "compare=$tmp/nowhere draws another run, but $tmp/nowhere/results.json cannot be read"
+  run --param fast=1 --param "out=$tmp/d" --param "compare=$tmp/o" "$(ccl_bench)"; expect_status 0
+  if command -v gnuplot >/dev/null 2>&1; then
+    [ "$(head -c 4 "$tmp/d/profiles.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "profiles.png is not a PNG"
+  fi
 }
 
 milestone_ccl_stopped_run_leaves_nothing() {

@@ -5,6 +5,7 @@
 -- tests/c/test_tiling.c.
 local lu = require "luaunit"
 local torchmod = require "kernbench.torch"
+local gemm_run = require "gemm_run"
 
 TestPipeline = {}
 
@@ -87,22 +88,11 @@ function TestPipeline:test_math_composite_matches_the_reference()
   torch.close()
 end
 
--- Runs one composite GEMM timing-only; returns its handle's stats.
+-- Runs one composite GEMM timing-only; returns its handle's stats and the op log.
 local function gemm_stats(overrides, M, K, N, tile, opts)
   local torch = runtime(overrides, false, opts)
-  local one = torch.DPPolicy {}
-  local da = torch.empty({ M, K }, { dtype = "f16", dp = one })
-  local db = torch.empty({ K, N }, { dtype = "f16", dp = one })
-  local dc = torch.empty({ M, N }, { dtype = "f16", dp = one })
-  local st
   local pin = opts and opts.pin
-  torch.launch(function(tl, pa, pb, pc)
-    local a = pin and tl.load(pa, { M, K }) or tl.ref(pa, { M, K })
-    local b = pin and tl.load(pb, { K, N }) or tl.ref(pb, { K, N })
-    local h = tl.composite { op = "gemm", a = a, b = b, out_ptr = pc, tile_shape = tile }
-    tl.wait(h)
-    st = h:stats()
-  end, 1, da, db, dc)
+  local st = gemm_run.composite(torch, M, K, N, { pin_a = pin, pin_b = pin, tile = tile })
   local log = torch.sim:op_log()
   torch.close()
   return st, log

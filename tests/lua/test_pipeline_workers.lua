@@ -6,6 +6,7 @@
 -- defaults keep today's behaviour.
 local lu = require "luaunit"
 local torchmod = require "kernbench.torch"
+local gemm_run = require "gemm_run"
 
 TestPipelineWorkers = {}
 
@@ -29,18 +30,7 @@ local SERIAL_FS = { P .. "pe_fetch_store.attrs.serial_worker=true", P .. "pe_fet
 -- pinned when pin_b, else streamed. Returns its stats and the op log.
 local function run(topology, overrides, M, K, N, pin_a, pin_b)
   local torch = torchmod.new { topology = kb.topology.load(topology, overrides or {}), op_log = true }
-  local one = torch.DPPolicy {}
-  local da = torch.empty({ M, K }, { dtype = "f16", dp = one })
-  local db = torch.empty({ K, N }, { dtype = "f16", dp = one })
-  local dc = torch.empty({ M, N }, { dtype = "f16", dp = one })
-  local st
-  torch.launch(function(tl, pa, pb, pc)
-    local a = pin_a and tl.load(pa, { M, K }) or tl.ref(pa, { M, K })
-    local b = pin_b and tl.load(pb, { K, N }) or tl.ref(pb, { K, N })
-    local h = tl.composite { op = "gemm", a = a, b = b, out_ptr = pc }
-    tl.wait(h)
-    st = h:stats()
-  end, 1, da, db, dc)
+  local st = gemm_run.composite(torch, M, K, N, { pin_a = pin_a, pin_b = pin_b })
   local log = torch.sim:op_log()
   torch.close()
   return st, log

@@ -744,8 +744,8 @@ static kb_ipcq_step credit(kb_ipcq *s, kb_pe_op *op, kb_time now)
     t->done_arg = op;
     op->t_wait = now;
     if (s->credit_fast)
-        kb_sim_after(sim_of(s), kb_path_drain_ps(kb_fabric_topo(f), q->path, s->credit_bytes), 0, credit_fast_lands,
-                     t);
+        kb_sim_after(sim_of(s), kb_path_drain_ps(kb_fabric_topo(f), q->path, s->credit_bytes), KB_PRIO_NORMAL,
+                     credit_fast_lands, t);
     else
         kb_pe_dma_comm(f, s->pe->dma, t, now);
     return KB_IPCQ_WAIT;

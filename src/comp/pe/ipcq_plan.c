@@ -5,7 +5,6 @@
 #include "comp/entry.h"
 #include "core/util.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +91,7 @@ static bool ring_place(const kb_topo *t, const kb_ipcq_plan *p, const kb_ipcq_pe
     switch (p->kind) {
     case KB_IPCQ_TCM:
         ok = ok && tg.f.kind == KB_PA_PE_LOCAL && tg.f.sub_unit == KB_PE_SU_IPCQ && (int)tg.f.pe == pe->pe;
-        end = (uint64_t)llround(kb_spec_attr(kb_topo_node(t, (uint32_t)kb_topo_pe_node(t, pe->sip, pe->cube, pe->pe,
-                                                                                       "pe_ipcq"))->spec,
-                                             "window_kb") * 1024.0);
+        end = kb_pe_ipcq_window(t, pe->sip, pe->cube, pe->pe);
         break;
     case KB_IPCQ_SRAM:
         ok = ok && tg.f.kind == KB_PA_CUBE_SRAM;

@@ -51,8 +51,7 @@ typedef struct kb_pipe {
     kb_producer feeder;
     bool feeder_waiting;                 /* for a ready time or for space */
     kb_token *free_tokens;
-    uint64_t rf_cap, rf_used;
-    bool rf_unlimited;                   /* register_file_kb 0: no capacity model */
+    uint64_t rf_cap, rf_used;            /* rf_cap 0 (register_file_kb 0): no capacity model */
     kb_composite **live;                 /* composites not finished */
     size_t nlive, cap_live;
 } kb_pipe;

@@ -348,7 +348,7 @@ static void step(kb_lane *L)
             uint64_t need = st->bytes + (c->plan.gemm ? (t->t.first_k ? (uint64_t)(t->t.rows * t->t.cols) *
                                                                              c->plan.acc_size : 0)
                                                       : (uint64_t)(t->t.rows * t->t.cols) * c->plan.out_size);
-            if (!pp->rf_unlimited && pp->rf_used + need > pp->rf_cap) { /* stall until space frees */
+            if (pp->rf_cap && pp->rf_used + need > pp->rf_cap) { /* stall until space frees */
                 L->rf_wait = true;
                 return;
             }
@@ -425,7 +425,6 @@ void kb_pipe_lanes_init(kb_pipe *pp)
         pp->lane_of[KB_ST_DMA_WRITE] = KB_ST_DMA_READ;
     if (part_attr(p, p->fetch_store, "serial_worker", &v) && v != 0)
         pp->lane_of[KB_ST_STORE] = KB_ST_FETCH;
-    pp->rf_unlimited = part_attr(p, p->fetch_store, "register_file_kb", &v) && v == 0;
 }
 
 void kb_pipe_lanes_free(kb_pipe *pp)

@@ -128,8 +128,9 @@ static kb_pipe *pipe_of(kb_pe *p)
     pp->pe = p;
     kb_pipe_lanes_init(pp);
     pp->feeder.resume = feeder_resume;
-    pp->rf_cap = (uint64_t)llround(kb_spec_attr(kb_topo_node(kb_fabric_topo(p->fab), p->fetch_store)->spec,
-                                                "register_file_kb") * 1024.0);
+    /* register_file_kb 0: no capacity model (rf_cap 0); any other value is at least a byte */
+    double kb = kb_spec_attr(kb_topo_node(kb_fabric_topo(p->fab), p->fetch_store)->spec, "register_file_kb");
+    pp->rf_cap = kb > 0 && llround(kb * 1024.0) < 1 ? 1 : (uint64_t)llround(kb * 1024.0);
     p->pipe = pp;
     return pp;
 }
@@ -179,7 +180,7 @@ static const char *serial_conflict(kb_pipe *pp)
     if (pp->lane_of[KB_ST_DMA_WRITE] == KB_ST_DMA_READ && !pp->lanes[KB_ST_DMA_READ].unbounded)
         return "pe_dma.attrs.serial_worker needs pe_dma.attrs.queue_depth = 0 (unbounded): a write queued "
                "behind reads waiting for room downstream could wait forever";
-    if (pp->lane_of[KB_ST_STORE] == KB_ST_FETCH && (!pp->lanes[KB_ST_FETCH].unbounded || !pp->rf_unlimited))
+    if (pp->lane_of[KB_ST_STORE] == KB_ST_FETCH && (!pp->lanes[KB_ST_FETCH].unbounded || pp->rf_cap))
         return "pe_fetch_store.attrs.serial_worker needs pe_fetch_store.attrs.queue_depth = 0 (unbounded) and "
                "register_file_kb = 0 (no capacity model): a store queued behind a fetch waiting for the register "
                "file it frees could wait forever";
@@ -218,7 +219,7 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
         uint64_t need = kb_plan_rf_bytes(&c->plan, &t);
         worst = need > worst ? need : worst;
     }
-    if (!pp->rf_unlimited && worst > pp->rf_cap) {
+    if (pp->rf_cap && worst > pp->rf_cap) {
         char *why = kb_asprintf("a %lldx%lldx%lld tile needs %llu bytes of register file, the PE has %llu "
                                 "(pe_fetch_store.attrs.register_file_kb): use smaller tiles (tile_shape)",
                                 (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
