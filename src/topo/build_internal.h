@@ -119,4 +119,8 @@ void kb_places_free(kb_topo *t);
 struct kb_route_cache *kb_route_cache_new(const kb_topo *t);
 void kb_route_cache_free(struct kb_route_cache *c);
 
+/* Whether path names something other than a directory (topo.c): a base
+ * or profile file to read (the reader refuses FIFOs and devices itself). */
+bool kb_topo_is_file(const char *path);
+
 #endif

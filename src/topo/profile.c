@@ -12,18 +12,12 @@
 #include "topo/profile.h"
 
 #include "core/util.h"
+#include "topo/build_internal.h"
 #include "topo/ydoc_internal.h"
 
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -66,19 +60,19 @@ static char *profile_file(const char *value, const char *topo_path, const char *
     if (is_path) {
         char *full = value[0] == '/' || !slash ? kb_xstrdup(value)
                                                : kb_asprintf("%.*s/%s", (int)(slash - topo_path), topo_path, value);
-        if (is_file(full))
+        if (kb_topo_is_file(full))
             return full;
         *err = kb_asprintf("%s: profile: no profile file %s", where, full);
         free(full);
         return NULL;
     }
     char *in_shipped = shipped ? kb_asprintf("%s/profiles/%s.yaml", shipped, value) : NULL;
-    if (in_shipped && is_file(in_shipped))
+    if (in_shipped && kb_topo_is_file(in_shipped))
         return in_shipped;
     free(in_shipped);
     char *beside = slash ? kb_asprintf("%.*s/profiles/%s.yaml", (int)(slash - topo_path), topo_path, value)
                          : kb_asprintf("profiles/%s.yaml", value);
-    if (is_file(beside))
+    if (kb_topo_is_file(beside))
         return beside;
     free(beside);
     char *dir = shipped ? kb_asprintf("%s/profiles", shipped) : NULL;

@@ -212,7 +212,7 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *shipped, co
     return t;
 }
 
-static bool is_file(const char *path)
+bool kb_topo_is_file(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
@@ -226,12 +226,12 @@ static char *base_file(const char *path, const char *base, const char *shipped)
     const char *slash = strrchr(path, '/');
     char *full = base[0] == '/' || !slash ? kb_xstrdup(base)
                                           : kb_asprintf("%.*s/%s", (int)(slash - path), path, base);
-    if (is_file(full) || !shipped || strchr(base, '/'))
+    if (kb_topo_is_file(full) || !shipped || strchr(base, '/'))
         return full;
     size_t n = strlen(base);
     bool yaml = (n > 5 && strcmp(base + n - 5, ".yaml") == 0) || (n > 4 && strcmp(base + n - 4, ".yml") == 0);
     char *in_shipped = kb_asprintf("%s/%s%s", shipped, base, yaml ? "" : ".yaml");
-    if (!is_file(in_shipped)) {
+    if (!kb_topo_is_file(in_shipped)) {
         free(in_shipped);
         return full;
     }
