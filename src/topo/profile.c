@@ -102,6 +102,12 @@ bool kb_topo_apply_profile(kb_ydoc *doc, const char *topo_path, const char *ship
         return true;
     char where[512];
     kb_ymark_format(&v->mark, where, sizeof where);
+    for (size_t i = 0; i < root->n; i++)
+        if (strcmp(root->items[i].key, "graph") == 0) {
+            *err = kb_asprintf("%s: profile: %s is a `graph:` topology; a profile is laid over a system "
+                               "topology (system:, sip:, cube:)", where, topo_path ? topo_path : "this");
+            return false;
+        }
     char *file = profile_file(v->text, topo_path, shipped, where, err);
     if (!file)
         return false;

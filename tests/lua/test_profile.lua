@@ -63,6 +63,13 @@ function TestProfile:test_unknown_profile_is_a_clear_error()
   lu.assertStrContains(tostring(err), "--set profile=nope: profile: no profile 'nope' (profiles: default, original)")
 end
 
+function TestProfile:test_a_graph_topology_takes_no_profile()
+  local ok, err = pcall(kb.topology.load, "chain", { "profile=original" })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "profile: ")
+  lu.assertStrContains(tostring(err), "is a `graph:` topology; a profile is laid over a system topology")
+end
+
 function TestProfile:test_star_on_a_map_is_refused_with_the_profile_line()
   local dir = os.tmpname()
   os.remove(dir)
