@@ -30,6 +30,9 @@
 /* ---- the reference model ---- */
 
 static const uint64_t ref_pe_budget[] = {8 * KiB, 8 * KiB, 256 * KiB, 16 * KiB, 16 * KiB, 192 * KiB, 2 * MiB};
+/* What a PE_LOCAL address may carry: the budgets, but the IPCQ window's whole
+ * 32 MiB slot (a topology sizes the window: pe_ipcq.attrs.window_kb). */
+static const uint64_t ref_pe_limit[] = {8 * KiB, 8 * KiB, 32 * MiB, 16 * KiB, 16 * KiB, 192 * KiB, 2 * MiB};
 static const uint64_t ref_mcpu_budget[] = {512 * KiB, 512 * KiB, 256 * KiB, 8 * KiB, 16 * KiB, 10 * MiB};
 static const uint64_t ref_iocpu_budget[] = {512 * KiB, 512 * KiB, 2 * MiB, 8 * KiB, 16 * KiB, 64 * MiB};
 #define NSUB(t) (sizeof t / sizeof t[0])
@@ -54,7 +57,7 @@ static bool ref_encode(const kb_pa_fields *f, uint64_t *pa)
         local = UINT64_C(1) << 37 | off;
         break;
     case KB_PA_PE_LOCAL:
-        if (f->pe > 15 || f->sub_unit >= NSUB(ref_pe_budget) || off >= ref_pe_budget[f->sub_unit])
+        if (f->pe > 15 || f->sub_unit >= NSUB(ref_pe_limit) || off >= ref_pe_limit[f->sub_unit])
             return false;
         local = (uint64_t)f->pe << 29 | (uint64_t)f->sub_unit << 25 | off;
         break;
@@ -121,7 +124,7 @@ static bool ref_decode(uint64_t pa, kb_pa_fields *f)
         f->kind = KB_PA_PE_LOCAL;
         f->pe = (unsigned)bits(pa, 32, 29);
         f->sub_unit = (unsigned)bits(pa, 28, 25);
-        return !bits(pa, 33, 33) && f->sub_unit < NSUB(ref_pe_budget) && f->offset < ref_pe_budget[f->sub_unit];
+        return !bits(pa, 33, 33) && f->sub_unit < NSUB(ref_pe_limit) && f->offset < ref_pe_limit[f->sub_unit];
     case 1:
         f->kind = KB_PA_MCPU_LOCAL;
         f->sub_unit = (unsigned)bits(pa, 29, 25);
