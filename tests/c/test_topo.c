@@ -908,6 +908,8 @@ static const bad_case bad_cases[] = {
      "2.7 KiB is 2764.8 bytes, not a whole number", NULL},
     {"hbm_total_fraction.yaml", "5:28", "cube.memory_map.hbm_total_gb_per_cube",
      "2.7 GiB is 2899102924.8 bytes, not a whole number", NULL},
+    {"integer_leading_zero.yaml", "4:18", "system.sips.count",
+     "'010' has a leading zero (octal or decimal?); write the number without it", NULL},
     {"router_spacing_tiny.yaml", "5:28", "cube.geometry.max_router_spacing_mm",
      "1e-09 mm between routers needs more than 32 router columns across the 15 mm cube (at most 32 are supported)",
      NULL},

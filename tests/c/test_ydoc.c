@@ -147,6 +147,28 @@ static void test_escaped_nul_is_rejected_in_values_and_keys_with_its_path(void *
     kb_ydoc_free(d);
 }
 
+/* 010 would be 8 to strtoll (and YAML 1.1) but 10 to YAML 1.2: refused. */
+static void test_integer_with_a_leading_zero_is_rejected(void **state)
+{
+    (void)state;
+    kb_ydoc *d = load("a: 010\nb: -07\nc: 0\nd: 0x10\n", "z.yaml");
+    kb_ynode *r = kb_ydoc_root(d);
+    int64_t v = -1;
+    char *err = NULL;
+    assert_false(kb_yas_int(kb_ymap_get(r, "a"), &v, &err));
+    assert_string_equal(err, "z.yaml:1:4: a: '010' has a leading zero (octal or decimal?); write the number "
+                             "without it");
+    free(err);
+    err = NULL;
+    assert_false(kb_yas_int(kb_ymap_get(r, "b"), &v, &err));
+    free(err);
+    assert_true(kb_yas_int(kb_ymap_get(r, "c"), &v, &err));
+    assert_int_equal(v, 0);
+    assert_true(kb_yas_int(kb_ymap_get(r, "d"), &v, &err));
+    assert_int_equal(v, 16);
+    kb_ydoc_free(d);
+}
+
 static void test_empty_document_is_an_empty_map(void **state)
 {
     (void)state;
@@ -652,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_key_is_rejected_naming_both_lines),
         cmocka_unit_test(test_aliases_and_second_documents_are_rejected_with_position),
         cmocka_unit_test(test_escaped_nul_is_rejected_in_values_and_keys_with_its_path),
+        cmocka_unit_test(test_integer_with_a_leading_zero_is_rejected),
         cmocka_unit_test(test_empty_document_is_an_empty_map),
         cmocka_unit_test(test_nodes_carry_key_path_and_position),
         cmocka_unit_test(test_ymap_unknown_names_the_unread_key_and_lists_known_keys),
