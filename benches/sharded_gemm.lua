@@ -13,8 +13,10 @@ return {
     m = { default = 64, min = 1, env = "SGEMM_M", help = "rows of A and C" },
     k = { default = 256, min = 1, env = "SGEMM_K", help = "columns of A, rows of B" },
     n_local = { default = 64, min = 1, env = "SGEMM_NLOCAL", help = "columns of C per PE" },
-    pes = { default = 0, min = 0, env = "SGEMM_PES", help = "PEs per cube in the grid (0: every PE of a cube)" },
-    cubes = { default = 0, min = 0, env = "SGEMM_CUBES", help = "cubes in the grid (0: every cube of the SIP)" },
+    pes = { default = 0, min = 0, env = "SGEMM_PES", help = "PEs per cube in the grid (0: every PE of a cube)",
+            labels = { [0] = "all" } },
+    cubes = { default = 0, min = 0, env = "SGEMM_CUBES", help = "cubes in the grid (0: every cube of the SIP)",
+              labels = { [0] = "all" } },
   },
   run = function(torch, p)
     local P = torch.spec

@@ -1077,9 +1077,12 @@ function M.usage()
   }, "\n")
 end
 
+-- A usage error of `kernbench draw`: raised, reported by the command line
+-- (kernbench.usage: one line, the hint, exit status 2).
 local function usage_error(msg)
-  io.stderr:write("kernbench draw: ", msg, "\n", USAGE_LINE, "\n", "run 'kernbench draw --help' for the options\n")
-  return 2
+  require("kernbench.usage").raise(msg, "draw", "usage: kernbench [-t T] [--set K=V] draw [--view V] [--sip N] " ..
+    "[--cube N] [--pe N] [--format F] [--stats FILE] [--route SRC DST] [-o FILE]\n" ..
+    "run 'kernbench draw --help' for the options")
 end
 
 --- Parses args into options, or raises {usage = message}.

@@ -15,8 +15,7 @@ M.groups = {
     { "sim", "sim", "the event core: simulations, processes, events, stores, resources" },
     { "kb", "kb", "the kernbench library: topologies, the torch runtime, components, probe, addresses" },
     { "help", "help([x])", "this help: help() lists everything, help(x) or help(\"name\") one function, module or type" },
-    { "tl", "tl", "the kernel language: the first argument of a kernel, function(tl, ...) (docs/tl.md)" },
-    { "torch", "torch = kb.torch{topology = t}", "a torch-like runtime on a new simulation (docs/torch.md)" },
+    { "torch", "torch", "a torch-like runtime on the default topology, made when first used (others: kb.torch{topology = t}; docs/torch.md)" },
   } },
 
   { name = "sim", summary = "the event core (also kb.sim)", doc = "lua-api.md", entries = {
