@@ -8,7 +8,8 @@
 --   M.route(t, src_id, dst_id) -> {node ids...}   (the router's route, t:path)
 --   M.draw(t, opts, format[, cache]) -> bytes, cache_path_or_nil, hit
 --       DOT, or the rendering cached under $XDG_CACHE_HOME/kernbench/draw/
---   M.main(args) -> exit status               (`kernbench draw ...`)
+--   M.main(args) -> exit status               (`kernbench draw ...`; a usage
+--       error is raised: kernbench.usage, exit status 2)
 --
 -- Every drawn node has the DOT attribute `id` = its topology node id, or for a
 -- node that stands for several (a SIP, an IO chiplet, a cube, a PE) the prefix

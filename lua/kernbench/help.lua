@@ -180,7 +180,7 @@ M.groups = {
     { "kb.probe.load_topology", "kb.probe.load_topology(opts) -> t", "the topology run(opts) uses" },
     { "kb.probe.usage", "kb.probe.usage() -> string", "the usage text of kernbench probe" },
     { "kb.probe.parse", "kb.probe.parse(args) -> opts", "parse kernbench probe's arguments" },
-    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status" },
+    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status (a usage error is raised)" },
     { "kb.probe.NBYTES", "kb.probe.NBYTES", "the bytes of each case (32768)" },
     { "kb.probe.SWEEP_SIZES", "kb.probe.SWEEP_SIZES", "the sizes of the utilisation sweep" },
     { "kb.probe.SWEEP_LABELS", "kb.probe.SWEEP_LABELS", "their labels" },

@@ -12,11 +12,11 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
