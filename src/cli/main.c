@@ -139,8 +139,9 @@ static const char USAGE[] =
     "  KERNBENCH_CCL_TRACE 1: as --ipcq-trace\n"
     "\n"
     "exit status: 0 success, 1 script, model or bench error (or an output not\n"
-    "  written), 2 usage error (unknown option, bad value, unknown bench or\n"
-    "  parameter, an output path that cannot be written), 3 --until\n"
+    "  written), 2 usage error (unknown option, bad value, a --set or topology\n"
+    "  that cannot be loaded, unknown bench, subcommand or parameter, a missing\n"
+    "  script, an output path that cannot be written), 3 --until\n"
     "  reached, 4 --max-events reached, 124 --timeout reached, 130 SIGINT\n"
     "  (Ctrl-C; a second one ends the process at once), 143 SIGTERM\n";
 

@@ -41,6 +41,8 @@ milestone_ccl_quick_writes_every_output() {
   cmp -s "$tmp/r.json" "$tmp/o/results.json" || fail "--results-json differs from results.json"
   expect_out "milestone-ccl: 13 points in worker processes, 2 at once"
   expect_out "nothing simulated (the 13 points were simulated by worker processes (-j 2): 13 simulations,"
+  # the run summary says where the events were counted, not "0 events" alone
+  expect_err "summary: 1 simulation in this process, 0 events here (the 13 points were simulated by worker processes"
   [ "$(wc -l <"$tmp/o/summary.csv")" -eq 14 ] || fail "summary.csv: $(cat "$tmp/o/summary.csv")"
   head -1 "$tmp/o/summary.csv" | grep -q '^id,algorithm,topology,buffer_kind,root,root_cube,n_elem,bytes_per_pe,crit_ns,' ||
     fail "summary.csv header: $(head -1 "$tmp/o/summary.csv")"
