@@ -157,8 +157,8 @@ milestone_ccl_bad_arguments() {
   run --jobs=4 -e 'print(kb.jobs)'; expect_status 0; expect_out "4"
   run -e 'print(kb.jobs)'; expect_status 0; expect_out "nil"
   # a worker's point must name one of the sweep's
-  run -t torus_2d_6sip_2x3 --param point=nope --param "out=$tmp" "$(ccl_bench)"; expect_status 1
+  run -t torus_2d_6sip_2x3 --param point=nope --param "out=$tmp" "$(ccl_bench)"; expect_status 2
   expect_err "point 'nope' is not ALGO-TOPOLOGY-BUFFER_KIND-ROOT-N_ELEM"
-  run -t ring_1d_6sip --param point=lrab-torus_2d-tcm-center-8 --param "out=$tmp" "$(ccl_bench)"; expect_status 1
+  run -t ring_1d_6sip --param point=lrab-torus_2d-tcm-center-8 --param "out=$tmp" "$(ccl_bench)"; expect_status 2
   expect_err "point lrab-torus_2d-tcm-center-8 needs the 6-SIP torus_2d topology (-t torus_2d_6sip_2x3)"
 }

@@ -26,6 +26,7 @@ needs KEY.PATH=VALUE	--set novalue -e 1
 option '--profile' needs	--profile a=b -e 1
 --topology nosuch	--topology nosuch -e 1
 --ccl $tmp/none.yaml	--ccl $tmp/none.yaml -e 1
+--ccl $tmp/bad_ccl.yaml:1:1: algorithms: missing	--ccl $tmp/bad_ccl.yaml run ccl-allreduce
 directory $tmp/nodir does not exist	--trace $tmp/nodir/t.json -e 1
 need a bench	--param n=1 -e 1
 need a bench	--results-json $tmp/r.json probe
@@ -46,6 +47,9 @@ expected one of tcm, sram, hbm	--param buffer_kind=dram run ccl-allreduce
 known: lrab_hierarchical_allreduce, ring_allreduce, tree_allreduce	--param algorithm=foo run ccl-allreduce
 --param root=nowhere: expected center, corner or a cube index 0 .. 15	--param root=nowhere run ccl-allreduce
 has no parameter 'nope'	--param nope=1 benches/deploy_roundtrip.lua
+--param cubes=99: a SIP of the topology has 16 cubes	--param cubes=99 run sharded-gemm
+--param pes=99: a cube of the topology has 8 PEs	--param pes=99 benches/sharded_gemm.lua
+--param point=bogus: point 'bogus' is not	--param point=bogus run milestone-ccl
 --device sip:99: the topology has 2 SIP(s)	--device sip:99 run deploy-roundtrip
 --device 'bogus': expected all or sip:N	--device bogus run deploy-roundtrip
 unexpected argument '--frob' after the bench	run deploy-roundtrip --frob
@@ -89,6 +93,7 @@ TABLE
 usage_mistakes_are_one_line() {
   printf 'base: nosuch\nname: bad\n' >"$tmp/bad.yaml"
   printf 'print("plain")\n' >"$tmp/plain.lua"
+  printf 'defaults:\n  algorithm: nope\n' >"$tmp/bad_ccl.yaml"
   local frag args n=0 bad="" lines
   while IFS=$'\t' read -r frag args; do
     [ -n "$frag" ] || continue
