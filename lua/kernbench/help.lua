@@ -15,8 +15,7 @@ M.groups = {
     { "sim", "sim", "the event core: simulations, processes, events, stores, resources" },
     { "kb", "kb", "the kernbench library: topologies, the torch runtime, components, probe, addresses" },
     { "help", "help([x])", "this help: help() lists everything, help(x) or help(\"name\") one function, module or type" },
-    { "tl", "tl", "the kernel language: the first argument of a kernel, function(tl, ...) (docs/tl.md)" },
-    { "torch", "torch = kb.torch{topology = t}", "a torch-like runtime on a new simulation (docs/torch.md)" },
+    { "torch", "torch", "a torch-like runtime on the default topology, made when first used (others: kb.torch{topology = t}; docs/torch.md)" },
   } },
 
   { name = "sim", summary = "the event core (also kb.sim)", doc = "lua-api.md", entries = {
@@ -181,7 +180,7 @@ M.groups = {
     { "kb.probe.load_topology", "kb.probe.load_topology(opts) -> t", "the topology run(opts) uses" },
     { "kb.probe.usage", "kb.probe.usage() -> string", "the usage text of kernbench probe" },
     { "kb.probe.parse", "kb.probe.parse(args) -> opts", "parse kernbench probe's arguments" },
-    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status" },
+    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status (a usage error is raised)" },
     { "kb.probe.NBYTES", "kb.probe.NBYTES", "the bytes of each case (32768)" },
     { "kb.probe.SWEEP_SIZES", "kb.probe.SWEEP_SIZES", "the sizes of the utilisation sweep" },
     { "kb.probe.SWEEP_LABELS", "kb.probe.SWEEP_LABELS", "their labels" },
