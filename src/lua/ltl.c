@@ -57,13 +57,25 @@ void *ltl_test_ud(lua_State *L, int idx, const void *key)
 
 /* ---- contexts ---- */
 
-ltl_ctx *ltl_check_ctx(lua_State *L, int idx)
+/* A context whose simulation is open (its instance may have ended). */
+ltl_ctx *ltl_check_open_ctx(lua_State *L, int idx)
 {
     ltl_ctx *c = ltl_test_ud(L, idx, &CTX_KEY);
     if (!c)
         luaL_typeerror(L, idx, "PE context");
     if (!c->k || !kb_kernel_pe(c->k))
         luaL_error(L, "PE context is closed");
+    return c;
+}
+
+ltl_ctx *ltl_check_ctx(lua_State *L, int idx)
+{
+    ltl_ctx *c = ltl_check_open_ctx(L, idx);
+    if (kb_kernel_ended(c->k))
+        luaL_error(L,
+                   "tl: kernel '%s' on %s has ended: its tl functions and tensor handles cannot be used after "
+                   "its body returns (its TCM scratch is reused); keep values in memory with tl.store",
+                   kb_kernel_name(c->k), kb_kernel_where(c->k));
     return c;
 }
 
@@ -384,7 +396,7 @@ static int ctx_trans(lua_State *L)
 
 static int ctx_stats(lua_State *L)
 {
-    ltl_ctx *c = ltl_check_ctx(L, 1);
+    ltl_ctx *c = ltl_check_open_ctx(L, 1);
     kb_kernel_stats st;
     kb_kernel_stats_of(c->k, &st);
     lua_createtable(L, 0, 4);
@@ -410,14 +422,14 @@ static int ctx_span(lua_State *L)
 static int ctx_finish(lua_State *L)
 {
     char *err = NULL;
-    if (!kb_kernel_finish(ltl_check_ctx(L, 1)->k, &err))
+    if (!kb_kernel_finish(ltl_check_open_ctx(L, 1)->k, &err))
         return lbind_raise(L, err);
     return 0;
 }
 
 static int ctx_is_data(lua_State *L)
 {
-    lua_pushboolean(L, kb_kernel_data(ltl_check_ctx(L, 1)->k));
+    lua_pushboolean(L, kb_kernel_data(ltl_check_open_ctx(L, 1)->k));
     return 1;
 }
 
