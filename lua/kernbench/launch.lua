@@ -240,7 +240,7 @@ function M.attach(torch, rt)
         local d = math.type(a) == "integer" and rt.tensor_at(a)
         if d and not seen[d] then
           seen[d] = true
-          rt.use(d, ("launch '%s' (%s, not complete)"):format(name, msg.correlation_id), active)
+          rt.use(d, ("launch '%s' (%s, not complete)"):format(name, msg.correlation_id), active, h)
         end
       end
     end

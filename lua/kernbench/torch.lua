@@ -81,8 +81,8 @@ function M.new(opts)
   -- take it (until their handle completes), its copy_ writes (until they
   -- land) and its reads (until they are back). A free while one is active
   -- is refused (docs/torch.md, "Lifetimes").
-  local function use(dt, what, active)
-    local u = { what = what, active = active }
+  local function use(dt, what, active, done)
+    local u = { what = what, active = active, done = done }
     dt.users[#dt.users + 1] = u
     return u
   end
@@ -324,7 +324,8 @@ function M.new(opts)
     end
     local evs = {}
     for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
-    local h = handle(s:all_of(evs), "copy_ into " .. self.name)
+    tc.hold(src, 1) -- src cannot change until every write has read it
+    local h = handle(s:all_of(evs), "copy_ into " .. self.name, function() tc.hold(src, -1) end)
     self.pending[#self.pending + 1] = h
     -- the host's values replace what a device op wrote, unless a launch
     -- that may still write it is running
@@ -336,6 +337,14 @@ function M.new(opts)
   --- Reads the tensor back: one timed MemoryRead per distinct block (the
   -- first replica of each), gathered into a new host tensor. Blocks until
   -- the data is back (a host-read barrier).
+  --- Waits for the launches still running on dt (their stores land
+  -- first, as a stream's work before a read).
+  local function settle(dt)
+    for _, u in ipairs(dt.users) do
+      if u.done and u.active() then torch.wait(u.done) end
+    end
+  end
+
   local function read_back(self)
     local host = tc.zeros(self.shape, { dtype = self.dtype })
     local evs, seen = {}, {}
@@ -368,6 +377,7 @@ function M.new(opts)
 
   function Device:cpu()
     check_live(self, "cpu")
+    settle(self)
     check_computed(self, "cpu")
     return read_back(self)
   end
@@ -626,6 +636,7 @@ function M.new(opts)
   function torch.verify(name, got, expected, o)
     if getmetatable(got) == Device then -- read back (timed) in both modes; compared in data mode only
       check_live(got, "verify")
+      settle(got)
       if not data then
         read_back(got)
         got = nil

@@ -274,3 +274,42 @@ function TestLifetimes:test_an_all_reduce_in_a_timing_only_run_returns_no_values
   end
   torch.close()
 end
+
+function TestLifetimes:test_a_read_waits_for_the_launches_still_writing_its_tensor()
+  for _, data in ipairs { true, false } do
+    local torch = runtime(nil, data)
+    local x = torch.full({ 4, 4 }, 1, { dtype = "f32", dp = one(torch) })
+    local y = torch.zeros({ 4, 4 }, { dtype = "f32", dp = one(torch), name = "y" })
+    local h = torch.launch_async({ name = "late", fn = function(tl, a, b)
+      tl.cycles(5000)
+      write_kernel(tl, a, b)
+    end }, 1, x, y)
+    if data then
+      lu.assertAlmostEquals(y:cpu():tolist()[1][1], math.exp(1), 1e-6) -- the kernel's value, not the old 0
+    else
+      lu.assertStrContains(error_of(y.cpu, y), "written by launch 'late'")
+    end
+    lu.assertTrue(h:done())
+    torch.close()
+  end
+end
+
+function TestLifetimes:test_a_host_tensor_a_copy_still_reads_cannot_change()
+  local torch = runtime(nil, true)
+  local x = torch.ones({ 8, 8 }, { dtype = "f32" })
+  local d = torch.empty({ 8, 8 }, { dtype = "f32", dp = one(torch), name = "d" })
+  local h = d:copy_(x) -- the device write reads x when it is served
+  local held = "held by"
+  lu.assertStrContains(error_of(x.fill_, x, 0), "fill_: this host tensor (or the tensor it is a view of) is")
+  lu.assertStrContains(error_of(x.zero_, x), "zero_: this host tensor")
+  lu.assertStrContains(error_of(x.set, x, 0, 0, 5), "set: this host tensor")
+  lu.assertStrContains(error_of(function() x[0] = 5 end), "index: this host tensor")
+  lu.assertStrContains(error_of(function() x[1]:fill_(5) end), "fill_: this host tensor") -- a view of it
+  lu.assertStrContains(error_of(x.copy_, x, torch.zeros({ 8, 8 })), "copy_: this host tensor")
+  lu.assertEquals(x:sum(), 64) -- reading it is fine
+  torch.wait(h)
+  x:fill_(0) -- served: free to change, the device keeps the ones
+  lu.assertEquals(d:cpu():sum(), 64)
+  lu.assertNotNil(held)
+  torch.close()
+end
