@@ -80,7 +80,7 @@ function M.new(opts)
   -- dt.users lists {what =, active = function() -> bool}: the launches that
   -- take it (until their handle completes), its copy_ writes (until they
   -- land) and its reads (until they are back). A free while one is active
-  -- is refused (docs/torch.md, "Lifetimes").
+  -- is refused (docs/torch.md, "Lifetimes and values").
   local function use(dt, what, active, done)
     local u = { what = what, active = active, done = done }
     dt.users[#dt.users + 1] = u
@@ -334,17 +334,18 @@ function M.new(opts)
     return h
   end
 
-  --- Reads the tensor back: one timed MemoryRead per distinct block (the
-  -- first replica of each), gathered into a new host tensor. Blocks until
-  -- the data is back (a host-read barrier).
   --- Waits for the launches still running on dt (their stores land
-  -- first, as a stream's work before a read).
+  -- first, as a stream's work before a read); forgets finished users.
   local function settle(dt)
     for _, u in ipairs(dt.users) do
       if u.done and u.active() then torch.wait(u.done) end
     end
+    active_users(dt)
   end
 
+  --- Reads the tensor back: one timed MemoryRead per distinct block (the
+  -- first replica of each), gathered into a new host tensor. Blocks until
+  -- the data is back (a host-read barrier).
   local function read_back(self)
     local host = tc.zeros(self.shape, { dtype = self.dtype })
     local evs, seen = {}, {}
@@ -365,8 +366,8 @@ function M.new(opts)
   end
 
   --- Raises when the tensor holds values a device operation wrote in a
-  -- timing-only run (nothing was computed: docs/torch.md, "Values that were
-  -- never computed").
+  -- timing-only run (nothing was computed: docs/torch.md, "Lifetimes and
+  -- values").
   local function check_computed(dt, call)
     if dt.uncomputed and not data then
       error(("torch: %s of '%s': its values were written by %s in a timing-only run, which computes no "

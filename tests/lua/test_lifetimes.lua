@@ -199,7 +199,8 @@ function TestLifetimes:test_an_mmu_map_must_lie_in_the_memory_it_maps()
   lu.assertStrContains(error_of(s.mmu_map, s, { targets = tg, entries = { { va = 2 ^ 32, pa = pa, size = 4096 },
     { va = 2 ^ 33, pa = pa + P.hbm_slice_bytes - 8, size = 16 } } }),
     "entries[2] (va 0x200000000): 16 bytes at PA")
-  lu.assertStrContains(error_of(s.mmu_map, s, { targets = tg, entries = { { va = 2 ^ 32, pa = 0x1000000, size = 16 } } }),
+  lu.assertStrContains(error_of(s.mmu_map, s,
+    { targets = tg, entries = { { va = 2 ^ 32, pa = 0x1000000, size = 16 } } }),
     "s:mmu_map{}: entries[1] (va 0x100000000): PA 0x1000000")
   -- nothing was installed by a refused map
   lu.assertEquals(require("kernbench.pe_c").mmu_regions(s, 0, 0, 0), 0)
@@ -263,8 +264,8 @@ function TestLifetimes:test_an_all_reduce_in_a_timing_only_run_returns_no_values
   local errs = {}
   torch.multiprocessing.spawn(function(rank)
     torch.ahbm.set_device(rank)
-    local t = torch.full({ 16, 64 }, rank + 1, { dtype = "f16", name = "t" .. rank,
-                                                  dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 } })
+    local dp = torch.DPPolicy { cube = "row_wise", pe = "replicate", num_pes = 1 }
+    local t = torch.full({ 16, 64 }, rank + 1, { dtype = "f16", name = "t" .. rank, dp = dp })
     dist.all_reduce(t)
     errs[rank] = select(2, pcall(t.cpu, t))
   end, {}, dist.get_world_size())
