@@ -125,15 +125,8 @@ function M.new(ctx, info)
   --- load(ptr, shape, dtype="f16") or load(ref): DMA into the PE's TCM;
   -- store(ptr, handle): DMA from TCM to memory. Both translate ptr through
   -- the PE's MMU (C closures bound to this kernel instance).
-  tl.load, tl.store = ctx:tl_functions()
   local on_write = info.on_write -- timing-only runs: what a store writes holds no values
-  if on_write then
-    local store = tl.store
-    tl.store = function(ptr, h)
-      on_write(ptr)
-      return store(ptr, h)
-    end
-  end
+  tl.load, tl.store = ctx:tl_functions(on_write)
 
   --- ref(ptr, shape, dtype="f16"): names memory without moving it.
   function tl.ref(ptr, shape, dtype)

@@ -2,7 +2,7 @@
  * commands that run on its PE.
  *
  *   ctx = pe_c.context(s, {sip=, cube=, pe=, scratch_base=, scratch_size=, data=, pa_fallback=, name=})
- *   load, store = ctx:tl_functions()            -- tl.load / tl.store bound to ctx:
+ *   load, store = ctx:tl_functions([on_write])  -- tl.load / tl.store bound to ctx:
  *     h = load(va, shape, dtype) / load(ref)    -- blocking: PE_MMU, DMA into TCM scratch
  *     store(va, h)                              -- blocking: TCM -> memory
  *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
@@ -260,19 +260,29 @@ static int tl_store(lua_State *L)
     char *err = NULL;
     if (!kb_pe_op_store(ltl_command(L, c, "tl.store"), va, &t->v, &err))
         return lbind_raise_where(L, err);
+    if (lua_type(L, lua_upvalueindex(2)) == LUA_TFUNCTION) { /* the runtime's on_write(va) */
+        lua_pushvalue(L, lua_upvalueindex(2));
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, 0);
+    }
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
     return ltl_start_command(L, c, "tl.store");
 }
 
-/* ctx:tl_functions() -> load, store: the two C closures bound to ctx. */
+/* ctx:tl_functions([on_write]) -> load, store: the two C closures bound to
+ * ctx; store calls on_write(va) (if given) once its command is built. */
 static int ctx_tl_functions(lua_State *L)
 {
     ltl_check_ctx(L, 1);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
     lua_pushvalue(L, 1);
     lua_pushcclosure(L, tl_load, 1);
     lua_pushvalue(L, 1);
-    lua_pushcclosure(L, tl_store, 1);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, tl_store, 2);
     return 2;
 }
 
