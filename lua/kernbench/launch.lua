@@ -137,6 +137,11 @@ function M.attach(torch, rt)
         a.pending = {}
       elseif math.type(a) == "integer" then
         out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
+        local d = rt.tensor_at and rt.tensor_at(a) -- an address into a tensor: its writes land first too
+        if d then
+          for _, h in ipairs(d.pending or {}) do pending[#pending + 1] = h.finished end
+          d.pending = {}
+        end
       elseif math.type(a) == "float" then
         out[i] = { arg_kind = "scalar", dtype = "fp32", value = a }
       elseif type(a) == "boolean" then

@@ -314,3 +314,16 @@ function TestLifetimes:test_a_host_tensor_a_copy_still_reads_cannot_change()
   lu.assertNotNil(held)
   torch.close()
 end
+
+function TestLifetimes:test_a_launch_given_an_address_waits_for_that_tensors_writes()
+  local torch = runtime(nil, true)
+  local y = torch.zeros({ 1, 4 }, { dtype = "f32", dp = one(torch), name = "y" })
+  torch.synchronize()
+  local src = torch.full({ 512, 1024 }, 3, { dtype = "f32", dp = one(torch), name = "src" }) -- 2 MiB in flight
+  local last = src.va_base + (512 * 1024 - 4) * 4 -- its last row's last 4 values, written last
+  torch.launch({ name = "by_address", fn = function(tl, addr, out)
+    tl.store(out, tl.load(addr, { 1, 4 }, "f32"))
+  end }, 1, last, y)
+  lu.assertEquals(y:cpu():tolist()[1], { 3, 3, 3, 3 })
+  torch.close()
+end
