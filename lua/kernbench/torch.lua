@@ -168,7 +168,7 @@ function M.new(opts)
   -- Host memory requests go through a per-SIP queue of system.host.max_outstanding
   -- slots: a request starts when a slot is free and holds it until it completes.
   local host_slots = {}
-  local function host_request(sip, start)
+  local function host_request(sip, start, after)
     local slots = host_slots[sip]
     if not slots then
       slots = s:resource(P.host_max_outstanding, ("sip%d host queue"):format(sip))
@@ -176,6 +176,7 @@ function M.new(opts)
     end
     requests = requests + 1
     return s:spawn(function()
+      for _, ev in ipairs(after or {}) do ev:wait() end -- launches still using the tensor come first
       slots:acquire()
       local r = start():wait()
       slots:release()
@@ -187,11 +188,11 @@ function M.new(opts)
     return kb.addr.pe_hbm(sh.sip, sh.cube, sh.pe, sh.hbm_offset, P.hbm_slice_bytes)
   end
 
-  local function write_shard(sh, host)
+  local function write_shard(sh, host, after)
     return host_request(sh.sip, function()
       return s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
                               block = { sh.row0, sh.rows, sh.col0, sh.cols } }
-    end)
+    end, after)
   end
 
   --- What a value is, for messages: "nil", "a host tensor", "a number" ...
@@ -322,8 +323,14 @@ function M.new(opts)
       error(("torch: copy_ into %s of shape [%s] from shape [%s]"):format(self.name,
         table.concat(self.shape, ", "), table.concat(src.shape, ", ")), 2)
     end
+    -- ordered after the launches still using the tensor, as on a stream:
+    -- their kernels never see the new values land underneath them
+    local after = {}
+    for _, u in ipairs(self.users) do
+      if u.done and u.active() then after[#after + 1] = u.done.finished end
+    end
     local evs = {}
-    for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
+    for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src, after) end
     tc.hold(src, 1) -- src cannot change until every write has read it
     local h = handle(s:all_of(evs), "copy_ into " .. self.name, function() tc.hold(src, -1) end)
     self.pending[#self.pending + 1] = h

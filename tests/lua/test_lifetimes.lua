@@ -327,3 +327,19 @@ function TestLifetimes:test_a_launch_given_an_address_waits_for_that_tensors_wri
   lu.assertEquals(y:cpu():tolist()[1], { 3, 3, 3, 3 })
   torch.close()
 end
+
+function TestLifetimes:test_a_copy_into_a_tensor_a_running_kernel_uses_lands_after_it()
+  local torch = runtime(nil, true)
+  local d = torch.full({ 4, 4 }, 1, { dtype = "f32", dp = one(torch), name = "d" })
+  local y = torch.zeros({ 4, 4 }, { dtype = "f32", dp = one(torch), name = "y" })
+  local h = torch.launch_async({ name = "reader", fn = function(tl, a, b)
+    tl.cycles(20000)
+    tl.store(b, tl.load(a, { 4, 4 }, "f32"))
+  end }, 1, d, y)
+  local c = d:copy_(torch.full({ 4, 4 }, 9)) -- queued behind the launch
+  torch.wait(c)
+  lu.assertTrue(h:done())
+  lu.assertEquals(y:cpu():tolist()[1][1], 1) -- the kernel saw the old values
+  lu.assertEquals(d:cpu():tolist()[1][1], 9)
+  torch.close()
+end
