@@ -226,7 +226,7 @@ M.groups = {
     { "torch.launch", "torch.launch(kernel, grid, args...) -> h", "run a kernel on the grid's PEs until all have finished (docs/tl.md)" },
     { "torch.launch_async", "torch.launch_async(kernel, grid, args...) -> h", "submit a kernel launch and return at once" },
     { "torch.submit_launch", "torch.submit_launch(msg, fn) -> h", "submit a KernelLaunch message built by hand" },
-    { "torch.verify", "torch.verify(name, got, expected[, {tol =}]) -> worst", "compare a result with a CPU reference at the dtype's tolerance" },
+    { "torch.verify", "torch.verify(name, got, expected[, {tol =}]) -> worst", "compare a result (a host tensor, or a device tensor it reads back) with a CPU reference at the dtype's tolerance" },
     { "torch.verified", "torch.verified() -> list", "what torch.verify checked so far" },
     { "torch.stats", "torch.stats() -> {requests, sim_ns, events, live_tensors}", "the runtime's counters" },
     { "torch.close", "torch.close()", "close the runtime's simulation" },
@@ -371,7 +371,7 @@ M.groups = {
     summary = "a tensor placed on the device", entries = {
     { "d:copy_", "d:copy_(x) -> h", "timed MemoryWrites of every shard from host tensor x" },
     { "d:cpu", "d:cpu() -> tensor", "timed MemoryReads, gathered into a host tensor (waits)" },
-    { "d:free", "d:free()", "unmap and free" },
+    { "d:free", "d:free()", "unmap and free (refused while a launch, copy or read still uses it)" },
     { "d:numel", "d:numel() -> n", "the number of elements" },
     { "d:numpy", "d:numpy() -> tensor", "the same as d:cpu()" },
     { "d.shards", "d.shards", "{sip, cube, pe, offset_bytes, nbytes, pa, hbm_offset, rows, cols, row0, col0} per shard" },
