@@ -87,7 +87,7 @@ local function run_point(torch, shape, variant, placement)
   -- the slowest PE's composite sets the makespan; counts add up over PEs
   local slow = per_pe[1]
   for _, st in ipairs(per_pe) do
-    if st.done_ns - st.submit_ns > slow.done_ns - slow.submit_ns then slow = st end
+    if st.window_ns > slow.window_ns then slow = st end
   end
   point.tiles = 0
   point.stage_counts = {}
@@ -96,7 +96,7 @@ local function run_point(torch, shape, variant, placement)
     for _, s in ipairs(STAGES) do point.stage_counts[s] = (point.stage_counts[s] or 0) + st.stage_counts[s] end
   end
   point.pe_window_ns = h.result.pe_exec_ns
-  point.composite_window_ns = slow.done_ns - slow.submit_ns
+  point.composite_window_ns = slow.window_ns
   point.stage_ns = slow.stage_ns
   -- each stage lane is one serial worker: its busy time over the makespan
   point.pipeline_eff = {}

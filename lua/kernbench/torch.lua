@@ -138,10 +138,12 @@ function M.new(opts)
   Handle.__name = "Handle"
 
   local function handle(ev, what, on_value)
-    local h = setmetatable({ event = ev, what = what, start_ns = s:now(), finished = s:event(what) }, Handle)
+    -- times kept in integer ps so that a duration is exact (ns = ps / 1000 once)
+    local h = setmetatable({ event = ev, what = what, start_ps = s:now_ps(), start_ns = s:now(),
+                             finished = s:event(what) }, Handle)
     s:spawn(function()
       local v = ev:wait()
-      h.end_ns = s:now()
+      h.end_ps, h.end_ns = s:now_ps(), s:now()
       if on_value then on_value(v) end
       h.finished:succeed(h)
     end, what)
@@ -153,10 +155,10 @@ function M.new(opts)
   --- Simulated ns from submission to completion (an error before it completes).
   function Handle:elapsed_ns()
     if not self.end_ns then error(("%s: not complete yet (torch.wait it first)"):format(self.what), 2) end
-    return self.end_ns - self.start_ns
+    return (self.end_ps - self.start_ps) / 1000
   end
   function Handle:__tostring()
-    return ("Handle(%s, %s)"):format(self.what, self.end_ns and ("%g ns"):format(self.end_ns - self.start_ns)
+    return ("Handle(%s, %s)"):format(self.what, self.end_ns and ("%g ns"):format(self:elapsed_ns())
                                                   or "pending")
   end
 

@@ -222,7 +222,7 @@ static int comp_done(lua_State *L)
     return 1;
 }
 
-/* h:stats() -> {tiles, submit_ns, first_ns, done_ns, stage_ns = {DMA_READ = ...}, stage_counts = {...}} */
+/* h:stats() -> {tiles, submit_ns, first_ns, done_ns, window_ns (done - submit, exact), stage_ns = {DMA_READ = ...}, stage_counts = {...}} */
 static int comp_stats(lua_State *L)
 {
     kb_composite *c = check_comp(L, 1)->c;
@@ -230,8 +230,10 @@ static int comp_stats(lua_State *L)
     lbind_set_int(L, "tiles", (lua_Integer)c->ntiles);
     lbind_set_time(L, "submit_ns", c->t_submit);
     lbind_set_time(L, "first_ns", c->t_first);
-    if (c->finished)
+    if (c->finished) {
         lbind_set_time(L, "done_ns", c->t_done);
+        lbind_set_time(L, "window_ns", c->t_done - c->t_submit);
+    }
     lua_createtable(L, 0, KB_ST_COUNT);
     lua_createtable(L, 0, KB_ST_COUNT);
     for (int i = 0; i < KB_ST_COUNT; i++) {

@@ -186,3 +186,19 @@ function TestTorch:test_pa_fallback_is_an_explicit_option_and_tlb_cost_comes_fro
 end
 
 
+
+-- A handle's elapsed time is a difference of integer ps divided once (ns
+-- subtracted as doubles gave 1718.0000000000002 in results files).
+function TestTorch:test_elapsed_ns_is_exact()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_1pe") }
+  local naive_differs = 0
+  for n = 1, 40 do
+    local h = torch.launch({ name = "busy", fn = function(tl) tl.cycles(n * 7) end }, 1)
+    torch.wait(h)
+    local exact = (h.end_ps - h.start_ps) / 1000
+    lu.assertEquals(("%.17g"):format(h:elapsed_ns()), ("%.17g"):format(exact))
+    if h.end_ns - h.start_ns ~= exact then naive_differs = naive_differs + 1 end
+  end
+  lu.assertTrue(naive_differs > 0, "no launch in this test would catch a subtraction of ns doubles")
+  torch.close()
+end
