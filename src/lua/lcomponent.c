@@ -111,7 +111,7 @@ static int inst_send(lua_State *L)
     const kb_comp *c = kb_scripted_comp(s);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "kind");
-    const char *k = luaL_checkstring(L, -1);
+    const char *k = lbind_tostr(L, -1, "self:send", "field 'kind'");
     const kb_msg_kind *kind = kb_scripted_impl_kind(c->n->spec->impl, k);
     if (!kind)
         return luaL_error(L,
@@ -149,7 +149,7 @@ static int inst_busy(lua_State *L)
 static int inst_span(lua_State *L)
 {
     kb_comp *c = kb_scripted_comp(check_inst(L, 1));
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lbind_checkstr(L, 2, "self:span", "name");
     kb_time a = lsim_check_duration(L, 3, "self:span"), b = lsim_check_duration(L, 4, "self:span");
     kb_tracer *tr = kb_fabric_tracer(c->fab);
     if (tr)
@@ -161,7 +161,7 @@ static int inst_index(lua_State *L)
 {
     kb_scripted *s = check_inst(L, 1);
     const kb_comp *c = kb_scripted_comp(s);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lbind_checkstr(L, 2, "self[key]", "key");
     if (strcmp(k, "id") == 0) {
         lua_pushstring(L, c->n->id);
     } else if (strcmp(k, "impl") == 0) {
@@ -242,9 +242,9 @@ static int msg_index(lua_State *L)
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
     lua_settop(L, 2);
+    const char *k = lbind_checkstr(L, 2, "msg[key]", "key");
     if (m->done)
-        return luaL_error(L, "msg.%s: the message was already forwarded or finished", lua_tostring(L, 2));
-    const char *k = luaL_checkstring(L, 2);
+        return luaL_error(L, "msg.%s: the message was already forwarded or finished", k);
     kb_txn *t = kb_scripted_msg_txn(m);
     const kb_flit *f = m->flit ? m->ptr : NULL;
     const kb_topo *topo = kb_fabric_topo(t->fab);

@@ -39,6 +39,145 @@ int lbind_fail(lua_State *L, char *msg)
     return 2;
 }
 
+static void bad_str(lua_State *L, int idx, const char *call, const char *what, bool nul)
+{
+    int argn = idx;
+    const char *sep = what ? " (" : "", *w = what ? what : "", *end = what ? ")" : "";
+    if (nul)
+        luaL_error(L, "%s: argument %d%s%s%s must be a string without NUL bytes", call, argn, sep, w, end);
+    luaL_error(L, "%s: argument %d%s%s%s must be a string, got %s", call, argn, sep, w, end, luaL_typename(L, idx));
+}
+
+const char *lbind_checkstr(lua_State *L, int idx, const char *call, const char *what)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &n)
+                                                                                        : NULL;
+    if (!s)
+        bad_str(L, idx, call, what, false);
+    if (strlen(s) != n)
+        bad_str(L, idx, call, what, true);
+    return s;
+}
+
+const char *lbind_optstr(lua_State *L, int idx, const char *call, const char *what, const char *dflt)
+{
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    return lbind_checkstr(L, idx, call, what);
+}
+
+const char *lbind_tostr(lua_State *L, int idx, const char *call, const char *what)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
+    if (!s)
+        luaL_error(L, "%s: %s must be a string, got %s", call, what, luaL_typename(L, idx));
+    if (strlen(s) != n)
+        luaL_error(L, "%s: %s must be a string without NUL bytes", call, what);
+    return s;
+}
+
+int lbind_bad_self(lua_State *L, const char *call, const char *what)
+{
+    return luaL_error(L, "%s: call it with ':' (argument 1 must be a %s, got %s)", call, what, luaL_typename(L, 1));
+}
+
+/* The key of `f` (an absolute index) among the string keys of the table on
+ * the top, pushed; false and nothing pushed if it is not there. */
+static bool push_key_of(lua_State *L, int f)
+{
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, f)) {
+            lua_pop(L, 1);
+            return true;
+        }
+        lua_pop(L, 1);
+    }
+    return false;
+}
+
+const char *lbind_fname(lua_State *L)
+{
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar)) {
+        lua_pushliteral(L, "?");
+        return lua_tostring(L, -1);
+    }
+    lua_getinfo(L, "nf", &ar);
+    int f = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushnil(L);
+    while (lua_next(L, f + 1)) { /* stack: f, loaded, module name, module */
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1) && strcmp(lua_tostring(L, -2), "_G") != 0 &&
+            push_key_of(L, f)) {
+            lua_pushfstring(L, "%s.%s", lua_tostring(L, -3), lua_tostring(L, -1));
+            lua_replace(L, f);
+            lua_settop(L, f);
+            return lua_tostring(L, -1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_settop(L, f - 1);
+    lua_pushstring(L, ar.name ? ar.name : "?");
+    return lua_tostring(L, -1);
+}
+
+/* Copies the functions with string keys of table `from` into table `to`. */
+static void copy_functions(lua_State *L, int from, int to)
+{
+    from = lua_absindex(L, from);
+    to = lua_absindex(L, to);
+    lua_pushnil(L);
+    while (lua_next(L, from)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION) {
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, to);
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+}
+
+void lbind_name_metatables(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int loaded = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, LUA_REGISTRYINDEX)) {
+        /* metatables of luaL_newmetatable: registry[tname] = mt, named by mt.__name */
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1) && lua_getfield(L, -1, "__name") == LUA_TSTRING) {
+            /* the name, or "<name>" when a module has it (kernbench.alloc is a Lua module too) */
+            if (lua_getfield(L, loaded, lua_tostring(L, -1)) != LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_pushfstring(L, "<%s>", lua_tostring(L, -1));
+                lua_replace(L, -2);
+                if (lua_getfield(L, loaded, lua_tostring(L, -1)) != LUA_TNIL) {
+                    lua_settop(L, loaded + 1);
+                    continue;
+                }
+            }
+            lua_pop(L, 1); /* stack: key, mt, name */
+            lua_newtable(L);
+            copy_functions(L, -3, -1);
+            /* the methods: __index, or the table an __index function looks in */
+            static const char *const methods[] = {"__index", "methods", "__methods"};
+            for (int i = 0; i < 3; i++) {
+                if (lua_getfield(L, -3, methods[i]) == LUA_TTABLE)
+                    copy_functions(L, -1, -2);
+                lua_pop(L, 1);
+            }
+            lua_setfield(L, loaded, lua_tostring(L, -2));
+            lua_pop(L, 2); /* name, mt */
+        } else {
+            lua_settop(L, loaded + 1); /* the key */
+        }
+    }
+    lua_pop(L, 1);
+}
+
 /* Raises "CALL: field 'KEY' must be [an integer ]RANGE, got VALUE" for the
  * value on the top of the stack. */
 static void bad_int(lua_State *L, const char *call, const char *key, bool integer, lua_Integer min,
