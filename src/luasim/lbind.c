@@ -165,8 +165,14 @@ void lbind_name_metatables(lua_State *L)
             /* the methods: __index, or the table an __index function looks in */
             static const char *const methods[] = {"__index", "methods", "__methods"};
             for (int i = 0; i < 3; i++) {
-                if (lua_getfield(L, -3, methods[i]) == LUA_TTABLE)
+                int t = lua_getfield(L, -3, methods[i]);
+                if (t == LUA_TTABLE)
                     copy_functions(L, -1, -2);
+                else if (t == LUA_TFUNCTION && lua_getupvalue(L, -1, 1)) { /* an __index closure's methods */
+                    if (lua_istable(L, -1))
+                        copy_functions(L, -1, -3);
+                    lua_pop(L, 1);
+                }
                 lua_pop(L, 1);
             }
             lua_setfield(L, loaded, lua_tostring(L, -2));
