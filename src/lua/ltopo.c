@@ -170,10 +170,15 @@ static int l_load(lua_State *L)
 
 uint32_t ltopo_check_node(lua_State *L, const kb_topo *t, int idx)
 {
-    const char *id = lbind_checkstr(L, idx, "topology", "node id");
+    idx = lua_absindex(L, idx);
+    size_t len = 0;
+    const char *id = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!id || strlen(id) != len)
+        luaL_error(L, "%s: argument %d (node id) must be a string without NUL bytes, got %s", lbind_fname(L), idx,
+                   id ? "one with a NUL byte" : luaL_typename(L, idx));
     int64_t n = kb_topo_find(t, id);
     if (n < 0)
-        luaL_error(L, "no node '%s' in topology %s", id, kb_topo_name(t));
+        luaL_error(L, "%s: no node '%s' in topology %s", lbind_fname(L), id, kb_topo_name(t));
     return (uint32_t)n;
 }
 
@@ -351,7 +356,7 @@ static int t_resolve(lua_State *L)
     kb_target tg;
     char *err = NULL;
     if (!kb_resolve_pa(t, (kb_pa)luaL_checkinteger(L, 2), &tg, &err)) {
-        return lbind_raise(L, err);
+        return lbind_raise_prefixed(L, lbind_fname(L), err);
     }
     lua_pushstring(L, kb_topo_node(t, tg.node)->id);
     lua_pushinteger(L, (lua_Integer)tg.offset);

@@ -112,7 +112,13 @@ const char *lbind_fname(lua_State *L)
     while (lua_next(L, f + 1)) { /* stack: f, loaded, module name, module */
         if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1) && strcmp(lua_tostring(L, -2), "_G") != 0 &&
             push_key_of(L, f)) {
-            lua_pushfstring(L, "%s.%s", lua_tostring(L, -3), lua_tostring(L, -1));
+            const char *mod = lua_tostring(L, -3), *key = lua_tostring(L, -1);
+            size_t n = strlen(mod);
+            if (n > 2 && mod[0] == '<' && mod[n - 1] == '>') { /* a metatable's table named "<NAME>" */
+                lua_pushlstring(L, mod + 1, n - 2);
+                mod = lua_tostring(L, -1);
+            }
+            lua_pushfstring(L, "%s.%s", mod, key);
             lua_replace(L, f);
             lua_settop(L, f);
             return lua_tostring(L, -1);

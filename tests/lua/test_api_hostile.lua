@@ -25,6 +25,7 @@ local ONLY = tonumber(os.getenv("KB_HOSTILE_ONLY") or "")
 local SKIP_MODULES = {
   _G = true, string = true, table = true, math = true, io = true, os = true, coroutine = true,
   utf8 = true, debug = true, package = true, luaunit = true, ["kernbench.procpool"] = true,
+  ["kernbench.procpool.guard"] = true,
 }
 
 -- Functions that are legitimately not argument-checked in a way this sweep
@@ -79,14 +80,17 @@ local function enumerate(extra_roots)
   walk = function(t, name, depth, owner)
     if visited[t] or depth > 4 or t == _G or t == package.loaded then return end
     visited[t] = true
-    if rawget(t, "__name") ~= nil or rawget(t, "__index") ~= nil then owner = t end
+    if rawget(t, "__name") ~= nil then owner = t end -- a metatable (luaL_newmetatable names it)
     for k, v in pairs(t) do
       local key = tostring(k)
       local path = type(k) == "string" and (name .. "." .. key) or (name .. "[" .. key .. "]")
       if type(v) == "function" then
         if is_c(v) and not std[v] then add(v, path, key, owner) end
+        -- an __index closure's methods table (host tensors)
+        local _, up = debug.getupvalue(v, 1)
+        if k == "__index" and type(up) == "table" then walk(up, path, depth + 1, owner) end
       elseif type(v) == "table" then
-        walk(v, path, depth + 1, (k == "__index" or k == "methods") and owner or nil)
+        walk(v, path, depth + 1, (k == "__index" or k == "methods" or k == "__methods") and owner or nil)
       elseif type(v) == "userdata" then
         walk_ud(v, path, depth)
       end
@@ -164,14 +168,20 @@ local INTERNAL = { "attempt to ", "to '?'", "(null)", "on bad self", "C stack ov
 
 -- The names a message may give a function: each key it is registered
 -- under (a function may have two: a store's count and __len), and for a
--- metamethod the operation or the type's name.
+-- metamethod the operation (index for __newindex too, "[" of t[k]) or the
+-- type ("tensor" for kernbench.tensor and kernbench.tl_tensor).
 local function key_names(e)
   local t = {}
+  local tname = e.owner and rawget(e.owner, "__name")
   for _, k in ipairs(e.keys or { e.key }) do
     t[#t + 1] = k
     if k:sub(1, 2) == "__" then
       t[#t + 1] = k:sub(3)
-      t[#t + 1] = "tl.tensor"
+      if k == "__index" or k == "__newindex" then
+        t[#t + 1] = "index"
+        t[#t + 1] = "["
+      end
+      if type(tname) == "string" then t[#t + 1] = tname:match("([%a]+)$") end
     end
   end
   return t
