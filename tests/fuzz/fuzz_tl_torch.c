@@ -584,12 +584,22 @@ static const char driver[] =
     "    if v:find(p, 1, true) then finding = v return end\n"
     "  end\n"
     "end\n"
-    "local OPS = { add = function(a, b) return a + b end, sub = function(a, b) return a - b end,\n"
-    "  mul = function(a, b) return a * b end, div = function(a, b) return a / b end,\n"
-    "  idiv = function(a, b) return a // b end, unm = function(a) return -a end,\n"
-    "  len = function(a) return #a end, str = function(a) return tostring(a) end,\n"
-    "  concat = function(a, b) return a .. b end, eq = function(a, b) return a == b end,\n"
-    "  lt = function(a, b) return a < b end }\n"
+    /* The operators; on plain values (numbers, strings: the string
+     * library's arithmetic raises its errors without a position) an error
+     * is the program's own and gets the driver's position. */
+    "local function obj(v) return type(v) == 'table' or type(v) == 'userdata' end\n"
+    "local function op(f) return function(a, b)\n"
+    "  if obj(a) or obj(b) then return f(a, b) end\n"
+    "  local ok, r = pcall(f, a, b)\n"
+    "  if ok then return r end\n"
+    "  error(r, 1)\n"
+    "end end\n"
+    "local OPS = { add = op(function(a, b) return a + b end), sub = op(function(a, b) return a - b end),\n"
+    "  mul = op(function(a, b) return a * b end), div = op(function(a, b) return a / b end),\n"
+    "  idiv = op(function(a, b) return a // b end), unm = op(function(a) return -a end),\n"
+    "  len = op(function(a) return #a end), str = op(function(a) return tostring(a) end),\n"
+    "  concat = op(function(a, b) return a .. b end), eq = op(function(a, b) return a == b end),\n"
+    "  lt = op(function(a, b) return a < b end) }\n"
     /* The bound functions: the C functions of the loaded modules and of the
      * metatables in the registry, each with the metatable whose objects are
      * its self. Not called: Lua's own, the child-process pool, and the
