@@ -7,6 +7,25 @@
 --
 --   kernbench [--param n_elem=49152] [--param root=corner] [--param buffer_kind=sram]
 --             -t torus_2d_6sip_2x3 run ccl-allreduce [--data]
+local bench_params = require "kernbench.bench_params"
+
+-- The algorithm modules (kernbench.ccl.algorithms.NAME) the Lua path
+-- holds: a name that is none of them is the user's mistake.
+local function check_algorithm(name)
+  local prefix = "kernbench.ccl.algorithms."
+  if name:match("^[%w_]+$") and package.searchpath(prefix .. name, package.path) then return end
+  local known = {}
+  local shipped = package.searchpath(prefix .. "ring_allreduce", package.path)
+  local dir = shipped and shipped:match("^(.*)/[^/]*$")
+  if dir then
+    local ls = io.popen(("ls %q 2>/dev/null"):format(dir))
+    for f in ls:lines() do known[#known + 1] = f:match("^([%w_]+)%.lua$") end
+    ls:close()
+  end
+  bench_params.invalid("algorithm", name, ("no algorithm module %s%s on the Lua path (known: %s)"):format(
+    prefix, name, table.concat(known, ", ")))
+end
+
 return {
   name = "ccl-allreduce",
   description = "all-reduce across every SIP (spawn + init_process_group + all_reduce), crit_ns, verified with --data",
@@ -21,14 +40,15 @@ return {
   run = function(torch, p)
     local dist = torch.distributed
     local P = torch.spec
+    check_algorithm(p.algorithm)
     local root
     if p.root == "corner" then
       root = P.cube_w * P.cube_h - 1
     elseif p.root ~= "center" then
       root = math.tointeger(tonumber(p.root))
       if not root or root < 0 or root >= P.cubes_per_sip then
-        error(("ccl-allreduce: root must be center, corner or a cube index 0 .. %d, got %s"):format(
-          P.cubes_per_sip - 1, tostring(p.root)), 0)
+        bench_params.invalid("root", p.root, ("expected center, corner or a cube index 0 .. %d"):format(
+          P.cubes_per_sip - 1))
       end
     end
     dist.init_process_group { backend = "kernbench", algorithm = p.algorithm, buffer_kind = p.buffer_kind,

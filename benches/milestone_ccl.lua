@@ -31,6 +31,7 @@
 -- compare=DIR adds profiles.png: this run's curves beside DIR's (another
 -- run's out, e.g. with --profile original), each named by its profile.
 local json = require "kernbench.json"
+local bench_params = require "kernbench.bench_params"
 
 local SCHEMA, VERSION = "kernbench.ccl_milestone", 1
 local SELF = debug.getinfo(1, "S").source:match("^@(.*)$")
@@ -67,8 +68,8 @@ local function parse_id(id)
   end
   if not p or not ALGORITHMS[algo] or not topo_of(topology) or not one_of(kind, KINDS) or not one_of(root, ROOTS)
       or p.n_elem < 1 then
-    error(("milestone-ccl: point '%s' is not ALGO-TOPOLOGY-BUFFER_KIND-ROOT-N_ELEM (algorithms lrab, ring, tree; "
-      .. "topologies ring_1d, torus_2d, mesh_2d_no_wrap; tcm, sram, hbm; center, corner)"):format(id), 0)
+    bench_params.invalid("point", id, ("point '%s' is not ALGO-TOPOLOGY-BUFFER_KIND-ROOT-N_ELEM (algorithms lrab, "
+      .. "ring, tree; topologies ring_1d, torus_2d, mesh_2d_no_wrap; tcm, sram, hbm; center, corner)"):format(id))
   end
   return p
 end
@@ -106,8 +107,8 @@ local function run_point(torch, o)
   local pt = parse_id(o.point)
   local P = torch.spec
   if P.sip_topology ~= pt.topology or P.sips ~= 6 then
-    error(("milestone-ccl: point %s needs the 6-SIP %s topology (-t %s), not %s with %d SIPs"):format(o.point,
-      pt.topology, topo_of(pt.topology).file, P.sip_topology, P.sips), 0)
+    bench_params.invalid("point", o.point, ("point %s needs the 6-SIP %s topology (-t %s), not %s with %d SIPs"):format(
+      o.point, pt.topology, topo_of(pt.topology).file, P.sip_topology, P.sips))
   end
   local dist = torch.distributed
   local root_cube = pt.root == "corner" and P.cube_w * P.cube_h - 1 or nil

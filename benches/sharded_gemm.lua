@@ -13,11 +13,22 @@ return {
     m = { default = 64, min = 1, env = "SGEMM_M", help = "rows of A and C" },
     k = { default = 256, min = 1, env = "SGEMM_K", help = "columns of A, rows of B" },
     n_local = { default = 64, min = 1, env = "SGEMM_NLOCAL", help = "columns of C per PE" },
-    pes = { default = 0, min = 0, env = "SGEMM_PES", help = "PEs per cube in the grid (0: every PE of a cube)" },
-    cubes = { default = 0, min = 0, env = "SGEMM_CUBES", help = "cubes in the grid (0: every cube of the SIP)" },
+    pes = { default = 0, min = 0, env = "SGEMM_PES", help = "PEs per cube in the grid (0: every PE of a cube)",
+            labels = { [0] = "all" } },
+    cubes = { default = 0, min = 0, env = "SGEMM_CUBES", help = "cubes in the grid (0: every cube of the SIP)",
+              labels = { [0] = "all" } },
   },
   run = function(torch, p)
     local P = torch.spec
+    local invalid = require("kernbench.bench_params").invalid
+    if p.pes > P.pes_per_cube then
+      invalid("pes", p.pes, ("a cube of the topology has %d PEs: expected 0 (all) .. %d"):format(P.pes_per_cube,
+        P.pes_per_cube))
+    end
+    if p.cubes > P.cubes_per_sip then
+      invalid("cubes", p.cubes, ("a SIP of the topology has %d cubes: expected 0 (all) .. %d"):format(P.cubes_per_sip,
+        P.cubes_per_sip))
+    end
     local pes = p.pes > 0 and p.pes or P.pes_per_cube
     local cubes = p.cubes > 0 and p.cubes or P.cubes_per_sip
     local M, K = p.m, p.k
@@ -36,7 +47,7 @@ return {
            "(DMA %s, GEMM %s), %.2f TFLOP/s over the grid"):format(M, K, N, cubes, pes, kb.format_ns(h:elapsed_ns()),
       kb.format_ns(r.pe_exec_ns), kb.format_ns(r.dma_ns), kb.format_ns(r.compute_ns),
       2 * M * K * N / r.pe_exec_ns / 1000))
-    torch.verify("C", dc:cpu(), torch.matmul(a:float(), b:float()):half())
+    torch.verify("C", dc, torch.matmul(a:float(), b:float()):half())
     return { launch_ns = h:elapsed_ns(), pe_exec_ns = r.pe_exec_ns, dma_ns = r.dma_ns, compute_ns = r.compute_ns,
              tflops = 2 * M * K * N / r.pe_exec_ns / 1000, pes = pes, cubes = cubes }
   end,

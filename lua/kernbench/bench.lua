@@ -4,6 +4,7 @@
 -- NAME`); kernbench.bench_find lists and finds them, kernbench.bench_params
 -- handles their parameters. Reference: docs/benches.md.
 local bench_params = require "kernbench.bench_params"
+local usage = require "kernbench.usage"
 
 local M = {}
 
@@ -58,9 +59,15 @@ local function mode_from(args, mode, b)
   return mode
 end
 
-local function params_text(values)
+-- "(k=v, ...)" for the run's header; a value the declaration labels (a
+-- special value such as 0 for "all") prints as its label.
+local function params_text(values, decl)
   local parts = {}
-  for _, k in ipairs(bench_params.keys(values)) do parts[#parts + 1] = k .. "=" .. tostring(values[k]) end
+  for _, k in ipairs(bench_params.keys(values)) do
+    local labels = decl and decl[k] and decl[k].labels
+    local label = labels and labels[values[k]]
+    parts[#parts + 1] = k .. "=" .. (label ~= nil and tostring(label) or tostring(values[k]))
+  end
   return #parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or ""
 end
 
@@ -93,6 +100,10 @@ function M.run(b, opts)
                                                  op_log = b.needs_op_log or nil }
   local ok, result = xpcall(b.run, debug.traceback, torch, values)
   local status, err = "ok", nil
+  if not ok and usage.is(result) then -- a parameter the bench checks itself
+    torch.close()
+    error(result, 0)
+  end
   if not ok then
     local v = torch.verified()
     status = (#v > 0 and not v[#v].ok) and "verification_failed" or "failed"
@@ -126,7 +137,8 @@ function M.run(b, opts)
     or ("%s (profile %s)"):format(topo.name, profile)
   local rendered = st.requests == 0 and b.renders_only and b.renders_only(values)
   if rendered then
-    print(("bench %s%s on %s: nothing simulated (%s)"):format(b.name, params_text(values), on, rendered))
+    kb.summary_note = rendered -- the run summary says where the events were counted
+    print(("bench %s%s on %s: nothing simulated (%s)"):format(b.name, params_text(values, b.params), on, rendered))
     return 0
   end
   if st.requests == 0 then
@@ -134,7 +146,7 @@ function M.run(b, opts)
                      "(create a tensor on the device or launch a kernel)\n"):format(b.name))
     return 1
   end
-  print(("bench %s%s on %s: %d host request(s), simulated time %s"):format(b.name, params_text(values), on,
+  print(("bench %s%s on %s: %d host request(s), simulated time %s"):format(b.name, params_text(values, b.params), on,
     st.requests, kb.format_ns(st.sim_ns)))
   if mode == "verify" then
     local v = torch.verified()
@@ -154,32 +166,27 @@ end
 
 --- Called by the command line with what a script returned: a bench table
 -- is run (returns the exit status); anything else means a plain script
--- (nil), unless `strict` (`kernbench run NAME`) requires a bench. Usage
--- errors print with the usage line and return 2.
+-- (nil), unless `strict` (`kernbench run NAME`) requires a bench. A usage
+-- error raises a kernbench.usage error with the bench's usage line, which
+-- the command line reports (exit status 2).
 function M.after_script(v, path, strict)
   local looks_like_bench = type(v) == "table" and v.run ~= nil
   if not looks_like_bench and not strict then
     local given = (kb.params and #kb.params > 0) and "--param" or kb.results_requested and "--results-json"
     if given then
-      return M.usage(("%s: %s needs a bench, and %s is a plain script (it returns no bench table)"):format(
+      M.usage(("%s: %s needs a bench, and %s is a plain script (it returns no bench table)"):format(
         path, given, path))
     end
     return nil
   end
   local why = M.problem(v)
   if why then error(("%s: not a bench: %s"):format(path, why), 0) end
-  local ok, status = pcall(M.run, v, { path = path, args = _G.arg })
-  if ok then return status end
-  if bench_params.is_usage_error(status) then return M.usage(status.message) end
-  error(status, 0)
+  return usage.guard(nil, usage.BENCH_HINT, M.run, v, { path = path, args = _G.arg })
 end
 
---- Prints a usage error and returns its exit status (2).
+--- Raises the usage error `message` with the bench's usage line.
 function M.usage(message)
-  io.stderr:write(("kernbench: %s\nusage: kernbench [options] [--param KEY=VALUE ...] run BENCH | BENCH.lua\n" ..
-                   "run 'kernbench --help' for the options, 'kernbench help BENCH' for a bench's parameters\n"):format(
-                   message))
-  return 2
+  usage.raise(message, nil, usage.BENCH_HINT)
 end
 
 return M

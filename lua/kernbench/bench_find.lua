@@ -99,6 +99,13 @@ function M.resolve(name, dir)
                      #near > 0 and ("; did you mean " .. table.concat(near, ", ") .. "?") or "")
 end
 
+--- resolve for `kernbench run NAME`: an unknown bench is a usage error of
+-- `run`, with the bench's usage line.
+function M.resolve_for_run(name)
+  local usage = require "kernbench.usage"
+  return usage.guard("run", usage.BENCH_HINT, M.resolve, name)
+end
+
 local LIST_HELP = [[
 usage: kernbench list [--verbose] [DIR]
 
@@ -108,6 +115,11 @@ parameters (set them with --param KEY=VALUE). Files that do not return a
 valid bench table are reported with the reason (exit status 1); a DIR that
 is not a directory is a usage error (exit status 2).]]
 
+-- A usage error of `kernbench list`, reported by the command line.
+local function list_usage(msg)
+  require("kernbench.usage").raise(msg, "list", "usage: kernbench list [--verbose] [DIR]")
+end
+
 --- `kernbench list [--verbose] [DIR]`: returns the exit status.
 function M.list_main(args)
   local verbose, dir = false, nil
@@ -115,15 +127,11 @@ function M.list_main(args)
     if a == "-h" or a == "--help" then print(LIST_HELP) return 0
     elseif a == "-v" or a == "--verbose" then verbose = true
     elseif a:sub(1, 1) == "-" or dir then
-      io.stderr:write(("kernbench list: unexpected argument '%s'\nusage: kernbench list [--verbose] [DIR]\n"):format(a))
-      return 2
+      list_usage(("unexpected argument '%s'"):format(a))
     else dir = a end
   end
   dir = dir or M.default_dir()
-  if not is_dir(dir) then
-    io.stderr:write(("kernbench list: %s is not a directory\nusage: kernbench list [--verbose] [DIR]\n"):format(dir))
-    return 2
-  end
+  if not is_dir(dir) then list_usage(("%s is not a directory"):format(dir)) end
   local benches, problems = M.list(dir)
   local w = 4
   for _, b in ipairs(benches) do w = math.max(w, #b.name) end
@@ -143,17 +151,18 @@ end
 
 --- `kernbench help NAME`: the bench's description, file and parameters.
 function M.help_main(args)
-  if #args ~= 1 or args[1] == "-h" or args[1] == "--help" then
-    local out = #args == 1 and io.stdout or io.stderr
-    out:write("usage: kernbench help BENCH\n\nShows a bench's description, file and parameters " ..
+  local usage = require "kernbench.usage"
+  local HINT = "usage: kernbench help BENCH"
+  if #args ~= 1 then
+    usage.raise(#args == 0 and "which bench? (kernbench help BENCH: 'kernbench list' shows the names)"
+      or ("one bench at a time, got %d arguments"):format(#args), "help", HINT)
+  end
+  if args[1] == "-h" or args[1] == "--help" then
+    io.stdout:write(HINT .. "\n\nShows a bench's description, file and parameters " ..
               "(BENCH: a name, index or file, as for 'kernbench run').\n")
-    return #args == 1 and 0 or 2
+    return 0
   end
-  local ok, path = pcall(M.resolve, args[1])
-  if not ok then
-    io.stderr:write(("kernbench help: %s\n"):format(tostring(path)))
-    return params.is_usage_error(path) and 2 or 1
-  end
+  local path = usage.guard("help", HINT, M.resolve, args[1])
   local chunk, err = loadfile(path)
   local okb, b = false, err
   if chunk then okb, b = pcall(chunk) end

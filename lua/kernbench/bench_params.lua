@@ -3,22 +3,29 @@
 -- and receives them checked and typed as run(torch, params). A value comes
 -- from `--param m=256` (repeatable, before the bench), else from the
 -- declared environment variable, else from the default.
+local usage = require "kernbench.usage"
+
 local M = {}
 
 local TYPES = { integer = true, number = true, boolean = true, string = true }
 
---- A usage error: the command line prints it with the usage line and
--- exits 2 (kernbench.bench catches it).
-local Usage = {}
-Usage.__index = Usage
-Usage.__tostring = function(e) return e.message end
-M.Usage = Usage
+--- A usage error (kernbench.usage): the command line prints it with the
+-- bench's usage line and exits 2.
+M.Usage = usage.Usage
 
 function M.usage_error(fmt, ...)
-  error(setmetatable({ message = fmt:format(...) }, Usage), 0)
+  usage.raise(fmt:format(...), nil, usage.BENCH_HINT)
 end
 
-function M.is_usage_error(e) return getmetatable(e) == Usage end
+M.is_usage_error = usage.is
+
+--- Raises the usage error of a parameter the bench checks itself (a
+-- value its declaration cannot express: an algorithm module, a root that
+-- depends on the topology): `--param KEY=VALUE: WHY`, WHY listing the
+-- valid choices.
+function M.invalid(key, value, why)
+  M.usage_error("--param %s=%s: %s", key, tostring(value), why)
+end
 
 local function type_of(value)
   if math.type(value) == "integer" then return "integer" end
@@ -28,7 +35,8 @@ end
 --- Why the declaration `params` of a bench is wrong, or nil. Each entry:
 -- default (required; its Lua type is the parameter's type unless `type`
 -- says "number" for an integer default), help (a line), optional env,
--- choices (a list of allowed values), min and max (numbers).
+-- choices (a list of allowed values), min and max (numbers), labels (what
+-- the run's header prints for special values: {[0] = "all"}).
 function M.problem(params)
   if params == nil then return nil end
   if type(params) ~= "table" then return "field 'params' must be a table of parameter declarations" end
@@ -50,6 +58,9 @@ function M.problem(params)
     end
     if p.choices ~= nil and (type(p.choices) ~= "table" or #p.choices == 0) then
       return where .. ": 'choices' must be a non-empty list"
+    end
+    if p.labels ~= nil and type(p.labels) ~= "table" then
+      return where .. ": 'labels' must be a table {[value] = \"what the run's header prints\"}"
     end
   end
   return nil

@@ -8,7 +8,8 @@
 --   M.route(t, src_id, dst_id) -> {node ids...}   (the router's route, t:path)
 --   M.draw(t, opts, format[, cache]) -> bytes, cache_path_or_nil, hit
 --       DOT, or the rendering cached under $XDG_CACHE_HOME/kernbench/draw/
---   M.main(args) -> exit status               (`kernbench draw ...`)
+--   M.main(args) -> exit status               (`kernbench draw ...`; a usage
+--       error is raised: kernbench.usage, exit status 2)
 --
 -- Every drawn node has the DOT attribute `id` = its topology node id, or for a
 -- node that stands for several (a SIP, an IO chiplet, a cube, a PE) the prefix
@@ -1077,9 +1078,12 @@ function M.usage()
   }, "\n")
 end
 
+-- A usage error of `kernbench draw`: raised, reported by the command line
+-- (kernbench.usage: one line, the hint, exit status 2).
 local function usage_error(msg)
-  io.stderr:write("kernbench draw: ", msg, "\n", USAGE_LINE, "\n", "run 'kernbench draw --help' for the options\n")
-  return 2
+  require("kernbench.usage").raise(msg, "draw", "usage: kernbench [-t T] [--set K=V] draw [--view V] [--sip N] " ..
+    "[--cube N] [--pe N] [--format F] [--stats FILE] [--route SRC DST] [-o FILE]\n" ..
+    "run 'kernbench draw --help' for the options")
 end
 
 --- Parses args into options, or raises {usage = message}.

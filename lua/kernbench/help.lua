@@ -15,8 +15,7 @@ M.groups = {
     { "sim", "sim", "the event core: simulations, processes, events, stores, resources" },
     { "kb", "kb", "the kernbench library: topologies, the torch runtime, components, probe, addresses" },
     { "help", "help([x])", "this help: help() lists everything, help(x) or help(\"name\") one function, module or type" },
-    { "tl", "tl", "the kernel language: the first argument of a kernel, function(tl, ...) (docs/tl.md)" },
-    { "torch", "torch = kb.torch{topology = t}", "a torch-like runtime on a new simulation (docs/torch.md)" },
+    { "torch", "torch", "a torch-like runtime on the default topology, made when first used (others: kb.torch{topology = t}; docs/torch.md)" },
   } },
 
   { name = "sim", summary = "the event core (also kb.sim)", doc = "lua-api.md", entries = {
@@ -181,7 +180,7 @@ M.groups = {
     { "kb.probe.load_topology", "kb.probe.load_topology(opts) -> t", "the topology run(opts) uses" },
     { "kb.probe.usage", "kb.probe.usage() -> string", "the usage text of kernbench probe" },
     { "kb.probe.parse", "kb.probe.parse(args) -> opts", "parse kernbench probe's arguments" },
-    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status" },
+    { "kb.probe.main", "kb.probe.main(args) -> status", "kernbench probe itself: run, print, exit status (a usage error is raised)" },
     { "kb.probe.NBYTES", "kb.probe.NBYTES", "the bytes of each case (32768)" },
     { "kb.probe.SWEEP_SIZES", "kb.probe.SWEEP_SIZES", "the sizes of the utilisation sweep" },
     { "kb.probe.SWEEP_LABELS", "kb.probe.SWEEP_LABELS", "their labels" },
@@ -227,7 +226,7 @@ M.groups = {
     { "torch.launch", "torch.launch(kernel, grid, args...) -> h", "run a kernel on the grid's PEs until all have finished (docs/tl.md)" },
     { "torch.launch_async", "torch.launch_async(kernel, grid, args...) -> h", "submit a kernel launch and return at once" },
     { "torch.submit_launch", "torch.submit_launch(msg, fn) -> h", "submit a KernelLaunch message built by hand" },
-    { "torch.verify", "torch.verify(name, got, expected[, {tol =}]) -> worst", "compare a result with a CPU reference at the dtype's tolerance" },
+    { "torch.verify", "torch.verify(name, got, expected[, {tol =}]) -> worst", "compare a result (a host tensor, or a device tensor it reads back) with a CPU reference at the dtype's tolerance" },
     { "torch.verified", "torch.verified() -> list", "what torch.verify checked so far" },
     { "torch.stats", "torch.stats() -> {requests, sim_ns, events, live_tensors}", "the runtime's counters" },
     { "torch.close", "torch.close()", "close the runtime's simulation" },
@@ -372,7 +371,7 @@ M.groups = {
     summary = "a tensor placed on the device", entries = {
     { "d:copy_", "d:copy_(x) -> h", "timed MemoryWrites of every shard from host tensor x" },
     { "d:cpu", "d:cpu() -> tensor", "timed MemoryReads, gathered into a host tensor (waits)" },
-    { "d:free", "d:free()", "unmap and free" },
+    { "d:free", "d:free()", "unmap and free (refused while a launch, copy or read still uses it)" },
     { "d:numel", "d:numel() -> n", "the number of elements" },
     { "d:numpy", "d:numpy() -> tensor", "the same as d:cpu()" },
     { "d.shards", "d.shards", "{sip, cube, pe, offset_bytes, nbytes, pa, hbm_offset, rows, cols, row0, col0} per shard" },

@@ -5,15 +5,28 @@
 -- arrays; nil is null; NaN and infinities are null.
 local M = {}
 
-local function num(x)
-  if x ~= x or x == math.huge or x == -math.huge then return "null" end
+--- A finite number as text in its shortest exact form: integers (and
+-- integral floats below 2^53) in decimal, other floats as the shortest
+-- %.Ng (N = 1 .. 17) that reads back as the same double. The one number
+-- format of every CSV and JSON writer of the Lua side (the C side's is
+-- kb_json_write_number, src/trace/val.c, the same digits).
+function M.number(x)
   if math.type(x) == "integer" then return ("%d"):format(x) end
   if x == math.floor(x) and math.abs(x) < 2 ^ 53 then return ("%d"):format(math.tointeger(x)) end
-  for _, f in ipairs { "%.15g", "%.16g" } do
-    local s = f:format(x)
+  -- for a normal double %.15g is the shortest form whenever one of at most
+  -- 15 digits exists (%g drops trailing zeros), so only 15, 16 and 17 need
+  -- trying; a subnormal one (fewer bits) may read back from fewer digits
+  local from = math.abs(x) < 2.2250738585072014e-308 and 1 or 15
+  for p = from, 16 do
+    local s = ("%." .. p .. "g"):format(x)
     if tonumber(s) == x then return s end
   end
   return ("%.17g"):format(x)
+end
+
+local function num(x)
+  if x ~= x or x == math.huge or x == -math.huge then return "null" end
+  return M.number(x)
 end
 
 local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n",

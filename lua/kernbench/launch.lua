@@ -137,6 +137,11 @@ function M.attach(torch, rt)
         a.pending = {}
       elseif math.type(a) == "integer" then
         out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
+        local d = rt.tensor_at and rt.tensor_at(a) -- an address into a tensor: its writes land first too
+        if d then
+          for _, h in ipairs(d.pending or {}) do pending[#pending + 1] = h.finished end
+          d.pending = {}
+        end
       elseif math.type(a) == "float" then
         out[i] = { arg_kind = "scalar", dtype = "fp32", value = a }
       elseif type(a) == "boolean" then
@@ -197,9 +202,23 @@ function M.attach(torch, rt)
     local name = msg.kernel_ref.name
     rt.count_request()
 
+    -- In timing-only runs a kernel's stores write no values: the tensor
+    -- they land in is marked, and reading it back is an error (torch.lua).
+    local on_write
+    if not rt.data and rt.tensor_at then
+      local writer = ("launch '%s' (%s)"):format(name, msg.correlation_id)
+      on_write = function(va)
+        local d = math.type(va) == "integer" and rt.tensor_at(va)
+        if d then d.uncomputed = writer end
+      end
+    end
+    local procs = {} -- the kernel processes, once started
+
     -- what each PE's kernel process runs, with its kernel instance
     local function body(ctx, _, cube, pe)
-      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes })
+      procs[#procs + 1] = s:current()
+      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
+                                  on_write = on_write })
       fn(tl, table.unpack(kargs, 1, nargs)) -- this launch's function, whatever else shares its name
       ctx:wait()   -- composites still in flight are the kernel's too (their errors its own)
       ctx:finish() -- PE_CPU answers
@@ -210,6 +229,26 @@ function M.attach(torch, rt)
     local h = rt.handle(ev, "launch " .. name, function(answer) msg.target_start_ns = answer.target_start_ns end)
     h.message = msg
     h.grid = grid
+    -- The device tensors it may use (its tensor arguments, and those an
+    -- integer argument points into) cannot be freed until it completes or
+    -- one of its kernels fails.
+    if rt.use then
+      local function active()
+        if h.end_ns then return false end
+        for _, p in ipairs(procs) do
+          if p:triggered() and p:ok() == false then return false end
+        end
+        return true
+      end
+      local seen = {}
+      for _, a in ipairs(kargs) do
+        local d = math.type(a) == "integer" and rt.tensor_at(a)
+        if d and not seen[d] then
+          seen[d] = true
+          rt.use(d, ("launch '%s' (%s, not complete)"):format(name, msg.correlation_id), active, h)
+        end
+      end
+    end
     return h
   end
 

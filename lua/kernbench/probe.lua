@@ -21,7 +21,8 @@
 -- Library use: M.run(opts) -> result table (opts: topology = name, file or
 -- loaded topology; sets = {"k=v", ...}; case = name), M.report(result) and
 -- M.to_json(result) -> strings, M.main(args) -> exit status (0 ok, 1 an
--- invariant failed, 2 usage error).
+-- invariant failed); a usage error is raised (kernbench.usage: the command
+-- line prints it and exits 2).
 -- The report, the JSON form and the command line are in probe_cli.lua; this
 -- module re-exports them.
 local M = {}

@@ -159,9 +159,10 @@ local function usage()
 end
 M.usage = usage
 
+-- A usage error of `kernbench probe`: raised, reported by the command line
+-- (kernbench.usage: one line, the hint, exit status 2).
 local function usage_error(msg)
-  io.stderr:write("kernbench probe: ", msg, "\n", "try 'kernbench probe --help'\n")
-  return 2
+  require("kernbench.usage").raise(msg, "probe", "try 'kernbench probe --help'")
 end
 
 --- Parses args (a list of strings) into opts, or returns nil, message.

@@ -125,7 +125,8 @@ function M.new(ctx, info)
   --- load(ptr, shape, dtype="f16") or load(ref): DMA into the PE's TCM;
   -- store(ptr, handle): DMA from TCM to memory. Both translate ptr through
   -- the PE's MMU (C closures bound to this kernel instance).
-  tl.load, tl.store = ctx:tl_functions()
+  local on_write = info.on_write -- timing-only runs: what a store writes holds no values
+  tl.load, tl.store = ctx:tl_functions(on_write)
 
   --- ref(ptr, shape, dtype="f16"): names memory without moving it.
   function tl.ref(ptr, shape, dtype)
@@ -193,7 +194,9 @@ function M.new(ctx, info)
   -- acc_dtype = "f32", out_dtype =, tile_shape = {tm, tk, tn}}: a pipelined
   -- command; returns a handle at once (docs/tl.md).
   function tl.composite(spec)
-    return ctx:composite(M.composite_args(spec, 2))
+    local args = M.composite_args(spec, 2)
+    if on_write then on_write(args.out_ptr) end
+    return ctx:composite(args)
   end
 
   --- wait(h): until composite h is done; wait(): until every composite of

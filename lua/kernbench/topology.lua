@@ -78,12 +78,19 @@ function M.load(path, overrides)
       type(path) == "string" and "a string with a NUL byte" or type(path)), 2)
   end
   local list = {}
+  local from_command_line = path == nil and overrides == nil and
+    (M.default_path ~= nil or #(M.default_overrides or {}) > 0)
   if path == nil then
     path = M.default_path or "default"
     normalise(M.default_overrides, list)
   end
   normalise(overrides, list)
-  return C.load(M.find(path), list, M.dir)
+  if not from_command_line then return C.load(M.find(path), list, M.dir) end
+  -- the command line's --topology/--set/--profile: what is wrong is the
+  -- user's mistake, a usage error (exit status 2, no traceback)
+  local ok, topo = pcall(C.load, M.find(path), list, M.dir)
+  if ok then return topo end
+  require("kernbench.usage").error("%s", tostring(topo))
 end
 
 return M

@@ -63,7 +63,43 @@ function M.new(opts)
   end
   local requests = 0
   local live = {}          -- device tensors not freed, in creation order
+  local by_va = {}         -- the same, sorted by va_base (tensor_at)
   local serial = 0
+
+  --- The live device tensor whose VA range holds va, or nil.
+  local function tensor_at(va)
+    local lo, hi = 1, #by_va
+    while lo <= hi do
+      local mid = (lo + hi) // 2
+      local d = by_va[mid]
+      if va < d.va_base then hi = mid - 1
+      elseif va >= d.va_base + math.max(d.layout_bytes, 1) then lo = mid + 1
+      else return d end
+    end
+    return nil
+  end
+
+  -- ---- lifetimes: who still uses a device tensor ----
+  -- dt.users lists {what =, active = function() -> bool}: the launches that
+  -- take it (until their handle completes), its copy_ writes (until they
+  -- land) and its reads (until they are back). A free while one is active
+  -- is refused (docs/torch.md, "Lifetimes and values").
+  local function use(dt, what, active, done)
+    local u = { what = what, active = active, done = done }
+    dt.users[#dt.users + 1] = u
+    return u
+  end
+  local function active_users(dt)
+    local keep, out = {}, {}
+    for _, u in ipairs(dt.users) do
+      if u.active() then
+        keep[#keep + 1] = u
+        out[#out + 1] = u.what
+      end
+    end
+    dt.users = keep
+    return out
+  end
 
   -- ---- allocators: an HBM-slice allocator per (sip, cube, pe), made when
   -- first used, and one VA allocator (kernbench.alloc_c's named kinds); each
@@ -135,7 +171,7 @@ function M.new(opts)
   -- Host memory requests go through a per-SIP queue of system.host.max_outstanding
   -- slots: a request starts when a slot is free and holds it until it completes.
   local host_slots = {}
-  local function host_request(sip, start)
+  local function host_request(sip, start, after)
     local slots = host_slots[sip]
     if not slots then
       slots = s:resource(P.host_max_outstanding, ("sip%d host queue"):format(sip))
@@ -143,6 +179,7 @@ function M.new(opts)
     end
     requests = requests + 1
     return s:spawn(function()
+      for _, ev in ipairs(after or {}) do ev:wait() end -- launches still using the tensor come first
       slots:acquire()
       local r = start():wait()
       slots:release()
@@ -154,11 +191,11 @@ function M.new(opts)
     return kb.addr.pe_hbm(sh.sip, sh.cube, sh.pe, sh.hbm_offset, P.hbm_slice_bytes)
   end
 
-  local function write_shard(sh, host)
+  local function write_shard(sh, host, after)
     return host_request(sh.sip, function()
       return s:memory_write { pa = shard_pa(sh), nbytes = sh.nbytes, src = host,
                               block = { sh.row0, sh.rows, sh.col0, sh.cols } }
-    end)
+    end, after)
   end
 
   --- What a value is, for messages: "nil", "a host tensor", "a number" ...
@@ -242,7 +279,11 @@ function M.new(opts)
     dt.mapped = handle(s:all_of(maps), "map " .. dt.name)
     dt.pending = { dt.mapped } -- what a kernel launch using it waits for
     dt.targets = targets
+    dt.users = {}
     live[#live + 1] = dt
+    local at = #by_va + 1
+    while at > 1 and by_va[at - 1].va_base > va do at = at - 1 end
+    table.insert(by_va, at, dt)
     return dt
   end
 
@@ -289,18 +330,37 @@ function M.new(opts)
       error(("torch: copy_ into %s of shape [%s] from shape [%s]"):format(self.name,
         table.concat(self.shape, ", "), table.concat(src.shape, ", ")), 2)
     end
+    -- ordered after the launches still using the tensor, as on a stream:
+    -- their kernels never see the new values land underneath them
+    local after = {}
+    for _, u in ipairs(self.users) do
+      if u.done and u.active() then after[#after + 1] = u.done.finished end
+    end
     local evs = {}
-    for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src) end
-    local h = handle(s:all_of(evs), "copy_ into " .. self.name)
+    for _, sh in ipairs(self.shards) do evs[#evs + 1] = write_shard(sh, src, after) end
+    tc.hold(src, 1) -- src cannot change until every write has read it
+    local h = handle(s:all_of(evs), "copy_ into " .. self.name, function() tc.hold(src, -1) end)
     self.pending[#self.pending + 1] = h
+    -- the host's values replace what a device op wrote, unless a launch
+    -- that may still write it is running
+    if #active_users(self) == 0 then self.uncomputed = nil end
+    use(self, ("copy_ into '%s' (its writes not landed yet)"):format(self.name), function() return not h.end_ns end)
     return h
+  end
+
+  --- Waits for the launches still running on dt (their stores land
+  -- first, as a stream's work before a read); forgets finished users.
+  local function settle(dt)
+    for _, u in ipairs(dt.users) do
+      if u.done and u.active() then torch.wait(u.done) end
+    end
+    active_users(dt)
   end
 
   --- Reads the tensor back: one timed MemoryRead per distinct block (the
   -- first replica of each), gathered into a new host tensor. Blocks until
   -- the data is back (a host-read barrier).
-  function Device:cpu()
-    check_live(self, "cpu")
+  local function read_back(self)
     local host = tc.zeros(self.shape, { dtype = self.dtype })
     local evs, seen = {}, {}
     for _, sh in ipairs(self.shards) do
@@ -313,8 +373,28 @@ function M.new(opts)
         end)
       end
     end
-    torch.wait(s:all_of(evs))
+    local all = s:all_of(evs)
+    use(self, ("a read of '%s' (d:cpu(), not back yet)"):format(self.name), function() return not all:processed() end)
+    torch.wait(all)
     return host
+  end
+
+  --- Raises when the tensor holds values a device operation wrote in a
+  -- timing-only run (nothing was computed: docs/torch.md, "Lifetimes and
+  -- values").
+  local function check_computed(dt, call)
+    if dt.uncomputed and not data then
+      error(("torch: %s of '%s': its values were written by %s in a timing-only run, which computes no "
+        .. "values; run with --data (or --verify-data) to read them (torch.verify(name, d, expected) reads a "
+        .. "device tensor and compares only in data mode)"):format(call, dt.name, dt.uncomputed), 3)
+    end
+  end
+
+  function Device:cpu()
+    check_live(self, "cpu")
+    settle(self)
+    check_computed(self, "cpu")
+    return read_back(self)
   end
   Device.numpy = Device.cpu
 
@@ -326,6 +406,13 @@ function M.new(opts)
     end
     if self.freed then
       error(("torch: free of %s: it was freed already (a device tensor is freed once)"):format(self.name), 2)
+    end
+    local users = active_users(self)
+    if #users > 0 then
+      local cur = s:current()
+      local inside = cur and cur:name():match("^kernel ") and (" (this free runs in %s)"):format(cur:name()) or ""
+      error(("torch: free of '%s' refused: %s still uses it%s; wait for it first (torch.wait(h), "
+        .. "torch.synchronize())"):format(self.name, table.concat(users, ", "), inside), 2)
     end
     self.freed = true
     local entries = {}
@@ -341,6 +428,9 @@ function M.new(opts)
     if not ok then error(("torch: free %s: %s"):format(self.name, err), 2) end
     for i, d in ipairs(live) do
       if d == self then table.remove(live, i) break end
+    end
+    for i, d in ipairs(by_va) do
+      if d == self then table.remove(by_va, i) break end
     end
   end
 
@@ -463,6 +553,9 @@ function M.new(opts)
   -- their initial state afterwards.
   function torch.cleanup()
     torch.uninstall_ipcq()
+    for _, d in ipairs(live) do -- what still runs on a tensor ends first
+      if #active_users(d) > 0 then torch.synchronize() break end
+    end
     for i = #live, 1, -1 do live[i]:free() end
     torch.synchronize()
   end
@@ -509,6 +602,8 @@ function M.new(opts)
     count_request = function() requests = requests + 1 end,
     wait = function(ev) return torch.wait(ev) end,
     handle = handle,
+    tensor_at = tensor_at,
+    use = use,
   })
 
   -- ---- PE-to-PE queues (kernbench.ccl.install) ----
@@ -554,8 +649,18 @@ function M.new(opts)
   -- timing-only runs (values are not computed; nothing to compare). A
   -- mismatch raises an error naming the tensor and the worst element.
   function torch.verify(name, got, expected, o)
-    if not tc.is_tensor(got) or not tc.is_tensor(expected) then
-      error(("torch.verify(%s): got and expected must be host tensors (d:cpu() reads a device tensor back), "
+    if getmetatable(got) == Device then -- read back (timed) in both modes; compared in data mode only
+      check_live(got, "verify")
+      settle(got)
+      if not data then
+        read_back(got)
+        got = nil
+      else
+        got = read_back(got)
+      end
+    end
+    if (got ~= nil and not tc.is_tensor(got)) or not tc.is_tensor(expected) then
+      error(("torch.verify(%s): got must be a host or device tensor and expected a host tensor, "
              .. "got %s and %s"):format(tostring(name), describe(got), describe(expected)), 2)
     end
     if o ~= nil and type(o) ~= "table" then

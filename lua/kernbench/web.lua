@@ -579,9 +579,10 @@ local function usage()
 end
 M.usage = usage
 
+-- A usage error of `kernbench web`: raised, reported by the command line
+-- (kernbench.usage: one line, the hint, exit status 2).
 local function usage_error(msg)
-  io.stderr:write("kernbench web: ", msg, "\n", "try 'kernbench web --help'\n")
-  return 2
+  require("kernbench.usage").raise(msg, "web", "try 'kernbench web --help'")
 end
 
 --- Parses web's arguments; raises {usage = message}.

@@ -71,11 +71,30 @@ void kb_exec_timeout(double seconds)
 
 void kb_exec_on_limit(void *session) { kb_session_arm(session); }
 
-/* Error messages get a traceback; error objects with a __tostring (such as
- * a process failure, which carries the process's own traceback) are
+bool kb_exec_is_usage(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return false;
+    idx = lua_absindex(L, idx);
+    if (lua_getmetatable(L, idx)) {
+        lua_getfield(L, -1, "__name");
+        bool typed = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "kernbench.usage") == 0;
+        lua_pop(L, 2);
+        return typed;
+    }
+    bool plain = lua_getfield(L, idx, "usage") == LUA_TSTRING;
+    lua_pop(L, 1);
+    return plain;
+}
+
+/* Error messages get a traceback; usage errors stay as they are (a user's
+ * mistake: no traceback); error objects with a __tostring (such as a
+ * process failure, which carries the process's own traceback) are
  * converted as they are. */
 static int message_handler(lua_State *L)
 {
+    if (kb_exec_is_usage(L, 1))
+        return 1;
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
         if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
@@ -103,8 +122,41 @@ int kb_exec_call(lua_State *L, kb_session *session, int narg, int nres)
     return status;
 }
 
+static const char USAGE_HINT[] = "usage: kernbench [options] [script.lua [args...]]\n"
+                                 "run 'kernbench --help' for the options";
+
+/* A string field of the table on L's top, or NULL. */
+static const char *field(lua_State *L, const char *key)
+{
+    lua_getfield(L, -1, key);
+    const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1); /* the table still holds the string */
+    return v;
+}
+
+/* Prints usage error on L's top: one line, the hint. */
+static void report_usage(lua_State *L)
+{
+    const char *msg = field(L, "message");
+    if (!msg)
+        msg = field(L, "usage");
+    const char *command = field(L, "command");
+    const char *hint = field(L, "hint");
+    fprintf(stderr, "kernbench%s%s: %s\n%s\n", command ? " " : "", command ? command : "",
+            msg ? msg : "usage error", hint ? hint : USAGE_HINT);
+    fflush(stderr);
+}
+
 int kb_exec_report(lua_State *L, int status)
 {
+    if (status != LUA_OK && kb_exec_is_usage(L, -1)) {
+        kb_session *s = kb_session_of(L);
+        kb_session_clear_line(s);
+        if (!s || !s->ctl.stop)
+            report_usage(L);
+        lua_pop(L, 1);
+        return KB_EXEC_USAGE;
+    }
     if (status != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
         if (!msg)

@@ -28,9 +28,20 @@ void kb_exec_on_limit(void *session);
  * left on the stack. */
 int kb_exec_call(lua_State *L, kb_session *session, int narg, int nres);
 
-/* Prints the message on L's top to stderr ("kernbench: ...") if status is
- * an error, and pops it; not after a stop, which is reported on its own
- * (kb_stop_text). Returns status. */
+/* The status kb_exec_report returns for a usage error (distinct from
+ * Lua's statuses): the command line exits with status 2. */
+#define KB_EXEC_USAGE 100
+
+/* Whether the value at idx is a usage error: a table with the metatable of
+ * kernbench.usage (its __name "kernbench.usage") or a plain {usage =
+ * MESSAGE} table (lua/kernbench/usage.lua). */
+bool kb_exec_is_usage(lua_State *L, int idx);
+
+/* Prints the error on L's top to stderr if status is an error, and pops
+ * it; not after a stop, which is reported on its own (kb_stop_text). A
+ * usage error prints as `kernbench[ COMMAND]: MESSAGE` and its hint lines,
+ * without a traceback, and gives KB_EXEC_USAGE: the one place a user's
+ * mistake becomes exit status 2 (docs/cli.md). Otherwise returns status. */
 int kb_exec_report(lua_State *L, int status);
 
 #endif

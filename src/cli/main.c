@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Exit statuses (docs/cli.md): a run stopped early has its own. */
 enum {
@@ -137,8 +139,9 @@ static const char USAGE[] =
     "  KERNBENCH_CCL_TRACE 1: as --ipcq-trace\n"
     "\n"
     "exit status: 0 success, 1 script, model or bench error (or an output not\n"
-    "  written), 2 usage error (unknown option, bad value, unknown bench or\n"
-    "  parameter, an output path that cannot be written), 3 --until\n"
+    "  written), 2 usage error (unknown option, bad value, a --set or topology\n"
+    "  that cannot be loaded, unknown bench, subcommand or parameter, a missing\n"
+    "  script, an output path that cannot be written), 3 --until\n"
     "  reached, 4 --max-events reached, 124 --timeout reached, 130 SIGINT\n"
     "  (Ctrl-C; a second one ends the process at once), 143 SIGTERM\n";
 
@@ -543,39 +546,34 @@ static void add_script_dir(lua_State *L, const char *script)
 }
 
 /* `kernbench run NAME`: the bench's file (kernbench.bench_find.resolve), newly
- * allocated, or NULL after printing a usage error (*usage) or an error. */
-static char *resolve_bench(lua_State *L, kb_session *session, const char *name, bool *usage)
+ * allocated, or NULL with the status of the error reported (KB_EXEC_USAGE
+ * for an unknown bench) in *status. */
+static char *resolve_bench(lua_State *L, kb_session *session, const char *name, int *status)
 {
-    static const char code[] =
-        "local name = ... local ok, r = pcall(require('kernbench.bench_find').resolve, name) "
-        "if ok then return r end "
-        "if require('kernbench.bench_params').is_usage_error(r) then return nil, r.message end error(r, 0)";
-    *usage = false;
-    int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(run)");
-    if (status == LUA_OK) {
+    static const char code[] = "local name = ... return require('kernbench.bench_find').resolve_for_run(name)";
+    *status = luaL_loadbuffer(L, code, sizeof code - 1, "=(run)");
+    if (*status == LUA_OK) {
         lua_pushstring(L, name);
-        status = kb_exec_call(L, session, 1, 2);
+        *status = kb_exec_call(L, session, 1, 1);
     }
-    if (status != LUA_OK) {
-        kb_exec_report(L, status);
+    if (*status != LUA_OK) {
+        *status = kb_exec_report(L, *status);
         return NULL;
     }
-    char *path = lua_isstring(L, -2) ? kb_xstrdup(lua_tostring(L, -2)) : NULL;
-    if (!path) {
-        *usage = true;
-        fprintf(stderr, "kernbench: run: %s\n", lua_tostring(L, -1));
-    }
-    lua_pop(L, 2);
+    char *path = lua_isstring(L, -1) ? kb_xstrdup(lua_tostring(L, -1)) : NULL;
+    lua_pop(L, 1);
+    if (!path)
+        *status = LUA_ERRRUN;
     return path;
 }
 
-/* The results document a bench left in kb.results_document (taken). */
-static char *take_results(lua_State *L)
+/* The string a bench left in kb.FIELD (results_document, summary_note), taken. */
+static char *take_kb_string(lua_State *L, const char *field)
 {
     char *doc = NULL;
     lua_getglobal(L, "kb");
     if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "results_document");
+        lua_getfield(L, -1, field);
         if (lua_type(L, -1) == LUA_TSTRING)
             doc = kb_xstrdup(lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -593,6 +591,16 @@ static int run_script(lua_State *L, kb_session *session, int argc, char **argv, 
     const char *name = argv[script];
     if (strcmp(name, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
         name = NULL; /* stdin */
+    if (name && access(name, F_OK) != 0 && errno == ENOENT) {
+        /* a mistyped file, subcommand or bench: a usage error with a hint */
+        static const char code[] = "local name = ... require('kernbench.usage').no_script(name)";
+        int st = luaL_loadbuffer(L, code, sizeof code - 1, "=(script)");
+        if (st == LUA_OK) {
+            lua_pushstring(L, name);
+            st = kb_exec_call(L, session, 1, 0);
+        }
+        return kb_exec_report(L, st);
+    }
     if (name)
         add_script_dir(L, name);
     int status = luaL_loadfile(L, name);
@@ -730,6 +738,10 @@ static void free_options(options *o)
 
 int main(int argc, char **argv)
 {
+    /* A write past a file-size limit (ulimit -f) fails with EFBIG and takes
+     * the write-error path (a message, exit status 1, no target file)
+     * instead of killing the process with SIGXFSZ (docs/reliability.md). */
+    signal(SIGXFSZ, SIG_IGN);
     options o = {0};
     int code = parse(argc, argv, &o);
     const kb_trace_opts *to = &o.out.trace;
@@ -796,11 +808,10 @@ int main(int argc, char **argv)
         usage = true;
     }
     if (!usage && run && status == LUA_OK) {
-        bench_path = resolve_bench(L, &session, argv[o.script + 1], &usage);
+        bench_path = resolve_bench(L, &session, argv[o.script + 1], &status);
         if (bench_path)
             argv[o.script + 1] = bench_path; /* arg[0] is the bench's file */
-        else if (!usage)
-            status = LUA_ERRRUN;
+        usage = status == KB_EXEC_USAGE;
     }
     if (usage) {
         kb_lua_close(L);
@@ -834,14 +845,25 @@ int main(int argc, char **argv)
      * the run complete (it still sets the exit status). */
     kb_exec_timeout(0);
     int stopped = session.ctl.stop;
+    if (status == KB_EXEC_USAGE && !stopped) {
+        /* a user's mistake found while running (a --set, a bench parameter):
+         * reported by kb_exec_report; no output is written */
+        kb_lua_close(L);
+        free(bench_path);
+        kb_outputs_abort(&session, &o.out);
+        free_options(&o);
+        return EXIT_USAGE;
+    }
 
     fflush(stdout);
-    o.out.results = take_results(L);
+    o.out.results = take_kb_string(L, "results_document");
+    o.out.summary_note = take_kb_string(L, "summary_note");
     kb_lua_close(L); /* closes the simulations still open (and reports them) */
     free(bench_path);
     /* A failed run has said why; no summary after it. */
     bool failed = status != LUA_OK || exit_status != EXIT_OK;
     bool written = kb_outputs_finish(&session, &o.out, o.script != 0 && !failed, stopped, failed);
+    free(o.out.summary_note);
     bool marked = o.out.trace_path || o.out.stats_json || o.out.op_log;
     free_options(&o);
     if (stopped) {

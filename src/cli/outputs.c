@@ -162,7 +162,7 @@ bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped, 
         o->stats_file = NULL;
     }
     if (summary && !o->quiet && s->runs)
-        kb_print_summary(stderr, s->runs);
+        kb_print_summary(stderr, s->runs, o->summary_note);
     if (s->trace) {
         char *e = NULL;
         if (stopped)

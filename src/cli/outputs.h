@@ -20,6 +20,7 @@ typedef struct kb_outputs {
     const char *dump_config;  /* --dump-config */
     const char *results_json; /* --results-json */
     char *results;            /* the bench's results document, NULL: none (taken) */
+    char *summary_note;       /* where the work was done, when not here (kb.summary_note; taken) */
     bool quiet;               /* --quiet: no summary */
     bool counter_window_set;  /* --trace-counter-ns given */
     /* the open files */
@@ -47,7 +48,8 @@ char *kb_stop_text(const kb_session *s, int stopped);
 /* Drops every output file (nothing ran: none is created). */
 void kb_outputs_abort(kb_session *s, kb_outputs *o);
 
-/* The human summary of the runs (src/cli/summary.c). */
-void kb_print_summary(FILE *out, const kb_val *runs);
+/* The human summary of the runs (src/cli/summary.c); `note` (or NULL)
+ * says where the work was done when other processes did it. */
+void kb_print_summary(FILE *out, const kb_val *runs, const char *note);
 
 #endif

@@ -139,13 +139,23 @@ static void print_results(repl *r, int base)
 
 /* Loads the pretty printer and the help (the global `help`, unless a
  * script defined one), each optional: a library without them (an old or
- * custom KERNBENCH_PATH) leaves print and no completion. */
+ * custom KERNBENCH_PATH) leaves print and no completion. The global
+ * `torch` (unless a script defined one) is a runtime on the default
+ * topology, made when first used (help() lists it among the globals). */
 static void load_helpers(repl *r)
 {
     static const char code[] =
         "local okp, pretty = pcall(require, 'kernbench.pretty')\n"
         "local okh, help = pcall(require, 'kernbench.help')\n"
         "if okh and rawget(_G, 'help') == nil then _G.help = help.help end\n"
+        "if rawget(_G, 'torch') == nil and getmetatable(_G) == nil and type(kb) == 'table' and kb.torch then\n"
+        "  setmetatable(_G, {__index = function(g, k)\n"
+        "    if k ~= 'torch' then return nil end\n"
+        "    local rt = kb.torch{topology = kb.topology.load()}\n"
+        "    rawset(g, 'torch', rt)\n"
+        "    return rt\n"
+        "  end})\n"
+        "end\n"
         "return okp and pretty.show or nil, okh and help.complete or nil";
     lua_State *L = r->L;
     r->show = r->complete = LUA_NOREF;

@@ -64,7 +64,7 @@ static item *collect(const kb_val *runs, const char *key, size_t *n)
     return out;
 }
 
-void kb_print_summary(FILE *out, const kb_val *runs)
+void kb_print_summary(FILE *out, const kb_val *runs, const char *note)
 {
     size_t nsims = 0;
     double events = 0, wall = 0, sim_ns = 0;
@@ -81,9 +81,14 @@ void kb_print_summary(FILE *out, const kb_val *runs)
     if (nsims == 0)
         return;
     bool many = nsims > 1;
-    fprintf(out, "summary: %zu simulation%s, %.0f events, longest simulated time %.3f ns, "
-                 "wall %.3f s in runs",
-            nsims, many ? "s" : "", events, sim_ns, wall);
+    if (note) /* the work was done by other processes: say so, not "0 events" alone */
+        fprintf(out, "summary: %zu simulation%s in this process, %.0f events here (%s), longest simulated "
+                     "time here %.3f ns, wall %.3f s in runs",
+                nsims, many ? "s" : "", events, note, sim_ns, wall);
+    else
+        fprintf(out, "summary: %zu simulation%s, %.0f events, longest simulated time %.3f ns, "
+                     "wall %.3f s in runs",
+                nsims, many ? "s" : "", events, sim_ns, wall);
     if (wall > 0)
         fprintf(out, " (%.3g events/s)", events / wall);
     fputc('\n', out);

@@ -101,6 +101,51 @@ bool kb_resolve_data_target(const kb_topo *t, kb_pa pa, kb_target *tg, const cha
     return true;
 }
 
+uint64_t kb_target_end(const kb_topo *t, const kb_target *tg, kb_pa pa, char *what, size_t whatlen)
+{
+    const kb_node *n = kb_topo_node(t, tg->node);
+    switch (tg->f.kind) {
+    case KB_PA_HBM:
+        snprintf(what, whatlen, "the HBM slice of sip%u.cube%u.pe%d", tg->f.sip, tg->f.die, n->pe);
+        return tg->offset + (tg->pa_hi - pa);
+    case KB_PA_CUBE_SRAM:
+        snprintf(what, whatlen, "the SRAM of sip%u.cube%u", tg->f.sip, tg->f.die);
+        if (kb_impl_attr_index(n->spec->impl, "size_mb") >= 0)
+            return (uint64_t)llround(kb_spec_attr(n->spec, "size_mb") * 1048576.0);
+        return KB_PA_CUBE_SRAM_BYTES;
+    case KB_PA_PE_LOCAL:
+        snprintf(what, whatlen, "sub-unit %u of sip%u.cube%u.pe%u", tg->f.sub_unit, tg->f.sip, tg->f.die, tg->f.pe);
+        if (tg->f.sub_unit == KB_PE_SU_IPCQ)
+            return kb_pe_ipcq_window(t, (int)tg->f.sip, (int)tg->f.die, (int)tg->f.pe);
+        if (tg->f.sub_unit == KB_PE_SU_PE_TCM && kb_impl_attr_index(n->spec->impl, "size_mb") >= 0) {
+            snprintf(what, whatlen, "the TCM of sip%u.cube%u.pe%u", tg->f.sip, tg->f.die, tg->f.pe);
+            return (uint64_t)llround(kb_spec_attr(n->spec, "size_mb") * 1048576.0);
+        }
+        return kb_addr_pe_sub_unit_budget(tg->f.sub_unit);
+    case KB_PA_MCPU_LOCAL:
+        snprintf(what, whatlen, "sub-unit %u of sip%u.cube%u's M_CPU", tg->f.sub_unit, tg->f.sip, tg->f.die);
+        return kb_addr_mcpu_sub_unit_budget(tg->f.sub_unit);
+    default:
+        snprintf(what, whatlen, "%s", n->id);
+        return UINT64_MAX;
+    }
+}
+
+bool kb_target_check_range(const kb_topo *t, const kb_target *tg, kb_pa pa, uint64_t nbytes, const char *call,
+                           char **err)
+{
+    char what[96];
+    uint64_t end = kb_target_end(t, tg, pa, what, sizeof what);
+    if (tg->offset <= end && nbytes <= end - tg->offset)
+        return true;
+    uint64_t past = tg->offset > end ? nbytes : nbytes - (end - tg->offset);
+    *err = kb_asprintf("%s: %llu bytes at PA 0x%llx (offset 0x%llx) run %llu bytes past the end of %s (which ends at "
+                       "offset 0x%llx); it must lie inside the memory it starts in",
+                       call, (unsigned long long)nbytes, (unsigned long long)pa, (unsigned long long)tg->offset,
+                       (unsigned long long)past, what, (unsigned long long)end);
+    return false;
+}
+
 static bool drop_data(kb_data *data)
 {
     if (data && data->release)
@@ -116,7 +161,7 @@ bool kb_host_memory(kb_fabric *f, bool write, kb_pa pa, uint64_t nbytes, kb_data
     const kb_msg_kind *kind = write ? &kb_msg_mem_write : &kb_msg_mem_read;
     const char *what = kind->name;
     kb_target tg;
-    if (!kb_resolve_data_target(t, pa, &tg, what, err))
+    if (!kb_resolve_data_target(t, pa, &tg, what, err) || !kb_target_check_range(t, &tg, pa, nbytes, what, err))
         return drop_data(data);
     /* The SIP's first IO chiplet (find_pcie_ep(sip, "io0")). */
     int64_t ep = -1;
@@ -149,7 +194,8 @@ bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, ui
 {
     const kb_topo *t = kb_fabric_topo(f);
     kb_target tg;
-    if (!kb_resolve_data_target(t, pa, &tg, write ? "PE DMA write" : "PE DMA read", err))
+    const char *what = write ? "PE DMA write" : "PE DMA read";
+    if (!kb_resolve_data_target(t, pa, &tg, what, err) || !kb_target_check_range(t, &tg, pa, nbytes, what, err))
         return false;
     int64_t src = kb_topo_pe_node(t, sip, cube, pe, "pe_dma");
     if (src < 0) {

@@ -32,6 +32,20 @@ bool kb_resolve_pa(const kb_topo *t, kb_pa pa, kb_target *out, char **err);
  * (`what` names the operation in the error). */
 bool kb_resolve_data_target(const kb_topo *t, kb_pa pa, kb_target *out, const char *what, char **err);
 
+/* The end (exclusive) of the memory pa lies in, as an offset comparable
+ * with tg->offset (tg from kb_resolve_pa of pa): HBM the PE's slice, cube
+ * SRAM its size_mb (the address window without one), a PE-local sub-unit
+ * its budget (TCM its size_mb, the IPCQ window its window_kb), an M_CPU
+ * sub-unit its budget. *what names the memory ("the HBM slice of
+ * sip0.cube0.pe3", a static or per-call buffer of 64 bytes). */
+uint64_t kb_target_end(const kb_topo *t, const kb_target *tg, kb_pa pa, char *what, size_t whatlen);
+
+/* Whether [pa, pa + nbytes) lies in the one memory pa lies in (tg from
+ * kb_resolve_pa of pa); else an error "CALL: N bytes at PA 0x.. run M bytes
+ * past the end of WHAT (S bytes, ending at offset E)". nbytes 0 is fine. */
+bool kb_target_check_range(const kb_topo *t, const kb_target *tg, kb_pa pa, uint64_t nbytes, const char *call,
+                           char **err);
+
 /* Host MemoryWrite / MemoryRead of nbytes at pa, entering at the SIP's
  * first IO chiplet's PCIe endpoint and bypassing IO_CPU and M_CPU. A write
  * completes when its last burst is committed; a read when its data is back
@@ -43,7 +57,9 @@ bool kb_host_memory(kb_fabric *f, bool write, kb_pa pa, uint64_t nbytes, kb_data
                     kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path,
                     char **err);
 
-/* A PE DMA transfer from PE (sip, cube, pe) to/from pa (HBM or cube SRAM). */
+/* A PE DMA transfer from PE (sip, cube, pe) to/from pa (HBM or cube SRAM).
+ * Both check the whole range [pa, pa + nbytes) against the memory pa lies
+ * in (kb_target_check_range). */
 bool kb_pe_dma(kb_fabric *f, int sip, int cube, int pe, bool write, kb_pa pa, uint64_t nbytes,
                kb_txn_done_fn done, void *arg, kb_hoplog *log, const kb_path **path, char **err);
 

@@ -18,6 +18,11 @@ typedef struct tensor_ref {
 static void unref_tensor(void *owner)
 {
     tensor_ref *r = owner;
+    if (lua_checkstack(r->main, 6)) {
+        lua_rawgeti(r->main, LUA_REGISTRYINDEX, r->ref);
+        ltensor_hold(r->main, -1, -1);
+        lua_pop(r->main, 1);
+    }
     luaL_unref(r->main, LUA_REGISTRYINDEX, r->ref);
     free(r);
 }
@@ -58,6 +63,7 @@ static kb_data *tensor_source(lua_State *L, int tbl, int tidx, const char *call,
     lua_pop(L, 1);
     lua_pushvalue(L, tidx);
     r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    ltensor_hold(L, tidx, 1);
     return kb_data_tensor_block(t, b, unref_tensor, r);
 }
 

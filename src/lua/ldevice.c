@@ -22,6 +22,7 @@
 #include "lua/lmachine.h"
 
 #include "comp/device/control.h"
+#include "comp/entry.h"
 #include "comp/pe/ipcq.h"
 #include "lua/ltl_internal.h"
 #include "core/util.h"
@@ -30,6 +31,7 @@
 
 #include <lauxlib.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +150,27 @@ static kb_mmu_entry *read_entries(lua_State *L, const char *call, bool map, size
     return e;
 }
 
+/* Each entry of a map must lie in one memory: its PA resolves, and its
+ * size stays inside the slice (SRAM, TCM ...) the PA starts in. */
+static void check_entries(lua_State *L, lsim *S, const kb_mmu_entry *e, size_t n, const char *call)
+{
+    const kb_topo *t = kb_fabric_topo(S->mach->fab);
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].size == 0)
+            continue;
+        kb_target tg;
+        char *err = NULL, what[64];
+        snprintf(what, sizeof what, "%s: entries[%zu] (va 0x%llx)", call, i + 1, (unsigned long long)e[i].va);
+        if (!kb_resolve_pa(t, (kb_pa)e[i].pa, &tg, &err)) {
+            char *msg = kb_asprintf("%s: %s", what, err);
+            free(err);
+            lbind_raise(L, msg);
+        }
+        if (!kb_target_check_range(t, &tg, (kb_pa)e[i].pa, e[i].size, what, &err))
+            lbind_raise(L, err);
+    }
+}
+
 /* Submits op; pushes the event that its completion succeeds. */
 static int submit(lua_State *L, lsim *S, kb_ctrl_op *op, const char *name)
 {
@@ -179,6 +202,8 @@ static int mmu(lua_State *L, bool map)
     size_t nt, ne;
     kb_ctrl_target *tg = read_targets(L, "targets", call, &nt);
     kb_mmu_entry *e = read_entries(L, call, map, &ne);
+    if (map)
+        check_entries(L, S, e, ne, call);
     const char *label = NULL;
     if (map && lua_getfield(L, 2, "label") != LUA_TNIL) {
         if (lua_type(L, -1) != LUA_TSTRING)

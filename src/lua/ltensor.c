@@ -54,6 +54,67 @@ kb_tensor *ltensor_new(lua_State *L, kb_dtype dt, int ndim, const int64_t *shape
     return ltensor_push(L, &desc, zero);
 }
 
+/* ==== tensors a host memory operation holds ==== */
+
+static const char BUSY_KEY; /* registry: owner userdata -> operations holding it (weak keys) */
+
+/* Pushes the owner of the tensor at idx (itself, or a view's owner). */
+static void push_owner(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, idx);
+    }
+}
+
+static void push_busy_table(lua_State *L)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &BUSY_KEY) != LUA_TNIL)
+        return;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &BUSY_KEY);
+}
+
+void ltensor_hold(lua_State *L, int idx, int delta)
+{
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 4, "ltensor_hold");
+    push_busy_table(L);
+    push_owner(L, idx);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, -3);
+    lua_Integer n = lua_tointeger(L, -1) + delta;
+    lua_pop(L, 1);
+    if (n > 0)
+        lua_pushinteger(L, n);
+    else
+        lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+void ltensor_check_writable(lua_State *L, int idx, const char *fn)
+{
+    push_busy_table(L);
+    push_owner(L, idx);
+    lua_rawget(L, -2);
+    lua_Integer n = lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    if (n > 0)
+        luaL_error(L,
+                   "%s: this host tensor (or the tensor it is a view of) is held by %d host memory operation(s) "
+                   "not yet served: the source of a device write (d:copy_(t) reads it when its writes are "
+                   "served) or the destination of a read; wait for it (torch.wait(h)) before changing it",
+                   fn, (int)n);
+}
+
 void ltensor_push_view(lua_State *L, int src_idx, const kb_tensor *src, int64_t off, int ndim, const int64_t *shape)
 {
     src_idx = lua_absindex(L, src_idx);
@@ -279,6 +340,7 @@ static void assign(lua_State *L, const char *fn, const kb_tensor *dst, int vidx)
 static int t_newindex(lua_State *L)
 {
     const kb_tensor *t = ltensor_check(L, 1);
+    ltensor_check_writable(L, 1, "index");
     int ty = lua_type(L, 2);
     if (ty != LUA_TNUMBER && ty != LUA_TTABLE)
         return luaL_error(L, "tensor: cannot set field '%s' (only elements and sub-tensors can be assigned)",
@@ -324,6 +386,7 @@ static int m_set(lua_State *L)
     double v;
     if (!ltensor_to_scalar(L, top, &v))
         return luaL_error(L, "set: the value must be a number or a boolean, got %s", luaL_typename(L, top));
+    ltensor_check_writable(L, 1, "set");
     int64_t idx[MAXD];
     for (int d = 0; d < n; d++)
         idx[d] = ltensor_check_int(L, d + 2, "set", "an index");
@@ -417,7 +480,9 @@ static int m_self(lua_State *L)
 /* t:copy_(src): src (a tensor broadcastable to t, or a number) into t. */
 static int m_copy(lua_State *L)
 {
-    assign(L, "copy_", ltensor_check(L, 1), 2);
+    kb_tensor *t = ltensor_check(L, 1);
+    ltensor_check_writable(L, 1, "copy_");
+    assign(L, "copy_", t, 2);
     lua_settop(L, 1);
     return 1;
 }
@@ -431,6 +496,17 @@ static const luaL_Reg methods[] = {
     {"copy_", m_copy},    {NULL, NULL}};
 
 static const luaL_Reg meta[] = {{"__newindex", t_newindex}, {"__len", t_len}, {NULL, NULL}};
+
+/* tensor_c.hold(t, delta): the runtime takes (1) or lets go of (-1) t for a
+ * host memory operation it has queued but not yet started (torch's copy_). */
+static int l_hold(lua_State *L)
+{
+    ltensor_check(L, 1);
+    lua_Integer d = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, d == 1 || d == -1, 2, "1 or -1");
+    ltensor_hold(L, 1, (int)d);
+    return 0;
+}
 
 int luaopen_kb_tensor(lua_State *L)
 {
@@ -461,5 +537,7 @@ int luaopen_kb_tensor(lua_State *L)
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "dtypes");
+    lua_pushcfunction(L, l_hold);
+    lua_setfield(L, -2, "hold");
     return 1;
 }

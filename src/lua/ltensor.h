@@ -16,6 +16,12 @@
 #include <stdbool.h>
 
 kb_tensor *ltensor_check(lua_State *L, int idx);
+/* A host memory operation takes (delta 1) or lets go of (-1) the tensor at
+ * idx (its owner, for a view): while one holds it, in-place writes (set,
+ * copy_, fill_, zero_, set_block, t[i] = v) are errors naming the call
+ * (ltensor_check_writable). */
+void ltensor_hold(lua_State *L, int idx, int delta);
+void ltensor_check_writable(lua_State *L, int idx, const char *fn);
 kb_tensor *ltensor_test(lua_State *L, int idx);
 /* Pushes a new tensor with desc's dtype and shape (its bytes zeroed when
  * zero); desc comes from kb_tensor_init or a *_shape function. */

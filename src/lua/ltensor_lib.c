@@ -35,6 +35,7 @@ static int m_fill(lua_State *L)
     double v;
     if (!ltensor_to_scalar(L, 2, &v))
         return luaL_error(L, "fill_: the value must be a number or a boolean, got %s", luaL_typename(L, 2));
+    ltensor_check_writable(L, 1, "fill_");
     kb_tensor_fill(t, v);
     lua_settop(L, 1);
     return 1;
@@ -43,6 +44,7 @@ static int m_fill(lua_State *L)
 static int m_zero(lua_State *L)
 {
     const kb_tensor *t = ltensor_check(L, 1);
+    ltensor_check_writable(L, 1, "zero_");
     memset(t->data, 0, kb_tensor_nbytes(t));
     lua_settop(L, 1);
     return 1;
@@ -79,6 +81,7 @@ static int m_set_block(lua_State *L)
     block_args(L, "set_block", b);
     size_t len;
     const char *src = luaL_checklstring(L, 6, &len);
+    ltensor_check_writable(L, 1, "set_block");
     if (!kb_tensor_block_check(t, "set_block", b, &err) || !kb_tensor_block_write(t, b, src, len, &err))
         return lbind_raise_where(L, err);
     return 0;

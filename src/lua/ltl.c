@@ -2,7 +2,7 @@
  * commands that run on its PE.
  *
  *   ctx = pe_c.context(s, {sip=, cube=, pe=, scratch_base=, scratch_size=, data=, pa_fallback=, name=})
- *   load, store = ctx:tl_functions()            -- tl.load / tl.store bound to ctx:
+ *   load, store = ctx:tl_functions([on_write])  -- tl.load / tl.store bound to ctx:
  *     h = load(va, shape, dtype) / load(ref)    -- blocking: PE_MMU, DMA into TCM scratch
  *     store(va, h)                              -- blocking: TCM -> memory
  *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
@@ -57,13 +57,25 @@ void *ltl_test_ud(lua_State *L, int idx, const void *key)
 
 /* ---- contexts ---- */
 
-ltl_ctx *ltl_check_ctx(lua_State *L, int idx)
+/* A context whose simulation is open (its instance may have ended). */
+ltl_ctx *ltl_check_open_ctx(lua_State *L, int idx)
 {
     ltl_ctx *c = ltl_test_ud(L, idx, &CTX_KEY);
     if (!c)
         luaL_typeerror(L, idx, "PE context");
     if (!c->k || !kb_kernel_pe(c->k))
         luaL_error(L, "PE context is closed");
+    return c;
+}
+
+ltl_ctx *ltl_check_ctx(lua_State *L, int idx)
+{
+    ltl_ctx *c = ltl_check_open_ctx(L, idx);
+    if (kb_kernel_ended(c->k))
+        luaL_error(L,
+                   "tl: kernel '%s' on %s has ended: its tl functions and tensor handles cannot be used after "
+                   "its body returns (its TCM scratch is reused); keep values in memory with tl.store",
+                   kb_kernel_name(c->k), kb_kernel_where(c->k));
     return c;
 }
 
@@ -248,19 +260,29 @@ static int tl_store(lua_State *L)
     char *err = NULL;
     if (!kb_pe_op_store(ltl_command(L, c, "tl.store"), va, &t->v, &err))
         return lbind_raise_where(L, err);
+    if (lua_type(L, lua_upvalueindex(2)) == LUA_TFUNCTION) { /* the runtime's on_write(va) */
+        lua_pushvalue(L, lua_upvalueindex(2));
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, 0);
+    }
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
     return ltl_start_command(L, c, "tl.store");
 }
 
-/* ctx:tl_functions() -> load, store: the two C closures bound to ctx. */
+/* ctx:tl_functions([on_write]) -> load, store: the two C closures bound to
+ * ctx; store calls on_write(va) (if given) once its command is built. */
 static int ctx_tl_functions(lua_State *L)
 {
     ltl_check_ctx(L, 1);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
     lua_pushvalue(L, 1);
     lua_pushcclosure(L, tl_load, 1);
     lua_pushvalue(L, 1);
-    lua_pushcclosure(L, tl_store, 1);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, tl_store, 2);
     return 2;
 }
 
@@ -385,7 +407,7 @@ static int ctx_trans(lua_State *L)
 
 static int ctx_stats(lua_State *L)
 {
-    ltl_ctx *c = ltl_check_ctx(L, 1);
+    ltl_ctx *c = ltl_check_open_ctx(L, 1);
     kb_kernel_stats st;
     kb_kernel_stats_of(c->k, &st);
     lua_createtable(L, 0, 4);
@@ -411,14 +433,14 @@ static int ctx_span(lua_State *L)
 static int ctx_finish(lua_State *L)
 {
     char *err = NULL;
-    if (!kb_kernel_finish(ltl_check_ctx(L, 1)->k, &err))
+    if (!kb_kernel_finish(ltl_check_open_ctx(L, 1)->k, &err))
         return lbind_raise(L, err);
     return 0;
 }
 
 static int ctx_is_data(lua_State *L)
 {
-    lua_pushboolean(L, kb_kernel_data(ltl_check_ctx(L, 1)->k));
+    lua_pushboolean(L, kb_kernel_data(ltl_check_open_ctx(L, 1)->k));
     return 1;
 }
 

@@ -70,7 +70,12 @@ static int ctx_wait(lua_State *L)
     if (!lua_isnoneornil(L, 2)) {
         c = check_comp(L, 2)->c;
         if (c->kernel != x->k)
-            return luaL_error(L, "tl.wait: the handle belongs to another PE's kernel");
+            return luaL_error(L,
+                              "tl.wait: the composite handle belongs to kernel '%s' on %s, %s (this one is '%s' "
+                              "on %s): a kernel waits only for its own composites",
+                              kb_kernel_name(c->kernel), kb_kernel_where(c->kernel),
+                              kb_kernel_ended(c->kernel) ? "which has ended" : "another kernel instance",
+                              kb_kernel_name(x->k), kb_kernel_where(x->k));
     }
     lua_settop(L, 1);
     if (kb_kernel_done(x->k, c)) {

@@ -32,7 +32,8 @@ void *ltl_test_ud(lua_State *L, int idx, const void *key);
 /* Pushes a context for instance k (taking a reference) of the simulation
  * whose userdata is at sim_idx. */
 void ltl_push_context(lua_State *L, int sim_idx, lsim *S, kb_kernel *k);
-ltl_ctx *ltl_check_ctx(lua_State *L, int idx); /* open, or raises */
+ltl_ctx *ltl_check_ctx(lua_State *L, int idx); /* open and its kernel running, or raises */
+ltl_ctx *ltl_check_open_ctx(lua_State *L, int idx); /* open (its kernel may have ended), or raises */
 int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape);
 kb_dtype ltl_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt);
 /* The integer at idx (a float with an integral value counts), or an error

@@ -37,7 +37,7 @@ ltl_tensor *ltl_test_tensor(lua_State *L, int idx) { return ltl_test_ud(L, idx, 
 static ltl_ctx *tensor_ctx(lua_State *L, int idx)
 {
     lua_getiuservalue(L, idx, 1);
-    ltl_ctx *c = ltl_check_ctx(L, -1);
+    ltl_ctx *c = ltl_check_open_ctx(L, -1);
     lua_pop(L, 1);
     return c;
 }
@@ -51,8 +51,19 @@ static ltl_tensor *check_tensor(lua_State *L, int idx, const char *prefix, const
         luaL_error(L, "%s%s: argument %d must be a tensor handle (got %s)", prefix, call, argn,
                    luaL_typename(L, idx));
     ltl_ctx *own = tensor_ctx(L, idx);
+    if (kb_kernel_ended(own->k))
+        luaL_error(L,
+                   "%s%s: argument %d (a %s result) is a handle of kernel '%s' on %s, which has ended: a handle "
+                   "lives only while its kernel instance runs (its TCM scratch is freed and reused when the "
+                   "kernel returns); pass values between kernels through memory (tl.store, then tl.load)",
+                   prefix, call, argn, t->made_by, kb_kernel_name(own->k), kb_kernel_where(own->k));
     if (c && own != c)
-        luaL_error(L, "%s%s: argument %d belongs to another PE's kernel", prefix, call, argn);
+        luaL_error(L,
+                   "%s%s: argument %d (a %s result) belongs to kernel '%s' on %s, another kernel instance "
+                   "(this one is '%s' on %s): handles cannot pass between kernel instances (other PEs, other "
+                   "launches); pass values through memory or tl.send",
+                   prefix, call, argn, t->made_by, kb_kernel_name(own->k), kb_kernel_where(own->k),
+                   kb_kernel_name(c->k), kb_kernel_where(c->k));
     if (!kb_kernel_live(own->k, t->stamp))
         luaL_error(L,
                    "%s%s: argument %d (a %s result) was overwritten: %s's scratch (%d KiB) has wrapped "

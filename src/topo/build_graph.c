@@ -92,6 +92,12 @@ static void build_line(kb_builder *b, graph *gr, kb_ynode *line)
     }
     int count = kb_rd_int(b, line, "count", 2, 1, KB_TOPO_MAX_GRAPH_NODES);
     const char *prefix = kb_rd_string(b, line, "prefix", "n");
+    if (!b->err) { /* the ids are prefix0, prefix1 ...: the rule applies to prefix0 */
+        char *id0 = kb_asprintf("%s0", prefix);
+        kb_ynode *pn = kb_ymap_get(line, "prefix");
+        kb_id_check(b, pn ? pn : line, "the line's first node id", id0, true);
+        free(id0);
+    }
     kb_comp_spec *spec = kb_rd_component(b, line, "node", "transit", "builtin.forwarding");
     kb_ynode *lk = kb_rd_map(b, line, "link");
     double bw = kb_rd_bw(b, lk, "bw_gbs", 256.0, true);
@@ -120,6 +126,8 @@ static void read_nodes(kb_builder *b, graph *gr, kb_ynode *nodes)
             b->err = kb_yerr_key(nm, "id", "missing: every node needs an id");
         if (!b->err && !id[0])
             b->err = kb_yerr(kb_ymap_get(nm, "id"), "a node id must not be empty");
+        if (!b->err)
+            kb_id_check(b, kb_ymap_get(nm, "id"), "node id", id, true);
         const char *kind = kb_rd_string(b, nm, "kind", "transit");
         if (!b->err && !known_kind(kind)) {
             char *kinds = kind_list();

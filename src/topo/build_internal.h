@@ -78,10 +78,22 @@ double kb_max_bw_gbs(const kb_builder *b);
 double kb_rd_bw(kb_builder *b, kb_ynode *map, const char *key, double dflt, bool zero_ok);
 /* A length in 0 .. KB_TOPO_MAX_MM. */
 double kb_rd_mm(kb_builder *b, kb_ynode *map, const char *key, double dflt);
+/* Sizes (docs/topology.md "Sizes"): v in `unit` ("bytes", "KiB", "MiB",
+ * "GiB"; any other unit is not a size and passes) must be a whole number
+ * of bytes; otherwise the error is set at `at`, naming the nearest whole
+ * values. A size that would round to 0 bytes is refused this way. */
+bool kb_size_check(kb_builder *b, const kb_ynode *at, double v, const char *unit);
 /* system.flit_bytes: a power of two in KB_TOPO_MIN_FLIT .. KB_TOPO_MAX_FLIT. */
 int kb_rd_flit(kb_builder *b, kb_ynode *system);
 int kb_rd_int(kb_builder *b, kb_ynode *map, const char *key, int dflt, int lo, int hi);
 const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const char *dflt);
+/* Ids that become part of node ids (docs/topology.md "Ids"): one segment
+ * of ASCII letters, digits, '_' and '-', or (dotted) such segments joined
+ * by single dots. kb_id_check sets the error at `at`, naming `what` ("IO
+ * chiplet id", "phy") and the rule; kb_rd_id reads a string and checks it. */
+bool kb_id_check(kb_builder *b, const kb_ynode *at, const char *what, const char *id, bool dotted);
+const char *kb_rd_id(kb_builder *b, kb_ynode *map, const char *key, const char *dflt, const char *what,
+                     bool dotted);
 /* A sub-map: a stand-in with no keys (node->absent) when the file does not
  * write it; NULL only on error. */
 kb_ynode *kb_rd_map(kb_builder *b, kb_ynode *map, const char *key);

@@ -39,7 +39,12 @@ static bool columns(const kb_cube_geom *g, const double *pe_x, int npe, kb_cube_
             continue;
         if (cols) {
             double gap = xs[i] - L->col_x[cols - 1];
-            int relays = (int)ceil(gap / g->max_spacing_mm - EPS) - 1;
+            /* Counted in double and bounded before it becomes an int: a
+             * tiny spacing asks for more relays than an int holds. */
+            double need = ceil(gap / g->max_spacing_mm - EPS) - 1;
+            if (!(need <= KB_LAYOUT_MAX_LINES - cols - 1))
+                goto too_many;
+            int relays = need > 0 ? (int)need : 0;
             double x0 = L->col_x[cols - 1];
             for (int r = 1; r <= relays; r++) {
                 if (cols >= KB_LAYOUT_MAX_LINES)
@@ -54,7 +59,9 @@ static bool columns(const kb_cube_geom *g, const double *pe_x, int npe, kb_cube_
     L->cols = cols;
     return true;
 too_many:
-    snprintf(err, (size_t)n, "the cube geometry needs more than %d router columns",
+    L->bad_key = "max_router_spacing_mm";
+    snprintf(err, (size_t)n, "%g mm between routers needs more than %d router columns across the %g mm "
+             "cube (at most %d are supported)", g->max_spacing_mm, KB_LAYOUT_MAX_LINES, g->w_mm,
              KB_LAYOUT_MAX_LINES);
     return false;
 }

@@ -43,6 +43,7 @@ typedef struct kb_cube_layout {
     kb_rc m_cpu, sram;
     int nconn;
     kb_rc ucie[KB_SIDES][KB_LAYOUT_MAX_CONN]; /* router of connection k of each side */
+    const char *bad_key; /* on failure, the geometry key at fault (NULL: the geometry as a whole) */
 } kb_cube_layout;
 
 /* Computes the layout; false with a message in err (size n) when the

@@ -149,6 +149,53 @@ const char *kb_rd_string(kb_builder *b, kb_ynode *map, const char *key, const ch
     return s;
 }
 
+/* The id rule (docs/topology.md "Ids"): a segment of a node id is one or
+ * more ASCII letters, digits, '_' and '-'; a graph node's id is segments
+ * joined by single dots. The first character that breaks it, or NULL. */
+static bool id_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+static const char *id_problem(const char *s, bool dotted)
+{
+    if (!s[0])
+        return "it is empty";
+    for (size_t i = 0; s[i]; i++) {
+        if (id_char(s[i]))
+            continue;
+        if (dotted && s[i] == '.' && i > 0 && s[i + 1] && s[i + 1] != '.')
+            continue;
+        if (s[i] == '.')
+            return dotted ? "it has an empty segment between dots" : "it contains '.'";
+        return "it contains a character other than A-Z, a-z, 0-9, '_' and '-'";
+    }
+    return NULL;
+}
+
+bool kb_id_check(kb_builder *b, const kb_ynode *at, const char *what, const char *id, bool dotted)
+{
+    if (b->err)
+        return false;
+    const char *why = id_problem(id, dotted);
+    if (!why)
+        return true;
+    b->err = kb_yerr(at, "%s '%s' is not a valid id: %s (%s of letters, digits, '_' and '-'%s; it becomes part of "
+                     "node ids such as sip0.io0.pcie_ep)", what, id, why, dotted ? "segments" : "one segment",
+                     dotted ? ", joined by single dots" : "");
+    return false;
+}
+
+const char *kb_rd_id(kb_builder *b, kb_ynode *map, const char *key, const char *dflt, const char *what, bool dotted)
+{
+    const char *s = kb_rd_string(b, map, key, dflt);
+    if (b->err || !s)
+        return s;
+    kb_ynode *n = kb_ymap_get(map, key);
+    kb_id_check(b, n ? n : map, what, s, dotted);
+    return s;
+}
+
 /* The node at map.key if it is of the kind `as` checks; NULL when absent
  * or on error. */
 static kb_ynode *read_node(kb_builder *b, kb_ynode *map, const char *key, bool (*as)(const kb_ynode *, char **))
@@ -184,6 +231,39 @@ int kb_rd_flit(kb_builder *b, kb_ynode *system)
     return failed(b) ? 256 : f;
 }
 
+/* Bytes per unit of a size ("bytes", "KiB", "MiB", "GiB"); 0: not a size. */
+static double size_unit_bytes(const char *unit)
+{
+    static const struct { const char *unit; double bytes; } units[] = {
+        {"bytes", 1}, {"KiB", 1024}, {"MiB", 1048576}, {"GiB", 1073741824}};
+    for (size_t i = 0; unit && i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(unit, units[i].unit) == 0)
+            return units[i].bytes;
+    return 0;
+}
+
+bool kb_size_check(kb_builder *b, const kb_ynode *at, double v, const char *unit)
+{
+    double per = size_unit_bytes(unit);
+    if (b->err || per == 0)
+        return !b->err;
+    /* v x a power of two is exact, so the test is too (v is range-checked). */
+    double bytes = v * per;
+    if (bytes == floor(bytes))
+        return true;
+    char vt[40], lo[40], hi[40]; /* each the shortest text that reads back the same */
+    kb_cfg_num_text(v, vt, sizeof vt);
+    kb_cfg_num_text(floor(bytes) / per, lo, sizeof lo);
+    kb_cfg_num_text(ceil(bytes) / per, hi, sizeof hi);
+    if (floor(bytes) == 0)
+        b->err = kb_yerr(at, "%s %s is %.6g bytes, less than one: a size is a whole number of bytes "
+                         "(the smallest above 0 is %s %s)", vt, unit, bytes, hi, unit);
+    else
+        b->err = kb_yerr(at, "%s %s is %.15g bytes, not a whole number: a size is a whole number of bytes "
+                         "(%s or %s %s are the nearest)", vt, unit, bytes, lo, hi, unit);
+    return false;
+}
+
 static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *out)
 {
     double v;
@@ -215,6 +295,10 @@ static void read_attr(kb_builder *b, kb_ynode *n, const kb_attr_def *a, double *
         b->err = kb_yerr(n, "%g must be a power of two", v);
         return;
     }
+    /* A size (unit bytes, KiB, MiB, GiB) is a whole number of bytes: 1e-300
+     * MiB would be a 0-byte memory, 2.7 KiB 2764.8 bytes. */
+    if (!kb_size_check(b, n, v, a->unit))
+        return;
     *out = v;
 }
 

@@ -6,6 +6,7 @@
 #include "topo/system_cfg.h"
 
 #include "core/util.h"
+#include "mem/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -142,11 +143,21 @@ static void check_tcm(kb_builder *b, kb_ynode *pcomps, const kb_comp_spec *tcm)
         kb_impl_attr_index(tcm->impl, "scheduler_reserved_kb") < 0)
         return;
     double size_kb = kb_spec_attr(tcm, "size_mb") * 1024.0, res = kb_spec_attr(tcm, "scheduler_reserved_kb");
-    if (res < size_kb)
-        return;
     kb_ynode *blk = kb_ymap_get(pcomps, "pe_tcm");
     kb_ynode *attrs = blk ? kb_ymap_get(blk, "attrs") : NULL;
     kb_ynode *at = attrs ? kb_ymap_get(attrs, "scheduler_reserved_kb") : NULL;
+    /* The allocatable TCM starts where the reserved region ends, on the
+     * TCM allocator's granule (src/mem/alloc.h). */
+    const uint64_t granule = ((kb_tcm_params)KB_TCM_PARAMS_DEFAULT).align;
+    double res_bytes = res * 1024.0;
+    if (at && fmod(res_bytes, (double)granule) != 0) {
+        b->err = kb_yerr(at, "%.15g KiB is %.15g bytes, not a multiple of %llu: the allocatable TCM after the "
+                             "reserved region starts on a %llu-byte granule", res, res_bytes,
+                         (unsigned long long)granule, (unsigned long long)granule);
+        return;
+    }
+    if (res < size_kb)
+        return;
     if (!at)
         at = attrs ? kb_ymap_get(attrs, "size_mb") : NULL;
     b->err = kb_yerr(at ? at : pcomps, "scheduler_reserved_kb %g KiB leaves nothing of the %g KiB TCM (size_mb "
@@ -206,7 +217,8 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
         return;
     char msg[256];
     if (!kb_cube_layout_make(g, &c->lay, msg, sizeof msg)) {
-        b->err = kb_yerr(geo ? geo : cube, "%s", msg);
+        kb_ynode *at = c->lay.bad_key ? kb_ymap_get(geo, c->lay.bad_key) : NULL;
+        b->err = kb_yerr(at ? at : geo ? geo : cube, "%s", msg);
         return;
     }
     p->pes_per_cube = c->lay.npe;
@@ -227,6 +239,8 @@ void kb_rd_cube(kb_builder *b, kb_ynode *cube, kb_cube_cfg *c, kb_topo_params *p
     p->hbm_channel_bw_gbs = kb_rd_bw(b, mem, "hbm_channel_bw_gbs", 32.0, false);
     int slices = kb_rd_int(b, mem, "hbm_slices_per_cube", 8, 1, 16);
     p->hbm_total_gb_per_cube = kb_rd_number(b, mem, "hbm_total_gb_per_cube", 48, 0, true, 128);
+    if (!b->err && kb_ymap_get(mem, "hbm_total_gb_per_cube"))
+        kb_size_check(b, kb_ymap_get(mem, "hbm_total_gb_per_cube"), p->hbm_total_gb_per_cube, "GiB");
     if (!b->err && slices != c->lay.npe)
         b->err = kb_yerr(kb_ymap_get(mem, "hbm_slices_per_cube") ? kb_ymap_get(mem, "hbm_slices_per_cube") : cube,
                          "%d HBM slices per cube, but the cube has %d PEs (one slice and one "
@@ -294,7 +308,7 @@ void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_top
         return;
     char dflt[16];
     snprintf(dflt, sizeof dflt, "io%d", index);
-    io->id = kb_xstrdup(kb_rd_string(b, n, "id", dflt));
+    io->id = kb_xstrdup(kb_rd_id(b, n, "id", dflt, "IO chiplet id", false));
     const comp_slot comps[] = {
         {"pcie_ep", "pcie_ep", "builtin.pcie_ep", &io->pcie_ep},
         {"io_noc", "io_noc", "builtin.forwarding", &io->io_noc},
@@ -360,11 +374,8 @@ void kb_rd_io(kb_builder *b, kb_ynode *n, int index, kb_io_cfg *io, const kb_top
         }
         char dphy[32];
         snprintf(dphy, sizeof dphy, "P%zu", i);
-        pc->phy = kb_xstrdup(kb_rd_string(b, pm, "phy", dphy));
-        /* The PHY name becomes part of node ids: keep it one plain id segment. */
-        if (!b->err && (!pc->phy[0] || strcspn(pc->phy, ". \t") != strlen(pc->phy)))
-            b->err = kb_yerr(kb_ymap_get(pm, "phy"), "phy '%s': a PHY name must be non-empty "
-                             "and contain no '.' or blanks (it becomes part of node ids)", pc->phy);
+        /* The PHY name becomes part of node ids: one id segment. */
+        pc->phy = kb_xstrdup(kb_rd_id(b, pm, "phy", dphy, "phy", false));
         pc->bw = kb_rd_bw(b, pm, "bw_gbs", 512.0, false);
         pc->mm = kb_rd_mm(b, pm, "distance_mm", 2.0);
         for (int j = 0; j + 1 < io->nports && !b->err; j++) {

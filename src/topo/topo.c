@@ -174,6 +174,9 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *shipped, co
             /* recorded, so a dump keeps the name whatever its own file is called */
             kb_cfg_note_default_string(&b, root, "name", t->name);
         } else {
+            if (!b.err && !name[0]) /* shown in summaries and results, keyed by it */
+                b.err = kb_yerr(kb_ymap_get(root, "name"), "a topology name must not be empty (omit it to "
+                                                           "use the file name)");
             t->name = kb_xstrdup(name);
         }
         kb_rd_string(&b, root, "description", NULL);

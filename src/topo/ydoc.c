@@ -76,12 +76,37 @@ void kb_ynode_set_paths(kb_ynode *n, const char *path)
 
 /* ---- parsing ---- */
 
+typedef struct path_seg {
+    const char *key;
+    size_t index;
+} path_seg;
+
 typedef struct parse {
     yaml_parser_t parser;
     const char *src;
     char *err;
     size_t nodes; /* values built so far (KB_YDOC_MAX_NODES) */
+    /* The key path to the value being built, for errors found while
+     * parsing: segment i is the key (or, when NULL, the list index) under
+     * which the node at depth i + 1 sits. */
+    path_seg seg[KB_YDOC_MAX_DEPTH + 1];
+    const char *at; /* the key path of the root (an override's key), or NULL */
 } parse;
+
+/* "a.b[2].c" of the first `depth` segments (newly allocated). */
+static char *parse_path(const parse *p, int depth)
+{
+    kb_buf b = {0};
+    if (p->at && p->at[0])
+        kb_buf_printf(&b, "%s", p->at);
+    for (int i = 0; i < depth; i++) {
+        if (p->seg[i].key)
+            kb_buf_printf(&b, "%s%s", b.len ? "." : "", p->seg[i].key);
+        else
+            kb_buf_printf(&b, "[%zu]", p->seg[i].index);
+    }
+    return kb_buf_take(&b);
+}
 
 static kb_ymark mark_of(const parse *p, yaml_mark_t m)
 {
@@ -138,12 +163,37 @@ static bool count_node(parse *p, kb_ymark mark)
     return false;
 }
 
-static bool scalar_fits(parse *p, const yaml_event_t *ev, kb_ymark mark)
+/* A key or value fits the limit and holds no NUL. The text was checked for
+ * raw NUL bytes (check_text), but an escape ("my\0topology", "\x00",
+ * "\u0000") makes one inside a quoted scalar, and every reader takes the
+ * text as a C string, so it would silently end there. `depth` is the
+ * value's (its key path is the parse's first `depth` segments); a key is
+ * named by its own text after that path. */
+static bool scalar_fits(parse *p, const yaml_event_t *ev, kb_ymark mark, int depth, bool is_key)
 {
-    if (ev->data.scalar.length <= KB_YDOC_MAX_SCALAR)
+    size_t len = ev->data.scalar.length;
+    if (len > KB_YDOC_MAX_SCALAR) {
+        p->err = kb_asprintf("%s:%d:%d: a key or value of %zu bytes; at most %u bytes are allowed", p->src,
+                             mark.line, mark.col, len, KB_YDOC_MAX_SCALAR);
+        return false;
+    }
+    const unsigned char *v = ev->data.scalar.value;
+    if (!memchr(v, 0, len))
         return true;
-    p->err = kb_asprintf("%s:%d:%d: a key or value of %zu bytes; at most %u bytes are allowed", p->src,
-                         mark.line, mark.col, ev->data.scalar.length, KB_YDOC_MAX_SCALAR);
+    kb_buf shown = {0}; /* the text with its NULs written \0, at most 80 bytes of it */
+    for (size_t i = 0; i < len && i < 80; i++)
+        if (v[i])
+            kb_buf_printf(&shown, "%c", v[i]);
+        else
+            kb_buf_printf(&shown, "%s", "\\0");
+    char *text = kb_buf_take(&shown), *path = parse_path(p, depth);
+    char *where = path[0] ? kb_asprintf("%s: ", path) : kb_xstrdup("");
+    p->err = kb_asprintf("%s:%d:%d: %s%s \"%s%s\" contains a NUL character (an escape such as \\0 or "
+                         "\\x00); a topology string may not (it would end the string there)", p->src, mark.line,
+                         mark.col, where, is_key ? "the key" : "the value", text, len > 80 ? "..." : "");
+    free(text);
+    free(path);
+    free(where);
     return false;
 }
 
@@ -176,7 +226,7 @@ static kb_ynode *build(parse *p, yaml_event_t *ev, int depth)
         return NULL;
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
-        if (!scalar_fits(p, ev, mark))
+        if (!scalar_fits(p, ev, mark, depth, false))
             return NULL;
         kb_ynode *n = kb_ynode_new(KB_Y_SCALAR, mark);
         n->text = kb_xstrdup((const char *)ev->data.scalar.value);
@@ -216,7 +266,7 @@ static kb_ynode *build(parse *p, yaml_event_t *ev, int depth)
                     yaml_event_delete(&child);
                     break;
                 }
-                if (!plain_value(p, &child, km) || !scalar_fits(p, &child, km)) {
+                if (!plain_value(p, &child, km) || !scalar_fits(p, &child, km, depth, true)) {
                     yaml_event_delete(&child);
                     break;
                 }
@@ -230,12 +280,15 @@ static kb_ynode *build(parse *p, yaml_event_t *ev, int depth)
                 }
                 e->key = kb_xstrdup(key);
                 e->key_mark = km;
+                p->seg[depth].key = e->key;
                 if (n->n > DUP_SCAN)
                     kb_strmap_put(&keys, e->key, (uint32_t)(n->n - 1));
                 yaml_event_delete(&child);
                 if (!next_event(p, &child))
                     break;
             }
+            if (!is_map)
+                p->seg[depth] = (path_seg){NULL, n->n - 1};
             e->val = build(p, &child, depth + 1);
             yaml_event_delete(&child);
             if (!e->val)
@@ -350,7 +403,7 @@ static bool check_text(const char *text, size_t len, const char *src, char **err
     return true;
 }
 
-kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, char **err)
+kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, const char *at, char **err)
 {
     if (len > KB_YDOC_MAX_FILE_BYTES) {
         *err = kb_asprintf("%s: %zu bytes of YAML; at most %u (32 MiB) are allowed", src, len,
@@ -359,7 +412,7 @@ kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, char
     }
     if (!check_text(text, len, src, err))
         return NULL;
-    parse p = {.src = src};
+    parse p = {.src = src, .at = at};
     yaml_parser_initialize(&p.parser);
     yaml_parser_set_input_string(&p.parser, (const unsigned char *)text, len);
     yaml_parser_set_encoding(&p.parser, YAML_UTF8_ENCODING);
@@ -376,7 +429,7 @@ static kb_ydoc *load_text(const char *text, size_t len, const char *name, char *
 {
     kb_ydoc *doc = kb_xcalloc(1, sizeof *doc);
     const char *src = kb_ydoc_add_source(doc, name);
-    doc->root = kb_ydoc_parse_text(text, len, src, err);
+    doc->root = kb_ydoc_parse_text(text, len, src, NULL, err);
     if (!doc->root) {
         kb_ydoc_free(doc);
         return NULL;

@@ -18,8 +18,10 @@ struct kb_ydoc {
  * point at it). */
 const char *kb_ydoc_add_source(kb_ydoc *doc, const char *src);
 /* Parses YAML text into a detached node (an empty map for empty text);
- * NULL with *err set on failure. Key paths are not set. */
-kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, char **err);
+ * NULL with *err set on failure. Key paths are not set; `at` (NULL or "":
+ * the root) is the key path the text will sit at, for errors found while
+ * parsing (an override's value). */
+kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, const char *at, char **err);
 
 kb_ynode *kb_ynode_new(kb_ytype type, kb_ymark mark);
 /* A zeroed entry appended to a map or sequence. */

@@ -214,6 +214,13 @@ bool kb_yas_number(const kb_ynode *n, double *out, char **err)
 
 bool kb_yas_int(const kb_ynode *n, int64_t *out, char **err)
 {
+    /* 010 is 8 to strtoll and to YAML 1.1 but 10 to YAML 1.2 and to most
+     * readers: a leading zero is refused rather than read one way. */
+    const char *digits = n->type == KB_Y_SCALAR && n->text ? n->text + (n->text[0] == '-' || n->text[0] == '+') : "";
+    if (n->type == KB_Y_SCALAR && n->plain && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9') {
+        *err = kb_yerr(n, "'%s' has a leading zero (octal or decimal?); write the number without it", n->text);
+        return false;
+    }
     if (n->type == KB_Y_SCALAR && n->plain && n->text[0]) {
         char *end;
         errno = 0;

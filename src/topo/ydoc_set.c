@@ -70,7 +70,9 @@ bool kb_ydoc_set(kb_ydoc *doc, const char *assignment, char **err)
 
     char *value_err = NULL;
     const char *value = eq + 1;
-    kb_ynode *val = kb_ydoc_parse_text(value, strlen(value), src, &value_err);
+    char *at = kb_asprintf("%.*s", (int)(eq - assignment), assignment);
+    kb_ynode *val = kb_ydoc_parse_text(value, strlen(value), src, at, &value_err);
+    free(at);
     if (!val) {
         *err = value_err;
         return false;

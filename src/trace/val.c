@@ -3,6 +3,7 @@
 
 #include "core/util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,10 @@ void kb_json_write_number(FILE *out, double d)
         return;
     }
     char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
+    /* the shortest %.Ng that reads back: for a normal double %.15g is it
+     * whenever at most 15 digits suffice; a subnormal one may need fewer
+     * (the same digits as kernbench.json.number) */
+    for (int prec = fabs(d) < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, d);
         if (strtod(buf, NULL) == d)
             break;

@@ -363,6 +363,35 @@ static void test_layout_is_a_pure_function_of_the_geometry(void **state)
     assert_memory_equal(&a, &b, sizeof a);
 }
 
+/* A spacing far below the cube's size asks for more relay columns than an
+ * int holds (15 mm / 1e-9 mm = 1.5e10): counted before the conversion, it
+ * is refused naming the key, never wrapped into a small grid. The columns
+ * span 1.5 .. 13.5 mm: at 1e-3 mm that is 12,000 columns, far over 32. */
+static void test_tiny_router_spacing_is_refused_not_wrapped(void **state)
+{
+    (void)state;
+    const double spacings[] = {1e-3, 1e-9, 1e-300, 5e-324};
+    for (size_t i = 0; i < sizeof spacings / sizeof spacings[0]; i++) {
+        kb_cube_geom g = default_geom();
+        g.max_spacing_mm = spacings[i];
+        kb_cube_layout L;
+        char err[256] = "";
+        if (kb_cube_layout_make(&g, &L, err, (int)sizeof err))
+            fail_msg("spacing %g mm made %dx%d routers", spacings[i], L.rows, L.cols);
+        assert_non_null(strstr(err, "needs more than 32 router columns"));
+        assert_non_null(L.bad_key);
+        assert_string_equal(L.bad_key, "max_router_spacing_mm");
+    }
+    /* 1 mm: gaps of at most 3 mm become 1 mm steps, within 32 columns. */
+    kb_cube_geom g = default_geom();
+    g.max_spacing_mm = 1.0;
+    kb_cube_layout L;
+    make_ok(&g, &L);
+    assert_true(L.cols <= KB_LAYOUT_MAX_LINES);
+    for (int c = 1; c < L.cols; c++)
+        assert_true(L.col_x[c] - L.col_x[c - 1] <= 1.0 + 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_zero_connections_are_refused),
         cmocka_unit_test(test_two_column_geometry_is_refused),
         cmocka_unit_test(test_layout_is_a_pure_function_of_the_geometry),
+        cmocka_unit_test(test_tiny_router_spacing_is_refused_not_wrapped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

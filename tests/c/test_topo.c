@@ -661,6 +661,81 @@ static void test_override_paths_with_empty_segments_are_rejected(void **state)
     kb_registry_free(reg);
 }
 
+/* Values given by --set are checked for meaning as the file's are, and the
+ * error names the override and the key path (issue 39). */
+static void test_override_values_are_checked_for_meaning(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    static const struct { const char *topo, *set, *want, *want2; } cases[] = {
+        /* overflowed the layout's int (UBSan); a Release build made 20 routers */
+        {"default", "cube.geometry.max_router_spacing_mm=1e-9",
+         "--set cube.geometry.max_router_spacing_mm=1e-9: cube.geometry.max_router_spacing_mm: 1e-09 mm between "
+         "routers needs more than 32 router columns", NULL},
+        {"default", "cube.geometry.max_router_spacing_mm=1e-300", "1e-300 mm between routers needs more than 32", NULL},
+        {"small_1cube_1pe", "name=\"my\\0topology\"",
+         "--set name=\"my\\0topology\":1:1: name: the value \"my\\0topology\" contains a NUL character", NULL},
+        {"small_1cube_1pe", "description=\"a\\x00b\"", "description: the value \"a\\0b\" contains a NUL", NULL},
+        {"default", "sip.io_chiplets.0.id=\"\"",
+         "--set sip.io_chiplets.0.id=\"\": sip.io_chiplets[0].id: IO chiplet id '' is not a valid id: it is empty",
+         NULL},
+        {"default", "sip.io_chiplets.0.id=a.b", "IO chiplet id 'a.b' is not a valid id: it contains '.'", NULL},
+        {"default", "sip.io_chiplets.0.id=a b", "IO chiplet id 'a b' is not a valid id: it contains a character", NULL},
+        {"default", "sip.io_chiplets.0.cube_ports.0.phy=\"\"", "phy '' is not a valid id: it is empty", NULL},
+        {"chain", "graph.line.prefix=a..b", "graph.line.prefix: the line's first node id 'a..b0' is not a valid id",
+         NULL},
+        {"small_1cube_1pe", "name=\"\"", "name: a topology name must not be empty", NULL},
+        {"default", "cube.components.sram.attrs.size_mb=1e-300",
+         "--set cube.components.sram.attrs.size_mb=1e-300: cube.components.sram.attrs.size_mb: 1e-300 MiB is ",
+         "less than one: a size is a whole number of bytes"},
+        {"default", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb=2.7",
+         "--set cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb=2.7: "
+         "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb: 2.7 KiB is 2764.8 bytes, not a whole number",
+         NULL},
+        {"default", "cube.pe_template.components.pe_cpu.attrs.scratch_kb=1e-9", "1e-09 KiB is 1.024e-06 bytes", NULL},
+        {"default", "cube.pe_template.components.pe_fetch_store.attrs.register_file_kb=1e-300", "1e-300 KiB is ",
+         NULL},
+        {"default", "cube.memory_map.hbm_total_gb_per_cube=0.1", "0.1 GiB is 107374182.4 bytes, not a whole number",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", cases[i].topo);
+        const char *ov[] = {cases[i].set};
+        char *err = load_error(reg, path, ov, 1);
+        if (strncmp(cases[i].want, "--set ", 6) == 0)
+            assert_prefix(err, cases[i].want);
+        else
+            assert_has(err, cases[i].want);
+        if (cases[i].want2)
+            assert_has(err, cases[i].want2);
+        free(err);
+    }
+    /* The values the rules allow still load: whole bytes, 0 where 0 is "none",
+     * dotted graph ids, the smallest spacing that fits. */
+    static const struct { const char *topo, *set; } good[] = {
+        {"default", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb=0"},
+        {"default", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb=2.5"},
+        {"default", "cube.pe_template.components.pe_fetch_store.attrs.register_file_kb=0"},
+        {"default", "cube.components.sram.attrs.size_mb=0.5"},
+        {"default", "cube.memory_map.hbm_total_gb_per_cube=0.5"},
+        {"default", "sip.io_chiplets.0.id=io_A-1"},
+        {"chain", "graph.line.prefix=sw.n"},
+        {"chain", "graph.line.prefix=\"\""},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", good[i].topo);
+        const char *ov[] = {good[i].set};
+        char *err = NULL;
+        kb_topo *t = kb_topo_load(path, ov, 1, reg, &err);
+        if (!t)
+            fail_msg("--set %s: %s", good[i].set, err);
+        kb_topo_free(t);
+    }
+    kb_registry_free(reg);
+}
+
 /* ---- (c) malformed topology files ---- */
 
 typedef struct bad_case {
@@ -760,7 +835,7 @@ static const bad_case bad_cases[] = {
     {"tcm_reserved_all.yaml", "6:61", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb",
      "scheduler_reserved_kb 1024 KiB leaves nothing of the 1024 KiB TCM (size_mb 1) to allocate; it must be below", NULL},
     {"hbm_slice_too_small.yaml", "5:28", "cube.memory_map.hbm_total_gb_per_cube",
-     "1e-09 GiB over 8 slices leaves 0 bytes per slice; each slice needs at least one flit (256 bytes", NULL},
+     "9.53674e-07 GiB over 8 slices leaves 128 bytes per slice; each slice needs at least one flit (256 bytes", NULL},
     {"flit_bytes_1.yaml", "4:15", "system.flit_bytes",
      "1 is not allowed (a power of two, 8 .. 4096 bytes: no element is split across flits and an aligned flit never", NULL},
     {"flit_bytes_3.yaml", "4:15", "system.flit_bytes",
@@ -797,6 +872,47 @@ static const bad_case bad_cases[] = {
      "65536 is out of range (1 .. 4096)", NULL},
     {"host_outstanding_huge.yaml", "4:28", "system.host.max_outstanding",
      "1000000 is out of range (1 .. 65536)", NULL},
+    /* Values checked for meaning, not only type (issue 39). */
+    {"nul_escape_in_name.yaml", "2:7", "name",
+     "the value \"my\\0topology\" contains a NUL character (an escape such as \\0 or \\x00); a topology string "
+     "may not", NULL},
+    {"nul_escape_in_key.yaml", "3:1", NULL, "the key \"name\\0junk\" contains a NUL character", NULL},
+    {"nul_escape_in_phy.yaml", "7:46", "sip.io_chiplets[0].cube_ports[0].phy",
+     "the value \"P\\00\" contains a NUL character", NULL},
+    {"io_chiplet_id_empty.yaml", "5:11", "sip.io_chiplets[0].id",
+     "IO chiplet id '' is not a valid id: it is empty (one segment of letters, digits, '_' and '-'; it becomes", NULL},
+    {"io_chiplet_id_dot.yaml", "5:11", "sip.io_chiplets[0].id", "IO chiplet id 'io.x' is not a valid id: it contains '.'",
+     NULL},
+    {"io_chiplet_id_blank.yaml", "5:11", "sip.io_chiplets[0].id",
+     "IO chiplet id 'io 0' is not a valid id: it contains a character other than A-Z, a-z, 0-9, '_' and '-'", NULL},
+    {"graph_line_prefix_blank.yaml", "3:29", "graph.line.prefix",
+     "the line's first node id 'a b0' is not a valid id: it contains a character other than", NULL},
+    {"graph_node_id_empty_segment.yaml", "5:13", "graph.nodes[1].id",
+     "node id 'a..b' is not a valid id: it has an empty segment between dots (segments of letters, digits, '_' and "
+     "'-', joined by single dots", NULL},
+    {"name_empty.yaml", "3:7", "name", "a topology name must not be empty", NULL},
+    {"sram_size_tiny.yaml", "5:31", "cube.components.sram.attrs.size_mb",
+     "1e-300 MiB is ", "bytes, less than one: a size is a whole number of bytes (the smallest above 0 is "
+     "9.5367431640625e-07 MiB)"},
+    {"tcm_reserved_fraction.yaml", "6:49", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb",
+     "2.7 KiB is 2764.8 bytes, not a whole number: a size is a whole number of bytes (2.69921875 or 2.7001953125 KiB "
+     "are the nearest)", NULL},
+    {"tcm_reserved_unaligned.yaml", "6:49", "cube.pe_template.components.pe_tcm.attrs.scheduler_reserved_kb",
+     "0.5009765625 KiB is 513 bytes, not a multiple of 16: the allocatable TCM after the reserved region starts on a "
+     "16-byte granule", NULL},
+    {"scratch_tiny.yaml", "6:38", "cube.pe_template.components.pe_cpu.attrs.scratch_kb",
+     "1e-09 KiB is 1.024e-06 bytes, less than one", NULL},
+    {"register_file_fraction.yaml", "6:52", "cube.pe_template.components.pe_fetch_store.attrs.register_file_kb",
+     "2.7 KiB is 2764.8 bytes, not a whole number", NULL},
+    {"ipcq_window_fraction.yaml", "6:38", "cube.pe_template.components.pe_ipcq.attrs.window_kb",
+     "2.7 KiB is 2764.8 bytes, not a whole number", NULL},
+    {"hbm_total_fraction.yaml", "5:28", "cube.memory_map.hbm_total_gb_per_cube",
+     "2.7 GiB is 2899102924.8 bytes, not a whole number", NULL},
+    {"integer_leading_zero.yaml", "4:18", "system.sips.count",
+     "'010' has a leading zero (octal or decimal?); write the number without it", NULL},
+    {"router_spacing_tiny.yaml", "5:28", "cube.geometry.max_router_spacing_mm",
+     "1e-09 mm between routers needs more than 32 router columns across the 15 mm cube (at most 32 are supported)",
+     NULL},
 };
 
 /* Each malformed file is rejected with "FILE:LINE:COL: KEY.PATH: message"
@@ -875,7 +991,7 @@ static void test_colliding_node_names_are_rejected(void **state)
     kb_registry *reg = new_registry();
     char *err = load_error(reg, BAD "phy_name_collision.yaml", NULL, 0);
     assert_prefix(err, BAD "phy_name_collision.yaml:8:46: sip.io_chiplets[0].cube_ports[1].phy: ");
-    assert_has(err, "phy 'P0.conn0': a PHY name must be non-empty and contain no '.'");
+    assert_has(err, "phy 'P0.conn0' is not a valid id: it contains '.' (one segment of letters, digits");
     free(err);
     kb_registry_free(reg);
 }
@@ -949,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_several_overrides_apply_together),
         cmocka_unit_test(test_override_errors_name_the_override),
         cmocka_unit_test(test_override_paths_with_empty_segments_are_rejected),
+        cmocka_unit_test(test_override_values_are_checked_for_meaning),
         cmocka_unit_test(test_malformed_files_are_rejected_with_position_path_and_reason),
         cmocka_unit_test(test_error_about_a_merged_map_points_into_the_overriding_file),
         cmocka_unit_test(test_colliding_node_names_are_rejected),

@@ -119,6 +119,56 @@ static void test_aliases_and_second_documents_are_rejected_with_position(void **
     free(err);
 }
 
+/* A NUL made by an escape inside a quoted scalar (the raw text has none)
+ * would end the C string every reader takes: refused wherever it is, in a
+ * value or a key, at any depth, naming the position and the key path. */
+static void test_escaped_nul_is_rejected_in_values_and_keys_with_its_path(void **state)
+{
+    (void)state;
+    char *err = load_error("name: \"my\\0topology\"\n", "n.yaml");
+    assert_string_equal(err, "n.yaml:1:7: name: the value \"my\\0topology\" contains a NUL character (an escape "
+                             "such as \\0 or \\x00); a topology string may not (it would end the string there)");
+    free(err);
+    err = load_error("a:\n  b: [x, {c: \"p\\x00q\"}]\n", "deep.yaml");
+    assert_prefix(err, "deep.yaml:2:14: a.b[1].c: the value \"p\\0q\" contains a NUL character");
+    free(err);
+    err = load_error("a:\n  \"k\\u0000\": 1\n", "key.yaml");
+    assert_prefix(err, "key.yaml:2:3: a: the key \"k\\0\" contains a NUL character");
+    free(err);
+    err = load_error("- \"\\0\"\n", "top.yaml");
+    assert_prefix(err, "top.yaml:1:3: [0]: the value \"\\0\" contains a NUL character");
+    free(err);
+    /* an override's value: the error names the override and its key path */
+    kb_ydoc *d = load("a: 1\n", "o.yaml");
+    err = set_error(d, "x.y=\"1\\02\"");
+    assert_string_equal(err, "--set x.y=\"1\\02\":1:1: x.y: the value \"1\\02\" contains a NUL character (an "
+                             "escape such as \\0 or \\x00); a topology string may not (it would end the string there)");
+    free(err);
+    kb_ydoc_free(d);
+}
+
+/* 010 would be 8 to strtoll (and YAML 1.1) but 10 to YAML 1.2: refused. */
+static void test_integer_with_a_leading_zero_is_rejected(void **state)
+{
+    (void)state;
+    kb_ydoc *d = load("a: 010\nb: -07\nc: 0\nd: 0x10\n", "z.yaml");
+    kb_ynode *r = kb_ydoc_root(d);
+    int64_t v = -1;
+    char *err = NULL;
+    assert_false(kb_yas_int(kb_ymap_get(r, "a"), &v, &err));
+    assert_string_equal(err, "z.yaml:1:4: a: '010' has a leading zero (octal or decimal?); write the number "
+                             "without it");
+    free(err);
+    err = NULL;
+    assert_false(kb_yas_int(kb_ymap_get(r, "b"), &v, &err));
+    free(err);
+    assert_true(kb_yas_int(kb_ymap_get(r, "c"), &v, &err));
+    assert_int_equal(v, 0);
+    assert_true(kb_yas_int(kb_ymap_get(r, "d"), &v, &err));
+    assert_int_equal(v, 16);
+    kb_ydoc_free(d);
+}
+
 static void test_empty_document_is_an_empty_map(void **state)
 {
     (void)state;
@@ -623,6 +673,8 @@ int main(void)
         cmocka_unit_test(test_tab_indentation_is_a_syntax_error_at_its_line),
         cmocka_unit_test(test_duplicate_key_is_rejected_naming_both_lines),
         cmocka_unit_test(test_aliases_and_second_documents_are_rejected_with_position),
+        cmocka_unit_test(test_escaped_nul_is_rejected_in_values_and_keys_with_its_path),
+        cmocka_unit_test(test_integer_with_a_leading_zero_is_rejected),
         cmocka_unit_test(test_empty_document_is_an_empty_map),
         cmocka_unit_test(test_nodes_carry_key_path_and_position),
         cmocka_unit_test(test_ymap_unknown_names_the_unread_key_and_lists_known_keys),

@@ -31,7 +31,7 @@ ccl_file_is_used_first() {
   run "$tmp/b/s.lua"; expect_status 0
   grep -qx "bench	a" "$tmp/out" || fail "without --ccl the script's ccl.yaml: $(cat "$tmp/out")"
   printf 'algorithms:\n  a: {modul: x}\n' >"$tmp/bad.yaml"
-  run --ccl "$tmp/bad.yaml" "$tmp/b/s.lua"; expect_status 1
+  run --ccl "$tmp/bad.yaml" "$tmp/b/s.lua"; expect_status 2
   expect_err "$tmp/bad.yaml:2:7: algorithms.a.modul: unknown key in an algorithm entry"
 }
 

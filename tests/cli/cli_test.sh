@@ -41,6 +41,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/sweep_cases.sh"
 cases+=("${sweep_cases[@]}")
 source "$(dirname "${BASH_SOURCE[0]}")/scaling_cases.sh"
 cases+=("${scaling_cases[@]}")
+source "$(dirname "${BASH_SOURCE[0]}")/usage_cases.sh"
+cases+=("${usage_cases[@]}")
 cases+=("${probe_cases[@]}" "${trace_cases[@]}" "${bench_cases[@]}" "${kernel_cases[@]}" "${golden_cases[@]}"
         "${run_cases[@]}" "${install_cases[@]}")
 
@@ -96,7 +98,7 @@ script_arguments)
   run "$tmp/args.lua" one two; expect_status 0
   expect_out "$tmp/args.lua	one	two	2	one	two"; expect_out "true" ;;
 missing_script)
-  run "$tmp/nope.lua"; expect_status 1; expect_err "cannot open $tmp/nope.lua" ;;
+  run "$tmp/nope.lua"; expect_status 2; expect_err "cannot open $tmp/nope.lua: no such file" ;;
 stdin_script)
   printf 'local s = sim.new()\ns:spawn(function() s:sleep(3) end)\ns:run()\nprint("t=" .. s:now())\n' >"$tmp/in"
   run -; expect_status 0; expect_out "t=3" ;;
@@ -220,7 +222,7 @@ library_path_override)
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | golden_* | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
   | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
-  | ccl_* | web_* | draw_* | sweep_* | scaling_*)
+  | ccl_* | web_* | draw_* | sweep_* | scaling_* | usage_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;

@@ -47,11 +47,11 @@ print("ok")
 LUA
   run -q "$tmp/sw.lua"; expect_status 0; expect_out "ok"
   # 0 is allowed on the bridges only; a negative value or a non-boolean switch is refused
-  run -q --set cube.links.ucie_conn_to_port_bw_gbs=-1 -e 'kb.topology.load()'; expect_status 1
+  run -q --set cube.links.ucie_conn_to_port_bw_gbs=-1 -e 'kb.topology.load()'; expect_status 2
   expect_err "ucie_conn_to_port_bw_gbs"
-  run -q --set cube.links.router_link_bw_gbs=0 -e 'kb.topology.load()'; expect_status 1
+  run -q --set cube.links.router_link_bw_gbs=0 -e 'kb.topology.load()'; expect_status 2
   expect_err "router_link_bw_gbs"
-  run -q --set cube.pe_template.components.pe_dma.attrs.tcm_ports=maybe -e 'kb.topology.load()'; expect_status 1
+  run -q --set cube.pe_template.components.pe_dma.attrs.tcm_ports=maybe -e 'kb.topology.load()'; expect_status 2
   expect_err "tcm_ports"
   # without TCM charges a kernel's load is shorter by its bytes at the TCM port's 512 GB/s
   cat >"$tmp/tcm.lua" <<'LUA'

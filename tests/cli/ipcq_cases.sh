@@ -118,7 +118,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))["result"]
 assert r["n_sips"] == 2 and r["bytes_per_pe"] == 6000 and r["crit_ns"] > 0 and r["root"] == "center", r
 PY
-  run -q --param root=99 run ccl-allreduce; expect_status 1; expect_err "root must be center, corner or a cube index"
+  run -q --param root=99 run ccl-allreduce; expect_status 2; expect_err "--param root=99: expected center, corner or a cube index"
 }
 
 ipcq_allreduce_centre_beats_corner() {

@@ -90,7 +90,7 @@ names_topology_base_by_name() {
   expect_status 0; expect_out "1	1"
   # a base that is neither: the error names both places
   printf 'base: nosuch\nname: bad\n' >"$tmp/bad.yaml"
-  run -t "$tmp/bad.yaml" -e 'kb.topology.load()'; expect_status 1
+  run -t "$tmp/bad.yaml" -e 'kb.topology.load()'; expect_status 2
   expect_err "$tmp/bad.yaml:1:7: base: "; expect_err "nor is it a shipped topology in "
 }
 

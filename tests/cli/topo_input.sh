@@ -4,6 +4,8 @@
 # loader would take minutes. One case per ctest entry:
 #   topo_input.sh CASE /path/to/kernbench     run one case (from the repo root)
 #   topo_input.sh --list                      list the cases
+# A topology named on the command line that cannot be loaded is the user's
+# mistake: exit status 2 (docs/reliability.md "Usage errors").
 # Each run is under `timeout`: a hang or a quadratic load becomes a failure
 # (exit 124), never a stuck test. The bounds are watchdogs, not measurements:
 # each load takes a few seconds when linear (the 200,000-node line with its
@@ -59,45 +61,45 @@ graph_file() {
 
 case $case_name in
 dev_zero)
-  load 20 /dev/zero; expect_status 1
+  load 20 /dev/zero; expect_status 2
   expect_err "/dev/zero: cannot read topology file: it is a character device, not a regular file" ;;
 dev_urandom)
-  load 20 /dev/urandom; expect_status 1
+  load 20 /dev/urandom; expect_status 2
   expect_err "/dev/urandom: cannot read topology file: it is a character device, not a regular file" ;;
 fifo)
   mkfifo "$tmp/pipe.yaml"
-  load 20 "$tmp/pipe.yaml"; expect_status 1
+  load 20 "$tmp/pipe.yaml"; expect_status 2
   expect_err "$tmp/pipe.yaml: cannot read topology file: it is a FIFO (named pipe), not a regular file" ;;
 fifo_bare_name)
   # A bare name is looked up in the current directory before the shipped
   # topologies: that look-up must not open (and so wait on) the FIFO either.
   mkfifo "$tmp/pipe"
-  load 20 pipe "$tmp"; expect_status 1
+  load 20 pipe "$tmp"; expect_status 2
   expect_err "pipe: cannot read topology file: it is a FIFO (named pipe), not a regular file" ;;
 directory)
-  load 20 "$tmp"; expect_status 1
+  load 20 "$tmp"; expect_status 2
   expect_err "$tmp: cannot read topology file: it is a directory, not a regular file" ;;
 base_dev_zero)
   printf 'name: x\nbase: /dev/zero\n' >"$tmp/t.yaml"
-  load 20 "$tmp/t.yaml"; expect_status 1
+  load 20 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:2:7: base: /dev/zero: cannot read topology file: it is a character device" ;;
 base_fifo)
   mkfifo "$tmp/pipe.yaml"
   printf 'base: pipe.yaml\n' >"$tmp/t.yaml"
-  load 20 "$tmp/t.yaml"; expect_status 1
+  load 20 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:1:7: base: $tmp/pipe.yaml: cannot read topology file: it is a FIFO" ;;
 nul_byte)
   printf 'base: %s/topologies/small_1cube_1pe.yaml\nname: a\0b\n' "$PWD" >"$tmp/t.yaml"
-  load 20 "$tmp/t.yaml"; expect_status 1
+  load 20 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:2:8: NUL byte: a topology file is UTF-8 text" ;;
 invalid_utf8)
   printf 'base: %s/topologies/small_1cube_1pe.yaml\nname: caf\xc3\xa9\ndescription: x\xff\n' "$PWD" >"$tmp/t.yaml"
-  load 20 "$tmp/t.yaml"; expect_status 1
+  load 20 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:3:15: invalid UTF-8 (byte 0xff): a topology file is UTF-8 text" ;;
 deep_nesting)
   # 50,000 nested lists: refused at the 65th level, not a crash.
   { printf 'name: deep\nx: '; printf '[%.0s' $(seq 50000); printf '1'; printf ']%.0s' $(seq 50000); echo; } >"$tmp/t.yaml"
-  load 20 "$tmp/t.yaml"; expect_status 1
+  load 20 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:2:67: maps and lists nested more than 64 deep; a topology file may nest at most 64" ;;
 graph_nodes_100k)
   graph_file "$n" >"$tmp/t.yaml"
@@ -118,14 +120,14 @@ unknown_keys_100k)
   { printf 'base: %s/topologies/small_1cube_1pe.yaml\njunk:\n' "$PWD"
     awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "  k%d: 1\n", i }'
     printf 'cube:\n  links: { router_link_bw: 1 }\n'; } >"$tmp/t.yaml"
-  load 90 "$tmp/t.yaml"; expect_status 1
+  load 90 "$tmp/t.yaml"; expect_status 2
   expect_err "$tmp/t.yaml:2:1: junk: unknown key (known keys here: name, description, profile, graph, system, sip, cube)"
   expect_err "$tmp/t.yaml:$((n + 4)):12: cube.links.router_link_bw: unknown key (known keys here: "
   expect_err_lines ": unknown key" 2
   # the nested keys of an unknown key are not listed: 2 problems
   printf 'base: %s/topologies/small_1cube_1pe.yaml\n' "$PWD" >"$tmp/u.yaml"
   awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "k%d: 1\n", i }' >>"$tmp/u.yaml"
-  load 30 "$tmp/u.yaml"; expect_status 1
+  load 30 "$tmp/u.yaml"; expect_status 2
   expect_err "$tmp/u.yaml:2:1: k0: unknown key (known keys here: "
   expect_err "$tmp/u.yaml:21:1: k19: unknown key"
   expect_err_lines ": unknown key" 20

@@ -14,11 +14,12 @@ end
 
 function TestDevice:test_a_map_is_installed_at_every_target_pe_and_answered()
   local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
-  local ev = s:mmu_map { targets = targets(3), entries = { { va = 0x200000, pa = 0x1000000, size = 0x200000 } } }
+  local pa = kb.addr.hbm(0, 0, 0x1000000) -- a map must lie in one memory (HBM here)
+  local ev = s:mmu_map { targets = targets(3), entries = { { va = 0x200000, pa = pa, size = 0x200000 } } }
   lu.assertNil(pe_c.mmu_translate(s, 0, 0, 0, 0x200010)) -- nothing before the message arrives
   s:run()
   lu.assertTrue(ev:value())
-  for pe = 0, 2 do lu.assertEquals(pe_c.mmu_translate(s, 0, 0, pe, 0x200010), 0x1000010) end
+  for pe = 0, 2 do lu.assertEquals(pe_c.mmu_translate(s, 0, 0, pe, 0x200010), pa + 0x10) end
   lu.assertNil(pe_c.mmu_translate(s, 0, 0, 3, 0x200010)) -- not a target
   s:mmu_unmap { targets = targets(3), entries = { { va = 0x200000, size = 0x200000 } } }
   s:run()

@@ -66,9 +66,9 @@ function TestMisuse:test_host_and_device_tensors_in_each_others_place()
     "a host tensor expected, got a device tensor (read it back with d:cpu() first)")
   lu.assertStrContains(error_of(d.cpu, h), "torch: DeviceTensor:cpu() called on a host tensor")
   lu.assertStrContains(error_of(d.free, h), "torch: DeviceTensor:free() called on a host tensor")
-  lu.assertStrContains(error_of(torch.verify, "C", d, h),
-    "torch.verify(C): got and expected must be host tensors (d:cpu() reads a device tensor back), got device "
-    .. "tensor 'w' and a host tensor")
+  lu.assertStrContains(error_of(torch.verify, "C", h, d),
+    "torch.verify(C): got must be a host or device tensor and expected a host tensor, got a host tensor and "
+    .. "device tensor 'w'")
   torch.close()
 end
 
@@ -100,7 +100,7 @@ function TestMisuse:test_wrong_arguments_to_torch_functions_name_the_function_an
     { "torch.free_tcm: offset must be an integer >= 0, got 0.5", torch.free_tcm, 0, 0, 0, 0.5 },
     { "torch.translate: no PE sip0.cube0.pe99: the topology has 1 SIP(s) of 1 cube(s) of 8 PE(s)",
       torch.translate, 0, 0, 99, 0 },
-    { "torch.verify(x): got and expected must be host tensors", torch.verify, "x", nil, nil },
+    { "torch.verify(x): got must be a host or device tensor and expected a host tensor", torch.verify, "x", nil, nil },
   }
   for _, c in ipairs(cases) do
     lu.assertStrContains(error_of(table.unpack(c, 2)), c[1])

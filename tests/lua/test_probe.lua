@@ -14,6 +14,10 @@ local function main(args)
   io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do err[#err + 1] = tostring(s) end end }
   local ok, status = pcall(probe.main, args)
   io.write, io.stderr = real_write, real_stderr
+  local usage = require "kernbench.usage"
+  if not ok and usage.is(status) then -- the command line prints it and exits 2
+    return 2, table.concat(out), usage.text(status)
+  end
   if not ok then error(status, 0) end
   return status, table.concat(out), table.concat(err)
 end

@@ -133,7 +133,7 @@ function TestTorch:test_device_selection_and_errors()
 end
 
 function TestTorch:test_exhaustion_names_the_pe_and_the_sizes()
-  local t = kb.topology.load("small_1cube_1pe", { "cube.memory_map.hbm_total_gb_per_cube=0.000001" })
+  local t = kb.topology.load("small_1cube_1pe", { "cube.memory_map.hbm_total_gb_per_cube=9.5367431640625e-07" })
   local torch = torchmod.new { topology = t }
   lu.assertErrorMsgContains("on sip0.cube0.pe0: out of memory: 4096 bytes requested", torch.empty, { 1024 },
                             { dtype = "f32", dp = torch.DPPolicy {} })

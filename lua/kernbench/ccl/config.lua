@@ -432,4 +432,18 @@ function M.resolve(cfg, name)
   return r
 end
 
+-- The command line's --ccl FILE: what is wrong in it is the user's mistake,
+-- a usage error (kernbench.usage: one line per problem, exit status 2),
+-- found when the file is first read, as a --set is when the topology is.
+do
+  local load_file = M.load
+  function M.load(path)
+    local ok, r = pcall(load_file, path)
+    if ok then return r end
+    local cli = rawget(_G, "kb") and kb.ccl_path
+    if cli and (path == nil or path == cli) then require("kernbench.usage").error("--ccl %s", tostring(r)) end
+    error(r, 0)
+  end
+end
+
 return M

@@ -36,14 +36,8 @@ end
 -- floats) in decimal, other floats in the shortest form that reads back
 -- exactly, booleans as true/false, strings as they are.
 function M.text(v)
-  if type(v) == "number" then
-    if math.type(v) == "integer" then return ("%d"):format(v) end
-    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%d"):format(math.tointeger(v)) end
-    for _, f in ipairs { "%.15g", "%.16g" } do
-      local s = f:format(v)
-      if tonumber(s) == v then return s end
-    end
-    return ("%.17g"):format(v)
+  if type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge then
+    return require("kernbench.json").number(v)
   end
   return tostring(v)
 end

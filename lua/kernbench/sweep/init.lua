@@ -43,9 +43,10 @@ exit status: 0 every point ok, 1 a point failed or is missing (the results
 are written), 2 usage error (a bad option or sweep file)
 ]]
 
+-- A usage error of `kernbench sweep`: raised, reported by the command line
+-- (kernbench.usage: one line, the hint, exit status 2).
 local function usage_error(msg)
-  io.stderr:write("kernbench sweep: ", msg, "\n", "try 'kernbench sweep --help'\n")
-  return 2
+  require("kernbench.usage").raise(msg, "sweep", "try 'kernbench sweep --help'")
 end
 
 local LIST_OPTS = { ["--sshlogin"] = "sshlogin", ["--parallel-opt"] = "parallel_opt", ["--slurm-opt"] = "slurm_opt" }
@@ -242,10 +243,7 @@ function M.main(args)
   end
   local lok, S = pcall(sfile.load, o.file)
   if not lok then
-    if sfile.is_error(S) then
-      io.stderr:write("kernbench sweep: ", tostring(S), "\n")
-      return 2
-    end
+    if sfile.is_error(S) then usage_error(tostring(S)) end
     error(S, 0)
   end
   local pool = require "kernbench.procpool"

@@ -42,6 +42,7 @@ struct kb_kernel {
     uint64_t calls;
     kb_kernel_finish_fn on_finish; /* its launcher (PE_CPU), told once */
     void *finish_arg;
+    bool ended;                 /* its body has returned (kb_kernel_finish) */
 };
 
 kb_kernel *kb_kernel_new(kb_pe *p, const char *name, uint64_t scratch_base, uint64_t scratch_size, bool data,
@@ -124,12 +125,14 @@ bool kb_kernel_finish(kb_kernel *k, char **err)
     }
     kb_kernel_finish_fn fn = k->on_finish;
     k->on_finish = NULL;
+    k->ended = true;
     if (fn)
         fn(k, k->finish_arg);
     return true;
 }
 
 kb_pe *kb_kernel_pe(const kb_kernel *k) { return k->pe; }
+bool kb_kernel_ended(const kb_kernel *k) { return k->ended; }
 const char *kb_kernel_name(const kb_kernel *k) { return k ? k->name : NULL; }
 const char *kb_kernel_where(const kb_kernel *k) { return k->where; }
 bool kb_kernel_data(const kb_kernel *k) { return k->data; }
