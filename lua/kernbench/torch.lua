@@ -659,7 +659,7 @@ function M.new(opts)
         got = read_back(got)
       end
     end
-    if (got ~= nil and not tc.is_tensor(got)) or not tc.is_tensor(expected) then
+    if (got ~= nil and not tc.is_tensor(got)) or (got == nil and data) or not tc.is_tensor(expected) then
       error(("torch.verify(%s): got must be a host or device tensor and expected a host tensor, "
              .. "got %s and %s"):format(tostring(name), describe(got), describe(expected)), 2)
     end
