@@ -167,7 +167,7 @@ function M.new(ctx, info)
   function tl.max(x, axis) return ctx:math("max", axis, operand("tl.max", 1, x)) end
   function tl.min(x, axis) return ctx:math("min", axis, operand("tl.min", 1, x)) end
 
-  function tl.zeros(shape, dtype) return ctx:full(shape, dtype or "f16", 0) end
+  function tl.zeros(shape, dtype) return ctx:full(shape, dtype or "f16", 0, true) end
   function tl.full(shape, value, dtype) return ctx:full(shape, dtype or "f16", value) end
   function tl.arange(start, stop, dtype) return ctx:arange(start, stop, dtype or "i32") end
   function tl.trans(x) return ctx:trans(operand("tl.trans", 1, x)) end

@@ -73,6 +73,10 @@ local function normalise(overrides, into)
 end
 
 function M.load(path, overrides)
+  if path ~= nil and (type(path) ~= "string" or path:find("\0", 1, true)) then
+    error(("kb.topology.load: argument 1 (path) must be a topology name or file without NUL bytes, got %s"):format(
+      type(path) == "string" and "a string with a NUL byte" or type(path)), 2)
+  end
   local list = {}
   local from_command_line = path == nil and overrides == nil and
     (M.default_path ~= nil or #(M.default_overrides or {}) > 0)

@@ -38,6 +38,9 @@ end
 -- starts on (nil: none, tensors go to SIP 0); `opts.pa_fallback = true`
 -- uses an unmapped VA as a PA (a compatibility option, docs/decisions.md).
 function M.new(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("kb.torch: argument 1 (opts) must be a table such as {topology = ...} or nil, got %s"):format(type(opts)), 3)
+  end
   opts = opts or {}
   local tc = require "kernbench.tensor_c"
   local ac = require "kernbench.alloc_c"
@@ -287,6 +290,10 @@ function M.new(opts)
   end
 
   function Device:numel()
+    if getmetatable(self) ~= Device then
+      error(("torch: DeviceTensor:numel() called on %s: call it as d:numel() on a device tensor"):format(
+        describe(self)), 2)
+    end
     local n = 1
     for _, d in ipairs(self.shape) do n = n * d end
     return n
@@ -654,7 +661,7 @@ function M.new(opts)
         got = read_back(got)
       end
     end
-    if (got ~= nil and not tc.is_tensor(got)) or not tc.is_tensor(expected) then
+    if (got ~= nil and not tc.is_tensor(got)) or (got == nil and data) or not tc.is_tensor(expected) then
       error(("torch.verify(%s): got must be a host or device tensor and expected a host tensor, "
              .. "got %s and %s"):format(tostring(name), describe(got), describe(expected)), 2)
     end

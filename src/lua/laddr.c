@@ -4,6 +4,7 @@
  * with the codec's message, which names the offending argument or field. */
 #include "lua/laddr.h"
 
+#include "luasim/lbind.h"
 #include "mem/addr.h"
 
 #include <lauxlib.h>
@@ -45,7 +46,7 @@ static unsigned check_sub_unit(lua_State *L, int arg, const sub_table *t)
 {
     if (lua_type(L, arg) == LUA_TNUMBER)
         return check_id(L, arg, "sub_unit");
-    const char *s = luaL_checkstring(L, arg);
+    const char *s = lbind_checkstr(L, arg, "kernbench.addr", "sub_unit");
     int su = t->find(s);
     if (su >= 0)
         return (unsigned)su;
@@ -65,7 +66,7 @@ static unsigned check_sub_unit(lua_State *L, int arg, const sub_table *t)
 static int push_pa(lua_State *L, bool ok, kb_pa pa, const char *err)
 {
     if (!ok)
-        return luaL_error(L, "%s", err);
+        return luaL_error(L, "%s: %s", lbind_fname(L), err);
     lua_pushinteger(L, (lua_Integer)pa);
     return 1;
 }
@@ -76,7 +77,7 @@ static int l_decode(lua_State *L)
     kb_pa_fields f;
     char err[KB_PA_ERRLEN];
     if (!kb_pa_decode(pa, &f, err, sizeof err))
-        return luaL_error(L, "%s", err);
+        return luaL_error(L, "%s: %s", lbind_fname(L), err);
     const sub_table *t = f.kind == KB_PA_PE_LOCAL     ? &pe_units
                          : f.kind == KB_PA_MCPU_LOCAL ? &mcpu_units
                          : f.kind == KB_PA_IOCPU      ? &iocpu_units

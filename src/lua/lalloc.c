@@ -24,7 +24,7 @@ static uint64_t check_u64(lua_State *L, int idx, const char *what)
 {
     lua_Integer v = luaL_checkinteger(L, idx);
     if (v < 0)
-        luaL_error(L, "alloc: %s must be >= 0, got %I", what, v);
+        luaL_error(L, "%s: %s must be >= 0, got %I", lbind_fname(L), what, v);
     return (uint64_t)v;
 }
 
@@ -35,7 +35,7 @@ static int push_alloc(lua_State *L, bool (*init)(kb_alloc *a, const void *p, cha
     memset(a, 0, sizeof *a);
     char *err = NULL;
     if (!init(a, p, &err))
-        return lbind_raise_prefixed(L, "alloc", err);
+        return lbind_raise_prefixed(L, lbind_fname(L), err);
     luaL_setmetatable(L, LALLOC_MT);
     return 1;
 }

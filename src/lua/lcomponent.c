@@ -111,7 +111,7 @@ static int inst_send(lua_State *L)
     const kb_comp *c = kb_scripted_comp(s);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "kind");
-    const char *k = luaL_checkstring(L, -1);
+    const char *k = lbind_tostr(L, -1, "self:send", "field 'kind'");
     const kb_msg_kind *kind = kb_scripted_impl_kind(c->n->spec->impl, k);
     if (!kind)
         return luaL_error(L,
@@ -149,7 +149,7 @@ static int inst_busy(lua_State *L)
 static int inst_span(lua_State *L)
 {
     kb_comp *c = kb_scripted_comp(check_inst(L, 1));
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lbind_checkstr(L, 2, "self:span", "name");
     kb_time a = lsim_check_duration(L, 3, "self:span"), b = lsim_check_duration(L, 4, "self:span");
     kb_tracer *tr = kb_fabric_tracer(c->fab);
     if (tr)
@@ -161,7 +161,7 @@ static int inst_index(lua_State *L)
 {
     kb_scripted *s = check_inst(L, 1);
     const kb_comp *c = kb_scripted_comp(s);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lbind_checkstr(L, 2, "self[key]", "key");
     if (strcmp(k, "id") == 0) {
         lua_pushstring(L, c->n->id);
     } else if (strcmp(k, "impl") == 0) {
@@ -242,9 +242,9 @@ static int msg_index(lua_State *L)
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
     lua_settop(L, 2);
+    const char *k = lbind_checkstr(L, 2, "msg[key]", "key");
     if (m->done)
-        return luaL_error(L, "msg.%s: the message was already forwarded or finished", lua_tostring(L, 2));
-    const char *k = luaL_checkstring(L, 2);
+        return luaL_error(L, "msg.%s: the message was already forwarded or finished", k);
     kb_txn *t = kb_scripted_msg_txn(m);
     const kb_flit *f = m->flit ? m->ptr : NULL;
     const kb_topo *topo = kb_fabric_topo(t->fab);
@@ -360,6 +360,15 @@ void lcomponent_attach(lua_State *L, lsim *S, int sim_idx)
 
 /* ---- implementations ---- */
 
+/* The string at idx if it is one without NUL bytes (C would read it
+ * shorter), else NULL. */
+static const char *plain_string(lua_State *L, int idx)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
+    return s && strlen(s) == n ? s : NULL;
+}
+
 /* The kinds a definition's `messages` list names (at idx), into impl.
  * False with an error message pushed. */
 static bool read_messages(lua_State *L, const char *name, int idx, kb_impl *impl)
@@ -378,7 +387,7 @@ static bool read_messages(lua_State *L, const char *name, int idx, kb_impl *impl
     const char **names = kb_xcalloc(n ? n : 1, sizeof *names);
     for (size_t i = 0; i < n; i++) {
         lua_rawgeti(L, m, (lua_Integer)i + 1);
-        names[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        names[i] = plain_string(L, -1);
         lua_pop(L, 1);
     }
     const char *why = NULL;
@@ -409,9 +418,14 @@ kb_impl *lcomponent_new_impl(lua_State *L, const char *name, int idx)
     lua_getfield(L, idx, "flit_aware");
     bool flits = lua_toboolean(L, -1);
     lua_getfield(L, idx, "kinds");
-    const char *kinds = lua_tostring(L, -1);
+    const char *kinds = plain_string(L, -1);
     lua_getfield(L, idx, "doc");
-    const char *doc = lua_tostring(L, -1);
+    const char *doc = plain_string(L, -1);
+    if ((!lua_isnil(L, -2) && !kinds) || (!lua_isnil(L, -1) && !doc)) {
+        lua_pop(L, 3);
+        lua_pushfstring(L, "%s: kinds and doc must be strings without NUL bytes", name);
+        return NULL;
+    }
     kb_impl *impl = kb_scripted_impl_new(name, flits, kinds, doc ? doc : "a component written in Lua");
     lua_pop(L, 3);
     if (!read_messages(L, name, idx, impl)) {
@@ -421,7 +435,7 @@ kb_impl *lcomponent_new_impl(lua_State *L, const char *name, int idx)
     if (lua_getfield(L, idx, "attrs") == LUA_TTABLE) {
         lua_pushnil(L);
         while (lua_next(L, -2)) {
-            if (lua_type(L, -2) != LUA_TSTRING || !lua_isnumber(L, -1)) {
+            if (!plain_string(L, -2) || !lua_isnumber(L, -1)) {
                 lua_pop(L, 3);
                 kb_scripted_impl_free(impl);
                 lua_pushfstring(L, "%s: attrs must map names to numbers (their defaults)", name);

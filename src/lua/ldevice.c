@@ -209,7 +209,7 @@ static int mmu(lua_State *L, bool map)
         if (lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "%s: field 'label' must be a string (what the entries hold, named in errors), "
                                  "got %s", call, luaL_typename(L, -1));
-        label = lua_tostring(L, -1);
+        label = lbind_tostr(L, -1, call, "field 'label'");
     }
     kb_ctrl_op *op = kb_ctrl_new(map ? &kb_msg_mmu_map : &kb_msg_mmu_unmap, tg, nt);
     kb_ctrl_set_entries(op, e, ne);
@@ -248,11 +248,13 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
 {
     lua_getfield(L, 2, "buffer_kind");
     kb_ipcq_kind kind;
+    if (lua_type(L, -1) == LUA_TSTRING)
+        lbind_tostr(L, -1, call, "buffer_kind");
     if (!lua_isstring(L, -1) || !kb_ipcq_kind_find(lua_tostring(L, -1), &kind))
         luaL_error(L, "%s: buffer_kind must be \"tcm\", \"sram\" or \"hbm\", got %s", call,
                    lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_typename(L, -1));
     lua_getfield(L, 2, "backpressure");
-    const char *bp = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+    const char *bp = lua_type(L, -1) == LUA_TSTRING ? lbind_tostr(L, -1, call, "backpressure") : "";
     if (strcmp(bp, "sleep") != 0 && strcmp(bp, "poll") != 0)
         luaL_error(L, "%s: backpressure must be \"sleep\" or \"poll\", got %s", call, bp[0] ? bp : luaL_typename(L, -1));
     bool poll = bp[0] == 'p';
@@ -417,9 +419,9 @@ static int l_launch(lua_State *L)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "name");
-    const char *name = lua_tostring(L, -1);
-    if (!name)
+    if (lua_type(L, -1) != LUA_TSTRING)
         return luaL_error(L, "%s: field 'name' (the kernel's) must be a string", call);
+    const char *name = lbind_tostr(L, -1, call, "field 'name'");
     lua_getfield(L, 2, "body");
     luaL_argexpected(L, lua_isfunction(L, -1), 2, "table with a function field 'body'");
     lua_getfield(L, 2, "grid");

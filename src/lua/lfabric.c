@@ -264,9 +264,9 @@ static int l_transfer(lua_State *L)
     const char *keys[2] = {"src", "dst"};
     for (int i = 0; i < 2; i++) {
         lua_getfield(L, 2, keys[i]);
-        const char *id = lua_tostring(L, -1);
-        if (!id)
+        if (lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "%s: missing node id '%s'", call, keys[i]);
+        const char *id = lbind_tostr(L, -1, call, keys[i]);
         ends[i] = kb_topo_find(t, id);
         if (ends[i] < 0)
             return luaL_error(L, "%s: no node '%s' in topology %s", call, id, kb_topo_name(t));

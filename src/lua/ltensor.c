@@ -154,7 +154,7 @@ kb_dtype ltensor_parse_dtype(lua_State *L, int idx, const char *fn)
 {
     if (lua_type(L, idx) != LUA_TSTRING)
         luaL_error(L, "%s: dtype must be a name such as \"f16\", got %s", fn, luaL_typename(L, idx));
-    const char *s = lua_tostring(L, idx);
+    const char *s = lbind_tostr(L, idx, fn, "dtype");
     kb_dtype t;
     if (!kb_dtype_parse(strncmp(s, "torch.", 6) == 0 ? s + 6 : s, &t))
         luaL_error(L, "%s: unknown dtype '%s' (expected f32, f16, bf16, i32, i16, i8, u8 or bool, or a torch "
@@ -307,7 +307,7 @@ static int t_index(lua_State *L)
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
-    const char *k = lua_tostring(L, 2);
+    const char *k = lbind_tostr(L, 2, "tensor[key]", "key");
     if (strcmp(k, "shape") == 0)
         push_shape(L, t);
     else if (strcmp(k, "dtype") == 0)

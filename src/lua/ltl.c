@@ -8,7 +8,7 @@
  *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
  *   y = ctx:math(op, axis, x[, y[, z]])          -- blocking: fetch, MATH, write back
  *   ctx:cycles(n)                                -- blocking: PE_CPU busy
- *   h = ctx:full(shape, dtype, v) / ctx:arange(start, stop, dtype)  -- no time
+ *   h = ctx:full(shape, dtype, v[, zeros]) / ctx:arange(start, stop, dtype)  -- no time
  *   t = ctx:trans(h)                             -- a view: last two dims swapped
  *   ctx:stats() -> {dma_ns, compute_ns, calls, scratch_bytes}
  *   ctx:span(name, start_ps)                     -- a trace slice on PE_CPU until now
@@ -120,7 +120,7 @@ static int l_context(lua_State *L)
     lua_getfield(L, 2, "pa_fallback");
     bool pa_fallback = lua_toboolean(L, -1);
     lua_getfield(L, 2, "name");
-    const char *name = luaL_optstring(L, -1, "kernel");
+    const char *name = lua_isnil(L, -1) ? "kernel" : lbind_tostr(L, -1, call, "field 'name'");
     char *err = NULL;
     kb_pe *p = kb_pe_find(S->mach->fab, sip, cube, pe, &err);
     if (!p)
@@ -349,7 +349,7 @@ int ltl_math_command(lua_State *L, ltl_ctx *c, kb_mop mop, int first, int nargs,
 static int ctx_math(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lbind_checkstr(L, 2, "ctx:math", "op");
     kb_mop op;
     if (!kb_mop_parse(name, &op))
         return luaL_error(L, "tl: unknown math operation '%s'", name);
@@ -362,14 +362,15 @@ static int ctx_math(lua_State *L)
 static int ctx_full(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
+    const char *call = lua_toboolean(L, 5) ? "tl.zeros" : "tl.full"; /* 5: called as tl.zeros */
     int64_t shape[KB_VIEW_MAXDIM];
-    int nd = ltl_parse_shape(L, 2, "tl.full", shape);
-    kb_dtype dt = ltl_parse_dtype(L, 3, "tl.full", "f16");
+    int nd = ltl_parse_shape(L, 2, call, shape);
+    kb_dtype dt = ltl_parse_dtype(L, 3, call, "f16");
     if (!lua_isboolean(L, 4) && lua_type(L, 4) != LUA_TNUMBER)
-        return luaL_error(L, "tl.full: the value must be a number or a boolean, got %s", luaL_typename(L, 4));
+        return luaL_error(L, "%s: the value must be a number or a boolean, got %s", call, luaL_typename(L, 4));
     double v = lua_isboolean(L, 4) ? lua_toboolean(L, 4) : lua_tonumber(L, 4);
     lua_settop(L, 1);
-    ltl_tensor *t = ltl_push_result(L, 1, c, "tl.full", dt, nd, shape);
+    ltl_tensor *t = ltl_push_result(L, 1, c, call, dt, nd, shape);
     kb_kernel_fill(c->k, &t->v, v, 0);
     return 1;
 }
@@ -421,7 +422,7 @@ static int ctx_stats(lua_State *L)
 static int ctx_span(lua_State *L)
 {
     ltl_ctx *c = ltl_check_ctx(L, 1);
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lbind_checkstr(L, 2, "ctx:span", "name");
     kb_time start = (kb_time)luaL_checkinteger(L, 3);
     kb_pe_cpu_span(kb_kernel_pe(c->k), name, start, kb_sim_now(c->S->sim));
     return 0;

@@ -136,9 +136,9 @@ static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite_args *a)
         lua_rawgeti(L, e, i + 1);
         int op = lua_gettop(L);
         lua_getfield(L, op, "kind");
-        ep->op = lua_tostring(L, -1);
+        ep->op = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "tl.composite", "an epilogue's kind");
         lua_getfield(L, op, "scope");
-        ep->scope = lua_tostring(L, -1);
+        ep->scope = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "tl.composite", "an epilogue's scope");
         lua_getfield(L, op, "view");
         if (ltl_test_tensor(L, -1)) {
             ep->has_view = true;
@@ -166,9 +166,9 @@ static int ctx_composite(lua_State *L)
     kb_composite_args a;
     memset(&a, 0, sizeof a);
     lua_getfield(L, 2, "op"); /* names stay on the stack until the plan is made */
-    a.op = lua_tostring(L, -1);
+    a.op = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "tl.composite", "field 'op'");
     lua_getfield(L, 2, "math_op");
-    a.math_op = lua_tostring(L, -1);
+    a.math_op = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "tl.composite", "field 'math_op'");
     operand(L, x, 2, "a", &a.in[0]);
     a.nin = 1;
     if (lua_getfield(L, 2, "b") != LUA_TNIL)

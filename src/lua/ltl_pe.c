@@ -56,7 +56,7 @@ static int l_mmu_translate(lua_State *L)
     kb_pe *p = check_mmu_pe(L);
     uint64_t va = check_u64(L, 5), pa;
     bool fallback = lua_toboolean(L, 6);
-    const char *call = luaL_optstring(L, 7, "pe_c.mmu_translate");
+    const char *call = lbind_optstr(L, 7, "pe_c.mmu_translate", "call", "pe_c.mmu_translate");
     char *err = NULL;
     if (!kb_mmu_table(p, &err))
         return lbind_raise(L, err);

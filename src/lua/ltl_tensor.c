@@ -22,11 +22,12 @@
 
 static const char TENSOR_KEY; /* registry key of the metatable */
 
-static ltl_tensor *check_handle(lua_State *L, int idx)
+/* Argument 1 of the method or metamethod `call`, which must be a handle. */
+static ltl_tensor *check_handle(lua_State *L, const char *call)
 {
-    ltl_tensor *t = ltl_test_ud(L, idx, &TENSOR_KEY);
+    ltl_tensor *t = ltl_test_ud(L, 1, &TENSOR_KEY);
     if (!t)
-        luaL_typeerror(L, idx, "tl.tensor");
+        lbind_bad_self(L, call, "tl.tensor handle");
     return t;
 }
 
@@ -142,7 +143,7 @@ int ltl_parse_shape(lua_State *L, int idx, const char *call, int64_t *shape)
 
 kb_dtype ltl_parse_dtype(lua_State *L, int idx, const char *call, const char *dflt)
 {
-    const char *name = luaL_optstring(L, idx, dflt);
+    const char *name = lbind_optstr(L, idx, call, "dtype", dflt);
     kb_dtype t;
     if (!kb_dtype_parse(name, &t))
         luaL_error(L, "%s: unknown dtype '%s' (f32, f16, bf16, i32, i16, i8, u8, bool)", call, name);
@@ -194,6 +195,7 @@ static void push_list(lua_State *L, const double *x, const kb_tview *v, int dim,
 
 static int t_tolist(lua_State *L)
 {
+    check_handle(L, "h:tolist");
     ltl_ctx *c = tensor_ctx(L, 1);
     ltl_tensor *t = ltl_check_tensor(L, 1, "tolist", 1, NULL);
     need_data(L, c, "tolist");
@@ -207,6 +209,7 @@ static int t_tolist(lua_State *L)
 
 static int t_item(lua_State *L)
 {
+    check_handle(L, "h:item");
     ltl_ctx *c = tensor_ctx(L, 1);
     ltl_tensor *t = ltl_check_tensor(L, 1, "item", 1, NULL);
     need_data(L, c, "item");
@@ -220,13 +223,13 @@ static int t_item(lua_State *L)
 
 static int t_numel(lua_State *L)
 {
-    lua_pushinteger(L, kb_tview_numel(&check_handle(L, 1)->v));
+    lua_pushinteger(L, kb_tview_numel(&check_handle(L, "h:numel")->v));
     return 1;
 }
 
 static int t_nbytes(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)kb_tview_nbytes(&check_handle(L, 1)->v));
+    lua_pushinteger(L, (lua_Integer)kb_tview_nbytes(&check_handle(L, "h:nbytes")->v));
     return 1;
 }
 
@@ -236,9 +239,9 @@ static const luaL_Reg tensor_methods[] = {
 /* h[i]: a view of row i (0-based), or the value when one dimension is left. */
 static int t_index(lua_State *L)
 {
-    ltl_tensor *t = check_handle(L, 1);
+    ltl_tensor *t = check_handle(L, "h[i]");
     if (lua_type(L, 2) == LUA_TSTRING) {
-        const char *k = lua_tostring(L, 2);
+        const char *k = lbind_tostr(L, 2, "tl.tensor h[key]", "the key");
         if (strcmp(k, "shape") == 0)
             push_shape(L, &t->v);
         else if (strcmp(k, "dtype") == 0)
@@ -286,18 +289,18 @@ static int t_index(lua_State *L)
 
 static int t_newindex(lua_State *L)
 {
-    return luaL_error(L, "tensor handles are read-only in kernels: compute a new result with tl.* calls");
+    return luaL_error(L, "tl.tensor handles are read-only in kernels (h[k] = v): compute a new result with tl.* calls");
 }
 
 static int t_len(lua_State *L)
 {
-    lua_pushinteger(L, check_handle(L, 1)->v.shape[0]);
+    lua_pushinteger(L, check_handle(L, "#h")->v.shape[0]);
     return 1;
 }
 
 static int t_tostring(lua_State *L)
 {
-    ltl_tensor *t = check_handle(L, 1);
+    ltl_tensor *t = check_handle(L, "tostring(h)");
     char s[128];
     lua_pushfstring(L, "tl.tensor(shape=%s, dtype=%s, tcm+0x%I)",
                     kb_shape_str(t->v.ndim, t->v.shape, s, sizeof s), kb_dtype_name(t->v.dtype),
@@ -306,9 +309,12 @@ static int t_tostring(lua_State *L)
 }
 
 /* Operators: the handle's context issues a PE_MATH command. */
-static int arith(lua_State *L, kb_mop op)
+static int arith(lua_State *L, kb_mop op, const char *call)
 {
-    int h = ltl_test_tensor(L, 1) ? 1 : 2;
+    int h = ltl_test_tensor(L, 1) ? 1 : op != KB_OP_NEG && ltl_test_tensor(L, 2) ? 2 : 0;
+    if (!h)
+        return luaL_error(L, "%s: one operand must be a tl.tensor handle (got %s and %s)", call, luaL_typename(L, 1),
+                          op == KB_OP_NEG ? "nothing" : luaL_typename(L, 2));
     lua_getiuservalue(L, h, 1);
     ltl_ctx *c = ltl_check_ctx(L, -1);
     /* stack: a, b, ctx -> ctx, a, b */
@@ -318,11 +324,11 @@ static int arith(lua_State *L, kb_mop op)
     return ltl_math_command(L, c, op, 2, nargs, 0);
 }
 
-static int t_add(lua_State *L) { return arith(L, KB_OP_ADD); }
-static int t_sub(lua_State *L) { return arith(L, KB_OP_SUB); }
-static int t_mul(lua_State *L) { return arith(L, KB_OP_MUL); }
-static int t_div(lua_State *L) { return arith(L, KB_OP_DIV); }
-static int t_unm(lua_State *L) { return arith(L, KB_OP_NEG); }
+static int t_add(lua_State *L) { return arith(L, KB_OP_ADD, "h + x (__add)"); }
+static int t_sub(lua_State *L) { return arith(L, KB_OP_SUB, "h - x (__sub)"); }
+static int t_mul(lua_State *L) { return arith(L, KB_OP_MUL, "h * x (__mul)"); }
+static int t_div(lua_State *L) { return arith(L, KB_OP_DIV, "h / x (__div)"); }
+static int t_unm(lua_State *L) { return arith(L, KB_OP_NEG, "-h (__unm)"); }
 
 static const luaL_Reg tensor_meta[] = {
     {"__index", t_index}, {"__newindex", t_newindex}, {"__len", t_len}, {"__tostring", t_tostring},

@@ -99,7 +99,7 @@ static const kb_impl *resolve_lua(void *ctx, const char *name, char **err)
 static int l_register_impl(lua_State *L)
 {
     lregistry *r = lua_touserdata(L, lua_upvalueindex(1));
-    const char *name = luaL_checkstring(L, 1);
+    const char *name = lbind_checkstr(L, 1, "register_impl", "name");
     luaL_checktype(L, 2, LUA_TTABLE);
     if (!add_lua_impl(L, r, name, 2))
         return lua_error(L);
@@ -124,8 +124,10 @@ static int t_gc(lua_State *L)
 
 static int l_load(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
-    const char *shipped = luaL_optstring(L, 3, NULL); /* where `base: NAME` looks */
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return luaL_error(L, "kb.topology.load: argument 1 (path) must be a string, got %s", luaL_typename(L, 1));
+    const char *path = lbind_checkstr(L, 1, "kb.topology.load", "path");
+    const char *shipped = lbind_optstr(L, 3, "kb.topology.load", "shipped", NULL); /* where `base: NAME` looks */
     size_t n = 0;
     const char **ov = NULL;
     if (!lua_isnoneornil(L, 2)) {
@@ -137,7 +139,8 @@ static int l_load(lua_State *L)
             if (!lua_isstring(L, -1))
                 return luaL_error(L, "kb.topology.load: override %d is not a \"key.path=value\" string",
                                   (int)i + 1);
-            ov[i] = lua_tostring(L, -1);
+            lua_tostring(L, -1); /* a number becomes a string in place */
+            ov[i] = lbind_tostr(L, -1, "kb.topology.load", "an override");
             lua_rawseti(L, 2, (lua_Integer)i + 1); /* keep the string anchored */
         }
     }
@@ -167,17 +170,22 @@ static int l_load(lua_State *L)
 
 uint32_t ltopo_check_node(lua_State *L, const kb_topo *t, int idx)
 {
-    const char *id = luaL_checkstring(L, idx);
+    idx = lua_absindex(L, idx);
+    size_t len = 0;
+    const char *id = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!id || strlen(id) != len)
+        luaL_error(L, "%s: argument %d (node id) must be a string without NUL bytes, got %s", lbind_fname(L), idx,
+                   id ? "one with a NUL byte" : luaL_typename(L, idx));
     int64_t n = kb_topo_find(t, id);
     if (n < 0)
-        luaL_error(L, "no node '%s' in topology %s", id, kb_topo_name(t));
+        luaL_error(L, "%s: no node '%s' in topology %s", lbind_fname(L), id, kb_topo_name(t));
     return (uint32_t)n;
 }
 
 static int t_nodes(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
-    const char *pat = luaL_optstring(L, 2, "*");
+    const char *pat = lbind_optstr(L, 2, "topo:nodes", "pattern", "*");
     lua_newtable(L);
     lua_Integer k = 0;
     for (uint32_t r = 0; r < kb_topo_node_count(t); r++) {
@@ -241,7 +249,7 @@ static int t_node_at(lua_State *L)
     const kb_topo *t = ltopo_check(L, 1)->topo;
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "kind");
-    const char *kind = lua_tostring(L, -1);
+    const char *kind = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "topology:node_at", "field 'kind'");
     if (!kind)
         return luaL_error(L, "topology:node_at: field 'kind' (a node kind such as \"pe_dma\") is missing");
     int64_t n = kb_topo_node_at(t, kind, place_field(L, "sip"), place_field(L, "cube"), place_field(L, "pe"),
@@ -348,7 +356,7 @@ static int t_resolve(lua_State *L)
     kb_target tg;
     char *err = NULL;
     if (!kb_resolve_pa(t, (kb_pa)luaL_checkinteger(L, 2), &tg, &err)) {
-        return lbind_raise(L, err);
+        return lbind_raise_prefixed(L, lbind_fname(L), err);
     }
     lua_pushstring(L, kb_topo_node(t, tg.node)->id);
     lua_pushinteger(L, (lua_Integer)tg.offset);
@@ -402,7 +410,7 @@ static int t_params(lua_State *L)
 static int t_index(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lbind_checkstr(L, 2, "topo[key]", "key");
     if (strcmp(k, "name") == 0) {
         lua_pushstring(L, kb_topo_name(t));
         return 1;

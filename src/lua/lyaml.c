@@ -16,6 +16,7 @@
  * empty); everything else, and every quoted scalar, is a string. */
 #include "lua/lyaml.h"
 
+#include "luasim/lbind.h"
 #include "topo/ydoc.h"
 
 #include <lauxlib.h>
@@ -167,7 +168,7 @@ static bool push_node(lua_State *L, const kb_ynode *n, int marks, int key_marks)
 /* yaml_c.load(path) -> {value, marks, key_marks} | nil, "file:line:col: message" */
 static int l_load(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lbind_checkstr(L, 1, "yaml_c.load", "path");
     doc_box *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->doc = NULL;
     luaL_setmetatable(L, LYAML_DOC_MT);

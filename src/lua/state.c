@@ -58,6 +58,7 @@ static int open_state(lua_State *L)
         lua_setfield(L, -2, "lua_dir");
         lua_setglobal(L, "kb");
     }
+    lbind_name_metatables(L); /* argument errors of methods called from C name them */
     return 0;
 }
 

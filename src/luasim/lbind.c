@@ -39,6 +39,229 @@ int lbind_fail(lua_State *L, char *msg)
     return 2;
 }
 
+static void bad_str(lua_State *L, int idx, const char *call, const char *what, bool nul)
+{
+    int argn = idx;
+    const char *sep = what ? " (" : "", *w = what ? what : "", *end = what ? ")" : "";
+    if (nul)
+        luaL_error(L, "%s: argument %d%s%s%s must be a string without NUL bytes", call, argn, sep, w, end);
+    luaL_error(L, "%s: argument %d%s%s%s must be a string, got %s", call, argn, sep, w, end, luaL_typename(L, idx));
+}
+
+const char *lbind_checkstr(lua_State *L, int idx, const char *call, const char *what)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &n)
+                                                                                        : NULL;
+    if (!s)
+        bad_str(L, idx, call, what, false);
+    if (strlen(s) != n)
+        bad_str(L, idx, call, what, true);
+    return s;
+}
+
+const char *lbind_optstr(lua_State *L, int idx, const char *call, const char *what, const char *dflt)
+{
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    return lbind_checkstr(L, idx, call, what);
+}
+
+const char *lbind_tostr(lua_State *L, int idx, const char *call, const char *what)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
+    if (!s)
+        luaL_error(L, "%s: %s must be a string, got %s", call, what, luaL_typename(L, idx));
+    if (strlen(s) != n)
+        luaL_error(L, "%s: %s must be a string without NUL bytes", call, what);
+    return s;
+}
+
+int lbind_bad_self(lua_State *L, const char *call, const char *what)
+{
+    return luaL_error(L, "%s: call it with ':' (argument 1 must be a %s, got %s)", call, what, luaL_typename(L, 1));
+}
+
+/* Whether "a.b" (lengths na, nb) is a better name than the best so far
+ * (the shortest, then the first in byte order): names must not depend on
+ * the order lua_next visits a table in, which varies between runs. */
+static bool better(const char *a, const char *b, const char *best_a, const char *best_b)
+{
+    if (!best_a)
+        return true;
+    size_t n = strlen(a) + strlen(b), best_n = strlen(best_a) + strlen(best_b);
+    if (n != best_n)
+        return n < best_n;
+    int c = strcmp(a, best_a);
+    return c != 0 ? c < 0 : strcmp(b, best_b) < 0;
+}
+
+const char *lbind_fname(lua_State *L)
+{
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar)) {
+        lua_pushliteral(L, "?");
+        return lua_tostring(L, -1);
+    }
+    lua_getinfo(L, "nf", &ar);
+    int f = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushnil(L); /* the best module name */
+    lua_pushnil(L); /* and key */
+    const char *best_mod = NULL, *best_key = NULL;
+    lua_pushnil(L);
+    while (lua_next(L, f + 1)) { /* stack: f, loaded, best mod, best key, module name, module */
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1) && strcmp(lua_tostring(L, -2), "_G") != 0) {
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, f) &&
+                    better(lua_tostring(L, -4), lua_tostring(L, -2), best_mod, best_key)) {
+                    lua_pushvalue(L, -4);
+                    lua_replace(L, f + 2);
+                    lua_pushvalue(L, -2);
+                    lua_replace(L, f + 3);
+                    best_mod = lua_tostring(L, f + 2);
+                    best_key = lua_tostring(L, f + 3);
+                }
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    if (best_mod) {
+        size_t n = strlen(best_mod);
+        if (n > 2 && best_mod[0] == '<' && best_mod[n - 1] == '>') /* a metatable's table named "<NAME>" */
+            lua_pushfstring(L, "%s.%s", lua_pushlstring(L, best_mod + 1, n - 2), best_key);
+        else
+            lua_pushfstring(L, "%s.%s", best_mod, best_key);
+    } else {
+        lua_pushstring(L, ar.name ? ar.name : "?");
+    }
+    lua_replace(L, f);
+    lua_settop(L, f);
+    return lua_tostring(L, -1);
+}
+
+/* For each function with a string key in table `from` not in `seen`:
+ * names[f] = its smallest key there (so that a function under two keys,
+ * __gc and __close, is listed under one). */
+static void collect_functions(lua_State *L, int from, int names, int seen)
+{
+    from = lua_absindex(L, from);
+    lua_pushnil(L);
+    while (lua_next(L, from)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION &&
+            lua_rawget(L, seen) == LUA_TNIL) { /* pops the function: stack key, nil */
+            lua_pop(L, 1);
+            lua_pushvalue(L, -1);
+            lua_rawget(L, from); /* the function again */
+            lua_pushvalue(L, -1);
+            int had = lua_rawget(L, names);
+            if (had == LUA_TNIL || strcmp(lua_tostring(L, -3), lua_tostring(L, -1)) < 0) {
+                lua_pop(L, 1);
+                lua_pushvalue(L, -2);
+                lua_rawset(L, names); /* names[f] = key */
+            } else {
+                lua_pop(L, 2);
+            }
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+#define MAX_METATABLES 256
+
+void lbind_name_metatables(lua_State *L)
+{
+    luaL_checkstack(L, 16, "lbind_name_metatables");
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int loaded = lua_gettop(L);
+    /* the functions modules list already: Lua names them from there */
+    lua_newtable(L);
+    int seen = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, loaded)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1)) {
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                if (lua_type(L, -1) == LUA_TFUNCTION) {
+                    lua_pushboolean(L, 1);
+                    lua_rawset(L, seen);
+                } else {
+                    lua_pop(L, 1);
+                }
+            }
+        }
+        lua_pop(L, 1);
+    }
+    /* metatables of luaL_newmetatable (registry[tname] = mt with a
+     * __name), in the order of their registry names */
+    const char *tnames[MAX_METATABLES];
+    size_t nt = 0;
+    lua_pushnil(L);
+    while (lua_next(L, LUA_REGISTRYINDEX)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1) && nt < MAX_METATABLES) {
+            if (lua_getfield(L, -1, "__name") == LUA_TSTRING)
+                tnames[nt++] = lua_tostring(L, -3); /* the key, anchored in the registry */
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    qsort(tnames, nt, sizeof tnames[0], compare_names);
+    for (size_t i = 0; i < nt; i++) {
+        lua_getfield(L, LUA_REGISTRYINDEX, tnames[i]);
+        int mt = lua_gettop(L);
+        lua_getfield(L, mt, "__name");
+        /* the name, or "<name>" when a module has it (kernbench.alloc is a Lua module too) */
+        if (lua_getfield(L, loaded, lua_tostring(L, -1)) != LUA_TNIL) {
+            lua_pop(L, 1);
+            lua_pushfstring(L, "<%s>", lua_tostring(L, -1));
+            lua_replace(L, -2);
+            if (lua_getfield(L, loaded, lua_tostring(L, -1)) != LUA_TNIL) {
+                lua_settop(L, mt - 1);
+                continue;
+            }
+        }
+        lua_pop(L, 1); /* stack: mt, name */
+        lua_newtable(L);
+        int names = lua_gettop(L);
+        collect_functions(L, mt, names, seen);
+        /* the methods: __index, or the table an __index closure looks in */
+        static const char *const methods[] = {"__index", "methods", "__methods"};
+        for (int m = 0; m < 3; m++) {
+            int t = lua_getfield(L, mt, methods[m]);
+            if (t == LUA_TTABLE)
+                collect_functions(L, -1, names, seen);
+            else if (t == LUA_TFUNCTION && lua_getupvalue(L, -1, 1)) {
+                if (lua_istable(L, -1))
+                    collect_functions(L, -1, names, seen);
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+        /* names (f -> key) as the listed table (key -> f) */
+        lua_newtable(L);
+        lua_pushnil(L);
+        while (lua_next(L, names)) { /* stack: ..., list, f, key */
+            lua_pushvalue(L, -2);
+            lua_pushvalue(L, -1);
+            lua_pushboolean(L, 1);
+            lua_rawset(L, seen);
+            lua_rawset(L, -4); /* list[key] = f */
+        }
+        lua_setfield(L, loaded, lua_tostring(L, mt + 1));
+        lua_settop(L, mt - 1);
+    }
+    lua_settop(L, loaded - 1);
+}
+
 /* Raises "CALL: field 'KEY' must be [an integer ]RANGE, got VALUE" for the
  * value on the top of the stack. */
 static void bad_int(lua_State *L, const char *call, const char *key, bool integer, lua_Integer min,

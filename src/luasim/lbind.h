@@ -21,6 +21,34 @@ int lbind_raise_prefixed(lua_State *L, const char *prefix, char *msg);
  * error: pushes both (msg freed here); `return lbind_fail(L, err);`. */
 int lbind_fail(lua_State *L, char *msg);
 
+/* Strings from Lua for C: luaL_checklstring (numbers are converted as
+ * there) that also refuses a string with a NUL byte, which C would read as
+ * shorter ("f32\0x" as "f32"). Errors name the call and the argument:
+ * "tl.load: argument 3 (dtype) must be a string without NUL bytes" and
+ * "... must be a string, got nil". `what` may be NULL. */
+const char *lbind_checkstr(lua_State *L, int idx, const char *call, const char *what);
+/* The same, with `dflt` for nil or no value. */
+const char *lbind_optstr(lua_State *L, int idx, const char *call, const char *what, const char *dflt);
+/* The same check for a string already read (a table field, a key): the
+ * value at idx if it is a string without NUL bytes, else an error
+ * "CALL: WHAT must be a string without NUL bytes". */
+const char *lbind_tostr(lua_State *L, int idx, const char *call, const char *what);
+/* Raises "CALL: call it with ':' (argument 1 must be a WHAT, got TYPE)"
+ * for a method whose self (argument 1) is not its object. */
+int lbind_bad_self(lua_State *L, const char *call, const char *what);
+/* The name of the running C function for a message: its module and key
+ * when it is in package.loaded (with lbind_name_metatables, methods too:
+ * "kernbench.sim.run"), else the name Lua gives the call, else "?". Pushes
+ * the string (for a message about to be raised). */
+const char *lbind_fname(lua_State *L);
+/* Makes Lua's own argument errors ("bad argument #2 to 'NAME'") name the
+ * functions of every metatable registered so far when they are called
+ * from C (pcall(obj.method, ...)), where Lua has no name for them and
+ * writes '?': each metatable's functions and methods are listed in
+ * package.loaded under the metatable's __name ("sim.store.put"), or
+ * "<NAME>" when a module is loaded under the name ("<kernbench.alloc>.free"). */
+void lbind_name_metatables(lua_State *L);
+
 /* Integer field `key` of the table at idx: stores it in *out and returns
  * true; returns false, *out untouched, when the field is nil (so *out may
  * hold a default). A value that is not an integer (a string, a float with

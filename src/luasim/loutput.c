@@ -6,6 +6,7 @@
 #include "luasim/loutput.h"
 
 #include "core/util.h"
+#include "luasim/lbind.h"
 #include "luasim/session.h"
 #include "trace/outfile.h"
 
@@ -39,7 +40,7 @@ static loutput *check_open(lua_State *L, const char *call)
 /* kb.open_output(path) */
 static int l_open(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lbind_tostr(L, 1, "kb.open_output", "argument 1 (path)");
     loutput *o = lua_newuserdatauv(L, sizeof *o, 0);
     memset(o, 0, sizeof *o);
     luaL_setmetatable(L, OUTPUT_MT);
@@ -161,7 +162,7 @@ static int l_tostring(lua_State *L)
  * is on disk, whole, when this returns true. Returns true, or nil and why. */
 static int l_append_line(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lbind_tostr(L, 1, "output_c.append_line", "argument 1 (path)");
     size_t len;
     const char *line = luaL_checklstring(L, 2, &len);
     luaL_Buffer b;
@@ -212,7 +213,7 @@ static int l_append_line(lua_State *L)
  * journal's torn last line), then fsync. Returns true, or nil and why. */
 static int l_truncate(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lbind_tostr(L, 1, "output_c.truncate", "argument 1 (path)");
     lua_Integer size = luaL_checkinteger(L, 2);
     if (size < 0)
         return luaL_error(L, "output_c.truncate: size must be >= 0, got %I", size);

@@ -21,7 +21,7 @@ lsim *lsim_check_any(lua_State *L, int idx)
 
 _Noreturn void lsim_closed(lua_State *L, const lsim *S)
 {
-    luaL_error(L, "simulation #%d is closed", S->serial);
+    luaL_error(L, "%s: simulation #%d is closed", lbind_fname(L), S->serial);
     abort(); /* not reached: luaL_error does not return */
 }
 

@@ -279,7 +279,7 @@ static int ev_gc(lua_State *L)
 int lsim_event_new(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    const char *name = luaL_optstring(L, 2, NULL);
+    const char *name = lbind_optstr(L, 2, "s:event", "name", NULL);
     kb_event *ev = kb_event_new(S->sim);
     if (name)
         kb_event_set_name(ev, name);

@@ -211,7 +211,7 @@ int lsim_spawn(lua_State *L)
         fn = lua_gettop(L);
         if (lua_getfield(L, 2, "name") != LUA_TNIL) {
             luaL_argexpected(L, lua_type(L, -1) == LUA_TSTRING, 2, "string 'name'");
-            name = lua_tostring(L, -1);
+            name = lbind_tostr(L, -1, "s:spawn", "field 'name'");
         }
         if (lua_getfield(L, 2, "daemon") != LUA_TNIL && lua_toboolean(L, -1))
             flags |= KB_PROC_DAEMON;

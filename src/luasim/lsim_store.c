@@ -57,14 +57,14 @@ static bool parse_opts(lua_State *L, const char *call, lua_Integer *cap, const c
             has_cap = true;
         }
         if (lua_getfield(L, 2, "name") != LUA_TNIL)
-            *name = luaL_checkstring(L, -1);
+            *name = lbind_tostr(L, -1, call, "field 'name'");
         return has_cap;
     }
     if (!lua_isnoneornil(L, 2)) {
         *cap = luaL_checkinteger(L, 2);
         has_cap = true;
     }
-    *name = luaL_optstring(L, 3, *name);
+    *name = lbind_optstr(L, 3, call, "name", *name);
     return has_cap;
 }
 

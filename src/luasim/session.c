@@ -2,6 +2,7 @@
 #include "luasim/session.h"
 
 #include "core/util.h"
+#include "luasim/lbind.h"
 #include "trace/val.h"
 
 #include <inttypes.h>
@@ -136,7 +137,8 @@ static int l_progress(lua_State *L)
         if (lua_type(L, 3) != LUA_TSTRING)
             return luaL_error(L, "kb.progress(k, n[, label]): label must be a string, got %s",
                               luaL_typename(L, 3));
-        label = lua_tolstring(L, 3, &len);
+        label = lbind_checkstr(L, 3, "kb.progress", "label");
+        len = strlen(label);
     }
     kb_session *session = kb_session_of(L);
     if (!session)

@@ -11,7 +11,18 @@
  * such as {2^31, 2^31, 2^31}, option tables, DPPolicy tables, composite
  * specs, nested tables, and earlier results (tensors, device tensors,
  * handles). Every call is wrapped in pcall: a Lua error is an answer; a
- * crash, a sanitizer report or a hang is a finding.
+ * crash, a sanitizer report or a hang is a finding, and so is one of Lua's
+ * internal messages ("attempt to index a nil value", "bad argument #1 to
+ * '?'", ...) unless the generated program's own code raised it (its
+ * position is fuzz_program or fuzz_driver): a bound function or the
+ * runtime must answer a mistake with a message naming it.
+ *
+ * Besides the torch and tl calls, statements call any bound function at
+ * all (CALL/KCALL): every C function and metamethod of the loaded modules
+ * and of the metatables in the registry (found by walking them, so a new
+ * binding is fuzzed without editing this file), or in a kernel every tl
+ * function and handle method, with the right self, another object's self
+ * or none, and arguments of any kind, too few or too many.
  *
  * One Lua state (kb_lua_open, as the command line makes it) and the two
  * small topologies are made once; each input gets a new runtime
@@ -21,9 +32,12 @@
  * an out-of-memory report of the fuzzer.
  *
  * Input bytes: the first picks the topology (bit 0: small_1cube_8pe, else
- * small_1cube_1pe) and data mode (bit 1); then each statement takes a byte
+ * small_1cube_1pe), data mode (bit 1) and, with bits 2-4 all set, the
+ * statements calling any bound function (so that inputs written before
+ * them still make the same programs); then each statement takes a byte
  * for its form and one per choice below it. Set KB_FUZZ_PRINT=1 to print
- * each generated program (to read a reproducer). */
+ * each generated program (to read a reproducer), KB_FUZZ_INTERNAL_GO_ON=1
+ * to print internal errors and go on (to list them over a corpus). */
 #include "fuzz.h"
 
 #include "core/util.h"
@@ -47,6 +61,7 @@ typedef struct gen {
     size_t n;
     kb_buf out;
     bool in_kernel;
+    bool bound; /* the statements calling any bound function are in the grammar */
     int launches;
 } gen;
 
@@ -427,12 +442,31 @@ static void stmt_op(gen *g)
     EMIT(g, "))\n");
 }
 
+/* CALL(n, self, ...) / KCALL(n, self, ...): the bound function n (modulo
+ * their number) with self 0 none, 1 its own object, 2 another object's,
+ * then 0 to 4 arguments of any kind. */
+static void stmt_bound(gen *g)
+{
+    target(g);
+    unsigned n = pick(g, 256) * 256;
+    n += pick(g, 256);
+    EMIT(g, "%s, %u, %u", g->in_kernel ? "KCALL" : "CALL", n, pick(g, 3));
+    unsigned na = pick(g, 5);
+    for (unsigned i = 0; i < na; i++) {
+        EMIT(g, ", ");
+        expr(g, 1);
+    }
+    EMIT(g, "))\n");
+}
+
 static void stmt_tl(gen *g)
 {
-    switch (pick(g, 8)) {
+    switch (pick(g, g->bound ? 10 : 8)) {
     case 0: stmt_method(g); return;
     case 1: stmt_index(g); return;
     case 2: stmt_op(g); return;
+    case 8:
+    case 9: stmt_bound(g); return;
     default: break;
     }
     const call *c = &PICK(g, tl_calls);
@@ -449,6 +483,7 @@ static void stmt_launch(gen *g)
     unsigned slot = target(g);
     EMIT(g, "torch.%s, {name = \"fz\", fn = function(tl, a1, a2, a3, a4)\n", async ? "launch_async" : "launch");
     EMIT(g, "  local K = {a1, a2, a3, a4}\n");
+    EMIT(g, "  local KCALL = KB(tl, K)\n");
     g->in_kernel = true;
     unsigned n = pick(g, MAX_KERNEL_STMTS + 1);
     for (unsigned i = 0; i < n && g->n; i++)
@@ -484,11 +519,13 @@ static void stmt_launch(gen *g)
 
 static void stmt_bench(gen *g)
 {
-    switch (pick(g, 12)) {
+    switch (pick(g, g->bound ? 14 : 12)) {
     case 0:
     case 1: stmt_method(g); return;
     case 2: stmt_index(g); return;
     case 3: stmt_op(g); return;
+    case 12:
+    case 13: stmt_bound(g); return;
     case 4:
         if (g->launches < MAX_LAUNCHES) {
             stmt_launch(g);
@@ -506,10 +543,10 @@ static void stmt_bench(gen *g)
 
 /* The program as a Lua chunk: a function of the runtime, the pool values
  * the driver made (V) and the helpers (M, IDX, SETIDX, OPS, R). */
-static char *generate(const uint8_t *data, size_t size)
+static char *generate(const uint8_t *data, size_t size, bool bound)
 {
-    gen g = {.p = data, .n = size};
-    EMIT(&g, "local torch, V, GRID, M, IDX, SETIDX, OPS, R = ...\n");
+    gen g = {.p = data, .n = size, .bound = bound};
+    EMIT(&g, "local torch, V, GRID, M, IDX, SETIDX, OPS, R, CALL, KB = ...\n");
     for (unsigned i = 0; i < MAX_STMTS && g.n; i++)
         stmt_bench(&g);
     if (pick(&g, 2))
@@ -520,33 +557,167 @@ static char *generate(const uint8_t *data, size_t size)
 /* ---- the Lua side ---- */
 
 /* Made once: returns run(chunk, topo_index, data): a new runtime, the pool
- * values (two host tensors, two device tensors and their addresses), the
- * program, and the runtime closed. */
+ * values (two host tensors, two device tensors and their addresses), a new
+ * simulation whose objects are selves for CALL, the program, and both
+ * closed; it returns the first internal Lua error the program got, if any. */
 static const char driver[] =
     "local dir = ...\n"
     "local tm = require 'kernbench.torch'\n"
+    "local sim = require 'sim'\n"
     "local topos = { kb.topology.load(dir .. '/topologies/small_1cube_1pe.yaml'),\n"
     "                kb.topology.load(dir .. '/topologies/small_1cube_8pe.yaml') }\n"
     "local function M(o, k, ...) return o[k](o, ...) end\n"
     "local function IDX(o, k) return o[k] end\n"
     "local function SETIDX(o, k, v) o[k] = v end\n"
-    "local function R(ok, v) if ok then return v end end\n"
-    "local OPS = { add = function(a, b) return a + b end, sub = function(a, b) return a - b end,\n"
-    "  mul = function(a, b) return a * b end, div = function(a, b) return a / b end,\n"
-    "  idiv = function(a, b) return a // b end, unm = function(a) return -a end,\n"
-    "  len = function(a) return #a end, str = function(a) return tostring(a) end,\n"
-    "  concat = function(a, b) return a .. b end, eq = function(a, b) return a == b end,\n"
-    "  lt = function(a, b) return a < b end }\n"
+    /* Lua's internal messages: a finding unless the program's own code or
+     * the helpers here raised them (the VM's errors in that code, and a C
+     * function's argument error when a helper called it through a variable
+     * key, o[k](o, ...), which Lua names '?'): those start with the
+     * program's or the driver's position. A bound function's message has
+     * its own file's position, or none when the program called it. */
+    "local INTERNAL = { 'attempt to ', \"to '?'\", '(null)', 'on bad self' }\n"
+    "local finding\n"
+    "local function R(ok, v)\n"
+    "  if ok then return v end\n"
+    "  if finding or type(v) ~= 'string' or v:find('^fuzz_%a+:%d+: ') then return end\n"
+    "  for _, p in ipairs(INTERNAL) do\n"
+    "    if v:find(p, 1, true) then finding = v return end\n"
+    "  end\n"
+    "end\n"
+    /* The operators; on plain values (numbers, strings: the string
+     * library's arithmetic raises its errors without a position) an error
+     * is the program's own and gets the driver's position. */
+    "local function obj(v) return type(v) == 'table' or type(v) == 'userdata' end\n"
+    "local function op(f) return function(a, b)\n"
+    "  if obj(a) or obj(b) then return f(a, b) end\n"
+    "  local ok, r = pcall(f, a, b)\n"
+    "  if ok then return r end\n"
+    "  error(r, 1)\n"
+    "end end\n"
+    "local OPS = { add = op(function(a, b) return a + b end), sub = op(function(a, b) return a - b end),\n"
+    "  mul = op(function(a, b) return a * b end), div = op(function(a, b) return a / b end),\n"
+    "  idiv = op(function(a, b) return a // b end), unm = op(function(a) return -a end),\n"
+    "  len = op(function(a) return #a end), str = op(function(a) return tostring(a) end),\n"
+    "  concat = op(function(a, b) return a .. b end), eq = op(function(a, b) return a == b end),\n"
+    "  lt = op(function(a, b) return a < b end) }\n"
+    /* The bound functions: the C functions of the loaded modules and of the
+     * metatables in the registry, each with the metatable whose objects are
+     * its self. Not called: Lua's own, the child-process pool, and the
+     * functions that write files or the terminal. */
+    "local SKIP = { _G = true, string = true, table = true, math = true, io = true, os = true,\n"
+    "  coroutine = true, utf8 = true, debug = true, package = true,\n"
+    "  ['kernbench.procpool'] = true, ['kernbench.procpool.guard'] = true, ['kernbench.output_c'] = true,\n"
+    "  ['kernbench.output'] = true, ['kernbench.progress_c'] = true, FILE = true }\n"
+    "local function bound_functions(roots)\n"
+    "  local found, list, seen = {}, {}, {}\n"
+    "  local function walk(t, name, depth, mt)\n"
+    "    if seen[t] or depth > 3 then return end\n"
+    "    seen[t] = true\n"
+    "    if rawget(t, '__name') ~= nil then mt = t end\n"
+    "    for k, v in pairs(t) do\n"
+    "      local key = tostring(k)\n"
+    "      if type(v) == 'function' and debug.getinfo(v, 'S').what == 'C' and not found[v] then\n"
+    "        found[v] = true\n"
+    "        list[#list + 1] = { name = name .. '.' .. key, key = key, f = v, mt = mt }\n"
+    "      elseif type(v) == 'table' and (k == '__index' or k == 'methods' or k == '__methods') then\n"
+    "        walk(v, name .. '.' .. key, depth + 1, mt)\n"
+    "      elseif type(v) == 'table' and not SKIP[key] then\n"
+    "        walk(v, name .. '.' .. key, depth + 1, nil)\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  for _, r in ipairs(roots) do walk(r[2], r[1], 0, nil) end\n"
+    "  table.sort(list, function(a, b) return a.name < b.name end)\n"
+    "  return list\n"
+    "end\n"
+    /* the metatables first, so that a method is seen with its metatable */
+    "local roots, mods = {}, {}\n"
+    "for k, v in pairs(debug.getregistry()) do\n"
+    "  if type(k) == 'string' and type(v) == 'table' and k:sub(1, 1) ~= '_' and not SKIP[k]\n"
+    "     and not SKIP[k:match('^[%w_]+')] and rawget(v, '__name') then roots[#roots + 1] = { k, v } end\n"
+    "end\n"
+    "for k, v in pairs(package.loaded) do\n"
+    "  if type(v) == 'table' and not SKIP[k] then mods[#mods + 1] = { k, v } end\n"
+    "end\n"
+    "table.sort(roots, function(a, b) return a[1] < b[1] end)\n"
+    "table.sort(mods, function(a, b) return a[1] < b[1] end)\n"
+    "for _, m in ipairs(mods) do roots[#roots + 1] = m end\n"
+    "local B = bound_functions(roots)\n"
+    "local TENSOR_MT = debug.getregistry()['kernbench.tl_tensor']\n"
+    "local COMPOSITE_MT = debug.getregistry()['kernbench.tl_composite']\n"
+    /* Objects by metatable, found in the values given (depth-limited). */
+    "local function objects(values)\n"
+    "  local by_mt, list, seen = {}, {}, {}\n"
+    "  local function visit(v, depth)\n"
+    "    if depth > 3 or seen[v] then return end\n"
+    "    if type(v) == 'userdata' then\n"
+    "      seen[v] = true\n"
+    "      local mt = getmetatable(v)\n"
+    "      if type(mt) == 'table' and not by_mt[mt] then by_mt[mt] = v list[#list + 1] = v end\n"
+    "    elseif type(v) == 'table' then\n"
+    "      seen[v] = true\n"
+    "      for _, x in pairs(v) do visit(x, depth + 1) end\n"
+    "    end\n"
+    "  end\n"
+    "  for _, v in ipairs(values) do visit(v, 0) end\n"
+    "  return by_mt, list\n"
+    "end\n"
+    /* CALL(n, self, ...): bound function n (modulo their number) with self 0
+     * none, 1 its own object, 2 another object's. */
+    "local function caller(list, by_mt, others)\n"
+    "  return function(n, mode, ...)\n"
+    "    local e = list[n % #list + 1]\n"
+    /* a finalizer is never given a live object (docs/decisions.md) */
+    "    local fin = e.key == '__gc' or e.key == '__close'\n"
+    "    if mode == 1 and e.mt and not fin and by_mt[e.mt] ~= nil then\n"
+    "      return e.f(by_mt[e.mt], ...)\n"
+    "    elseif mode == 2 and #others > 0 then\n"
+    "      local o = others[n % #others + 1]\n"
+    "      if fin or getmetatable(o) == e.mt then o = io.stdout end\n"
+    "      return e.f(o, ...)\n"
+    "    end\n"
+    "    return e.f(...)\n"
+    "  end\n"
+    "end\n"
+    /* KB(tl, K): the caller of a kernel: its tl functions and the handles'
+     * and composites' methods and metamethods. */
+    "local function KB(tl, K)\n"
+    "  local list, seen = {}, {}\n"
+    "  local function add(t, name, mt)\n"
+    "    local keys = {}\n"
+    "    for k, v in pairs(t) do if type(v) == 'function' and not seen[v] then keys[#keys + 1] = k end end\n"
+    "    table.sort(keys)\n"
+    "    for _, k in ipairs(keys) do seen[t[k]] = true list[#list + 1] = { key = k, f = t[k], mt = mt } end\n"
+    "  end\n"
+    "  add(tl, 'tl')\n"
+    "  for _, mt in ipairs { TENSOR_MT, COMPOSITE_MT } do\n"
+    "    add(mt, 'mt', mt)\n"
+    "    if type(rawget(mt, 'methods')) == 'table' then add(mt.methods, 'm', mt) end\n"
+    "    if type(rawget(mt, '__index')) == 'table' then add(mt.__index, 'i', mt) end\n"
+    "  end\n"
+    "  local by_mt, others = objects(K)\n"
+    "  if not by_mt[TENSOR_MT] then\n"
+    "    local ok, h = pcall(tl.zeros, { 2 }, 'f32')\n"
+    "    if ok then by_mt[TENSOR_MT] = h others[#others + 1] = h end\n"
+    "  end\n"
+    "  return caller(list, by_mt, others)\n"
+    "end\n"
     "return function(chunk, topo, data)\n"
+    "  finding = nil\n"
     "  local torch = tm.new { topology = topos[topo], data_mode = data and 'data' or nil }\n"
     "  local dp = torch.DPPolicy { pe = topo == 2 and 'row_wise' or 'replicate' }\n"
     "  local d1 = torch.zeros({ 8, 4 }, { dtype = 'f32', dp = dp })\n"
     "  local d2 = torch.empty({ 8, 8 }, { dtype = 'f16', dp = torch.DPPolicy {} })\n"
     "  local V = { torch.ones({ 4, 4 }), torch.arange(0, 64):reshape({ 8, 8 }):half(), d1, d2,\n"
     "              d1.va_base, d2.va_base, torch.zeros({ 2, 3 }, 'i32'), 2.5 }\n"
-    "  local ok, err = pcall(chunk, torch, V, topo == 2 and { 2, 1 } or 1, M, IDX, SETIDX, OPS, R)\n"
+    "  local s = sim.new()\n"
+    "  local by_mt, others = objects { s, s:store(), s:resource(1), s:event(), s:timeout(1), torch, V }\n"
+    "  local CALL = caller(B, by_mt, others)\n"
+    "  local ok, err = pcall(chunk, torch, V, topo == 2 and { 2, 1 } or 1, M, IDX, SETIDX, OPS, R, CALL, KB)\n"
     "  pcall(torch.close)\n"
+    "  pcall(s.close, s)\n"
     "  if not ok then error(err, 0) end\n"
+    "  return finding\n"
     "end\n";
 
 /* The state's allocator, capped: the fuzz entry point has no context, so
@@ -573,7 +744,7 @@ static struct {
     kb_session session;
     lua_State *L;
     int run_ref;
-    bool print;
+    bool print, keep_going;
 } fz;
 
 static void teardown(void) { kb_lua_close(fz.L); }
@@ -595,6 +766,8 @@ static void setup(void)
     lua_setallocf(L, capped_alloc, NULL);
     const char *p = getenv("KB_FUZZ_PRINT");
     fz.print = p && *p && strcmp(p, "0") != 0;
+    p = getenv("KB_FUZZ_INTERNAL_GO_ON");
+    fz.keep_going = p && *p && strcmp(p, "0") != 0;
     atexit(teardown);
 }
 
@@ -605,7 +778,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     unsigned flags = data[0];
-    char *src = generate(data + 1, size - 1);
+    char *src = generate(data + 1, size - 1, (flags >> 2 & 7) == 7);
     if (fz.print)
         fprintf(stderr, "---- program (topology %u, data %u):\n%s", (flags & 1) + 1, (flags >> 1) & 1, src);
     lua_State *L = fz.L;
@@ -616,7 +789,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lua_insert(L, -2);
     lua_pushinteger(L, (flags & 1) + 1);
     lua_pushboolean(L, (flags >> 1) & 1);
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    if (lua_pcall(L, 3, 1, 0) == LUA_OK) {
+        const char *internal = lua_tostring(L, -1);
+        if (internal && fz.keep_going)
+            fprintf(stderr, "internal: %s\n", internal);
+        else
+            FUZZ_CHECK(!internal, "an internal Lua error instead of a message: %s\n%s", internal, src);
+        lua_pop(L, 1);
+    } else {
         /* The program's own errors are answers; the driver's setup failing
          * (the runtime or the pool tensors) is not one it may give. */
         const char *msg = lua_tostring(L, -1);

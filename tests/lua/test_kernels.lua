@@ -384,14 +384,14 @@ end
 
 function TestKernels:test_scratch_overflow()
   local err = launch_error("small_1cube_1pe", function(tl) tl.zeros({ 1024, 1024 }, "f32") end)
-  lu.assertStrContains(err, "tl.full: scratch overflow on sip0.cube0.pe0")
+  lu.assertStrContains(err, "tl.zeros: scratch overflow on sip0.cube0.pe0")
   -- a result whose scratch was reused cannot be used again
   err = launch_error("small_1cube_1pe", function(tl)
     local first = tl.zeros({ 256, 1024 }, "f16")
     for _ = 1, 3 do tl.zeros({ 256, 1024 }, "f16") end
     return first + 1
   end)
-  lu.assertStrContains(err, "tl.add: argument 1 (a tl.full result) was overwritten")
+  lu.assertStrContains(err, "tl.add: argument 1 (a tl.zeros result) was overwritten")
   lu.assertStrContains(err, "scratch overflow")
 end
 

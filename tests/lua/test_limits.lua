@@ -35,7 +35,7 @@ end
 
 function TestLimits:test_constants_and_ranges_that_overflow_are_errors()
   lu.assertStrContains(kernel_error(function(tl) tl.zeros({ 1 << 40, 1 << 40 }) end),
-    "tl.full: a result of shape [1099511627776, 1099511627776] f16 is larger than any memory")
+    "tl.zeros: a result of shape [1099511627776, 1099511627776] f16 is larger than any memory")
   lu.assertStrContains(kernel_error(function(tl) tl.arange(math.mininteger, math.maxinteger) end),
     "tl.arange: -9223372036854775808 .. 9223372036854775807 has more than 2^63 values")
   lu.assertStrContains(kernel_error(function(tl) tl.arange(0, 1 << 50) end),

@@ -69,7 +69,13 @@ local function rank_pes(o, P, sip)
     return out
   end
   local g = o.grid or {}
+  if type(g) ~= "table" then fail("grid must be a table {pes =, cubes =}, got %s", type(g)) end
   local pes, cubes = g.pes or g[1] or P.pes_per_cube, g.cubes or g[2] or P.cubes_per_sip
+  if math.type(pes) ~= "integer" or pes < 1 or pes > P.pes_per_cube or math.type(cubes) ~= "integer" or cubes < 1
+      or cubes > P.cubes_per_sip then
+    fail("grid must be {pes = 1..%d, cubes = 1..%d}, got {pes = %s, cubes = %s}", P.pes_per_cube, P.cubes_per_sip,
+      tostring(pes), tostring(cubes))
+  end
   local out = {}
   for c = 0, cubes - 1 do
     for p = 0, pes - 1 do out[#out + 1] = { sip = o.sip or sip, cube = c, pe = p } end
