@@ -59,6 +59,7 @@ static int open_state(lua_State *L)
         lua_setglobal(L, "kb");
     }
     lbind_name_metatables(L); /* argument errors of methods called from C name them */
+    lbind_hide_finalizers(L);
     return 0;
 }
 

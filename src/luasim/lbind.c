@@ -146,12 +146,19 @@ const char *lbind_fname(lua_State *L)
 /* For each function with a string key in table `from` not in `seen`:
  * names[f] = its smallest key there (so that a function under two keys,
  * __gc and __close, is listed under one). */
+/* __gc and __close free what an object holds: only Lua may call them. */
+static int is_finalizer(lua_State *L, int key)
+{
+    const char *k = lua_tostring(L, key);
+    return strcmp(k, "__gc") == 0 || strcmp(k, "__close") == 0;
+}
+
 static void collect_functions(lua_State *L, int from, int names, int seen)
 {
     from = lua_absindex(L, from);
     lua_pushnil(L);
     while (lua_next(L, from)) {
-        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION &&
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION && !is_finalizer(L, -2) &&
             lua_rawget(L, seen) == LUA_TNIL) { /* pops the function: stack key, nil */
             lua_pop(L, 1);
             lua_pushvalue(L, -1);
@@ -420,4 +427,32 @@ void *lbind_checkudata(lua_State *L, int idx, const char *tname)
 {
     void *p = lbind_testudata(L, idx, tname);
     return p ? p : luaL_checkudata(L, idx, tname); /* raises the usual message */
+}
+
+void lbind_hide_finalizers(lua_State *L)
+{
+    luaL_checkstack(L, 8, "lbind_hide_finalizers");
+    lua_pushnil(L);
+    while (lua_next(L, LUA_REGISTRYINDEX)) {
+        int mt = lua_gettop(L);
+        if (lua_type(L, mt - 1) == LUA_TSTRING && lua_istable(L, mt) &&
+            lua_getfield(L, mt, "__name") == LUA_TSTRING &&
+            lua_getfield(L, mt, "__metatable") == LUA_TNIL &&
+            (lua_getfield(L, mt, "__gc") != LUA_TNIL || lua_getfield(L, mt, "__close") != LUA_TNIL)) {
+            lua_settop(L, mt);
+            lua_newtable(L); /* the public view: every field but the finalizers */
+            lua_pushnil(L);
+            while (lua_next(L, mt)) {
+                if (lua_type(L, -2) == LUA_TSTRING && is_finalizer(L, -2)) {
+                    lua_pop(L, 1);
+                    continue;
+                }
+                lua_pushvalue(L, -2);
+                lua_insert(L, -2);
+                lua_rawset(L, mt + 1);
+            }
+            lua_setfield(L, mt, "__metatable");
+        }
+        lua_settop(L, mt - 1);
+    }
 }

@@ -48,6 +48,12 @@ const char *lbind_fname(lua_State *L);
  * package.loaded under the metatable's __name ("sim.store.put"), or
  * "<NAME>" when a module is loaded under the name ("<kernbench.alloc>.free"). */
 void lbind_name_metatables(lua_State *L);
+/* getmetatable(obj) of every metatable registered so far that has a __gc
+ * or __close gives a public view (its __metatable): the same fields but
+ * those two, so that Lua code cannot free a live object by calling its
+ * finalizer by hand (it crashed the process). C code and Lua's own calls
+ * of __gc, __close and <close> still use the real metatable. */
+void lbind_hide_finalizers(lua_State *L);
 
 /* Integer field `key` of the table at idx: stores it in *out and returns
  * true; returns false, *out untouched, when the field is nil (so *out may

@@ -74,7 +74,7 @@ local function enumerate(extra_roots)
   end
   local walk
   local function walk_ud(u, name, depth)
-    local mt = getmetatable(u)
+    local mt = debug.getmetatable(u) -- the real one (getmetatable gives a public view without finalizers)
     if type(mt) == "table" then walk(mt, "<" .. tostring(rawget(mt, "__name") or name) .. ">", depth + 1, mt) end
   end
   walk = function(t, name, depth, owner)
@@ -85,7 +85,9 @@ local function enumerate(extra_roots)
       local key = tostring(k)
       local path = type(k) == "string" and (name .. "." .. key) or (name .. "[" .. key .. "]")
       if type(v) == "function" then
-        if is_c(v) and not std[v] then add(v, path, key, owner) end
+        -- finalizers are reachable through the debug library only (see
+        -- test_finalizers_cannot_be_called_by_hand)
+        if is_c(v) and not std[v] and k ~= "__gc" and k ~= "__close" then add(v, path, key, owner) end
         -- an __index closure's methods table (host tensors)
         local _, up = debug.getupvalue(v, 1)
         if k == "__index" and type(up) == "table" then walk(up, path, depth + 1, owner) end
@@ -140,7 +142,7 @@ local function instances(roots)
     if depth > 5 or seen[v] then return end
     if type(v) == "userdata" then
       seen[v] = true
-      local mt = getmetatable(v)
+      local mt = debug.getmetatable(v)
       if type(mt) == "table" and not by_mt[mt] then by_mt[mt] = v end
     elseif type(v) == "table" then
       seen[v] = true
@@ -367,4 +369,35 @@ function TestApiHostile:test_the_reported_cases_name_the_function_and_argument()
   lu.assertStrContains(err(s.run, io.stdout), "kernbench.sim expected, got FILE*")
   s:close()
   lu.assertStrContains(err(s.run, s), "kernbench.sim.run: simulation #")
+end
+
+-- Calling an object's finalizer by hand freed it while the simulation
+-- still used it (a crash): getmetatable gives a view without __gc and
+-- __close, and the listed methods leave them out (lbind_hide_finalizers).
+function TestApiHostile:test_finalizers_cannot_be_called_by_hand()
+  local roots, torch, s = objects()
+  local checked = 0
+  for _, o in ipairs(roots) do
+    if type(o) == "userdata" then
+      local real, public = debug.getmetatable(o), getmetatable(o)
+      if rawget(real, "__gc") or rawget(real, "__close") then
+        checked = checked + 1
+        lu.assertNil(rawget(public, "__gc"), tostring(rawget(real, "__name")))
+        lu.assertNil(rawget(public, "__close"), tostring(rawget(real, "__name")))
+        lu.assertEquals(rawget(public, "__name"), rawget(real, "__name"))
+        lu.assertIs(rawget(public, "__index"), rawget(real, "__index"))
+        local listed = package.loaded[rawget(real, "__name")]
+        if type(listed) == "table" then
+          lu.assertNil(rawget(listed, "__gc"))
+          lu.assertNil(rawget(listed, "__close"))
+        end
+      end
+    end
+  end
+  lu.assertTrue(checked >= 6, "objects with finalizers checked: " .. checked)
+  -- <close> and the collector still use the real finalizers
+  do local s2 <close> = require("sim").new() end
+  collectgarbage()
+  pcall(torch.close)
+  s:close()
 end
