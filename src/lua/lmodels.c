@@ -15,6 +15,7 @@
 
 #include "core/util.h"
 #include "fabric/fabric.h"
+#include "luasim/session.h"
 #include "lua/lmachine.h"
 #include "luasim/session.h"
 
@@ -139,6 +140,7 @@ void lmodels_attach(lua_State *L, lsim *S)
             continue;
         if (!S->mach->model_thread) {
             S->mach->model_thread = lua_newthread(L);
+            kb_session_own_thread(L, 0);
             S->mach->model_thread_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         }
         if (lua_getfield(L, cache, mod) == LUA_TNIL) {

@@ -243,6 +243,7 @@ int lsim_spawn(lua_State *L)
     int ud = lua_gettop(L);
     luaL_setmetatable(L, LPROC_MT);
     lua_State *co = lua_newthread(L);
+    kb_session_own_thread(L, ud);
     lua_setiuservalue(L, ud, LEV_UV_EXTRA);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, ud, LEV_UV_SIM);

@@ -128,8 +128,14 @@ static inline void kb_session_leave(kb_session *s, lua_State *outer)
         kb_session_arm_thread(outer ? outer : s->main);
 }
 /* Replaces coroutine.resume and coroutine.wrap in L with versions that
- * enter and leave the coroutines they run. */
+ * enter and leave the coroutines they run, and coroutine.resume and
+ * coroutine.close with versions that refuse a simulation's own threads. */
 void kb_session_track_coroutines(lua_State *L);
+/* Marks the thread at the top of L's stack as the simulation's (a process,
+ * a latency model's thread): only the simulation may resume or close it;
+ * `owner` (an index, or 0) is what the refusal names. Kept in a table with
+ * weak keys: the mark goes with the thread. */
+void kb_session_own_thread(lua_State *L, int owner);
 /* The message a stop gives ("interrupted (SIGINT)", "stopped: --until
  * reached", ...), and its short name ("sigint", "until", ...). */
 const char *kb_stop_message(int stop);

@@ -50,9 +50,70 @@ void kb_session_arm(kb_session *s)
     kb_session_arm_thread(s->current);
 }
 
+static const char OWNED_THREADS; /* registry key: thread -> owner (weak keys) */
+
+void kb_session_own_thread(lua_State *L, int owner)
+{
+    owner = owner ? lua_absindex(L, owner) : 0;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &OWNED_THREADS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &OWNED_THREADS);
+    }
+    lua_pushvalue(L, -2); /* the thread */
+    if (owner)
+        lua_pushvalue(L, owner);
+    else
+        lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Raises an error if the coroutine at 1 belongs to a simulation: resuming
+ * a process by hand ran it at the wrong simulated time and took the
+ * wake-ups its waits expected; closing one left the simulation resuming a
+ * dead thread. */
+static void refuse_owned(lua_State *L, const char *call)
+{
+    if (lua_type(L, 1) != LUA_TTHREAD)
+        return;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &OWNED_THREADS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushvalue(L, 1);
+    int t = lua_rawget(L, -2);
+    if (t == LUA_TNIL) {
+        lua_pop(L, 2);
+        return;
+    }
+    const char *who = t == LUA_TBOOLEAN ? "a latency model's thread" : luaL_tolstring(L, -1, NULL);
+    luaL_error(L,
+               "%s: the coroutine is %s: a simulation's processes are resumed by the simulation only "
+               "(wait on an event, a store or a timeout to hand over; s:spawn a new process to run code)",
+               call, who);
+}
+
+/* coroutine.close(co): the original (upvalue 1), refused for a
+ * simulation's threads. */
+static int guarded_close(lua_State *L)
+{
+    refuse_owned(L, "coroutine.close");
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 /* coroutine.resume(co, ...): the original (upvalue 1), with co entered. */
 static int tracked_resume(lua_State *L)
 {
+    refuse_owned(L, "coroutine.resume");
     lua_State *co = lua_tothread(L, 1);
     kb_session *s = co ? kb_session_of(L) : NULL;
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -120,6 +181,9 @@ void kb_session_track_coroutines(lua_State *L)
     lua_setfield(L, -3, "resume");
     lua_pushcclosure(L, tracked_wrap, 1);
     lua_setfield(L, -2, "wrap");
+    lua_getfield(L, -1, "close");
+    lua_pushcclosure(L, guarded_close, 1);
+    lua_setfield(L, -2, "close");
     lua_pop(L, 1);
 }
 

@@ -151,6 +151,34 @@ function TestErrors:test_blocking_from_a_nested_coroutine_is_an_error()
   lu.assertStrContains(tostring(err), "called from a coroutine nested inside process 'outer'")
 end
 
+-- Resuming a process by hand ran it at the wrong simulated time and took
+-- the wake-up its sleep expected; closing it left the simulation a dead
+-- thread. Only the simulation resumes its processes.
+function TestErrors:test_a_process_coroutine_cannot_be_resumed_or_closed_by_hand()
+  local s = sim.new()
+  local co, woke
+  s:spawn{ name = "sleeper", fn = function() co = coroutine.running(); s:sleep(10); woke = s:now() end }
+  local errs = {}
+  s:spawn(function()
+    s:sleep(1)
+    for _, f in ipairs { coroutine.resume, coroutine.close } do
+      local ok, err = pcall(f, co, "stolen")
+      lu.assertFalse(ok)
+      errs[#errs + 1] = tostring(err)
+    end
+  end)
+  s:run()
+  lu.assertEquals(woke, 10) -- woken by its own timeout, at its time
+  lu.assertStrContains(errs[1], "coroutine.resume: the coroutine is process 'sleeper'")
+  lu.assertStrContains(errs[1], "resumed by the simulation only")
+  lu.assertStrContains(errs[2], "coroutine.close: the coroutine is process 'sleeper'")
+  -- the user's own coroutines are untouched
+  local c = coroutine.create(function(a) return a + coroutine.yield(a) end)
+  lu.assertEquals({ coroutine.resume(c, 2) }, { true, 2 })
+  lu.assertEquals({ coroutine.resume(c, 3) }, { true, 5 })
+  lu.assertTrue(coroutine.close(c))
+end
+
 function TestErrors:test_blocking_where_yield_is_impossible_is_an_error()
   local s = sim.new()
   s:spawn(function()
