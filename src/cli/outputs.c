@@ -218,4 +218,15 @@ void kb_outputs_abort(kb_session *s, kb_outputs *o)
     free(o->results);
     o->results = NULL;
     s->oplog_out = s->config_out = NULL;
+    /* what the run kept for outputs that will not be written (a usage
+     * error found while running still closed its simulations) */
+    free(s->oplog_error);
+    s->oplog_error = NULL;
+    for (size_t i = 0; i < s->nconfigs; i++)
+        free(s->configs_written[i]);
+    free(s->configs_written);
+    s->configs_written = NULL;
+    s->nconfigs = 0;
+    kb_val_free(s->runs);
+    s->runs = NULL;
 }
