@@ -149,6 +149,21 @@ static bool finish_results(kb_outputs *o, int stopped, bool failed)
     return ok;
 }
 
+/* What the closed simulations left for the outputs (their statistics, the
+ * configurations written, an op-log error), dropped once written or not. */
+static void forget_runs(kb_session *s)
+{
+    free(s->oplog_error);
+    s->oplog_error = NULL;
+    for (size_t i = 0; i < s->nconfigs; i++)
+        free(s->configs_written[i]);
+    free(s->configs_written);
+    s->configs_written = NULL;
+    s->nconfigs = 0;
+    kb_val_free(s->runs);
+    s->runs = NULL;
+}
+
 bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped, bool failed)
 {
     bool ok = true;
@@ -193,16 +208,8 @@ bool kb_outputs_finish(kb_session *s, kb_outputs *o, bool summary, int stopped, 
     o->config_file = NULL;
     ok = finish_results(o, stopped, failed) && ok;
     s->oplog_out = s->config_out = NULL;
-    free(s->oplog_error);
-    s->oplog_error = NULL;
     free(why);
-    for (size_t i = 0; i < s->nconfigs; i++)
-        free(s->configs_written[i]);
-    free(s->configs_written);
-    s->configs_written = NULL;
-    s->nconfigs = 0;
-    kb_val_free(s->runs);
-    s->runs = NULL;
+    forget_runs(s);
     return ok;
 }
 
@@ -218,15 +225,5 @@ void kb_outputs_abort(kb_session *s, kb_outputs *o)
     free(o->results);
     o->results = NULL;
     s->oplog_out = s->config_out = NULL;
-    /* what the run kept for outputs that will not be written (a usage
-     * error found while running still closed its simulations) */
-    free(s->oplog_error);
-    s->oplog_error = NULL;
-    for (size_t i = 0; i < s->nconfigs; i++)
-        free(s->configs_written[i]);
-    free(s->configs_written);
-    s->configs_written = NULL;
-    s->nconfigs = 0;
-    kb_val_free(s->runs);
-    s->runs = NULL;
+    forget_runs(s); /* a usage error found while running still closed its simulations */
 }

@@ -68,19 +68,7 @@ static void push_owner(lua_State *L, int idx)
     }
 }
 
-static void push_busy_table(lua_State *L)
-{
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &BUSY_KEY) != LUA_TNIL)
-        return;
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &BUSY_KEY);
-}
+static void push_busy_table(lua_State *L) { lbind_push_weak_keyed(L, &BUSY_KEY); }
 
 void ltensor_hold(lua_State *L, int idx, int delta)
 {

@@ -456,3 +456,17 @@ void lbind_hide_finalizers(lua_State *L)
         lua_settop(L, mt - 1);
     }
 }
+
+void lbind_push_weak_keyed(lua_State *L, const void *key)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) != LUA_TNIL)
+        return;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+}

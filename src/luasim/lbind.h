@@ -54,6 +54,9 @@ void lbind_name_metatables(lua_State *L);
  * finalizer by hand (it crashed the process). C code and Lua's own calls
  * of __gc, __close and <close> still use the real metatable. */
 void lbind_hide_finalizers(lua_State *L);
+/* Pushes the registry's table under `key` (a static address), made on
+ * first use with weak keys: what it says of an object goes with it. */
+void lbind_push_weak_keyed(lua_State *L, const void *key);
 
 /* Integer field `key` of the table at idx: stores it in *out and returns
  * true; returns false, *out untouched, when the field is nil (so *out may

@@ -7,6 +7,8 @@
  * replaced here) enter and leave it around each resume. */
 #include "luasim/session.h"
 
+#include "luasim/lbind.h"
+
 #include <lauxlib.h>
 #include <stdio.h>
 
@@ -55,16 +57,7 @@ static const char OWNED_THREADS; /* registry key: thread -> owner (weak keys) */
 void kb_session_own_thread(lua_State *L, int owner)
 {
     owner = owner ? lua_absindex(L, owner) : 0;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &OWNED_THREADS) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "k");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &OWNED_THREADS);
-    }
+    lbind_push_weak_keyed(L, &OWNED_THREADS);
     lua_pushvalue(L, -2); /* the thread */
     if (owner)
         lua_pushvalue(L, owner);
