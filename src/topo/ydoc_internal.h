@@ -1,8 +1,8 @@
-/* Internal to the YAML tree: the document and the node helpers its three
- * files share. ydoc.c parses, merges and frees the tree; ydoc_set.c applies
- * `--set key.path=value` overrides to it; ydoc_read.c is what readers use
- * (lookups that record the keys asked for, errors that name file:line:col,
- * unknown keys, typed views). */
+/* Internal to the YAML tree: the document and the node helpers its files
+ * share. ydoc.c parses, merges and frees the tree; ydoc_file.c reads its
+ * files; ydoc_set.c applies `--set key.path=value` overrides to it;
+ * ydoc_read.c is what readers use (lookups that record the keys asked for,
+ * errors that name file:line:col, unknown keys, typed views). */
 #ifndef KB_TOPO_YDOC_INTERNAL_H
 #define KB_TOPO_YDOC_INTERNAL_H
 
@@ -22,6 +22,11 @@ const char *kb_ydoc_add_source(kb_ydoc *doc, const char *src);
  * the root) is the key path the text will sit at, for errors found while
  * parsing (an override's value). */
 kb_ynode *kb_ydoc_parse_text(const char *text, size_t len, const char *src, const char *at, char **err);
+
+/* The text of a topology file (NUL-terminated, its length in *len), or
+ * NULL with *err set: not a regular file, over the size limit, unreadable
+ * (ydoc_file.c). */
+char *kb_ydoc_read_file(const char *path, size_t *len, char **err);
 
 kb_ynode *kb_ynode_new(kb_ytype type, kb_ymark mark);
 /* A zeroed entry appended to a map or sequence. */
