@@ -197,12 +197,24 @@ function M.attach(torch, ctx)
     return cubes, sip
   end
 
+  -- The named arguments of lrab_collectives' broadcast (from src) and
+  -- reduce (to dst, into out_ptr) on this SIP; a: run.line_args.
+  local function broadcast_args(a, src, sip)
+    return { n_elem = a.n_elem, chunk = a.chunk, group = a.group, dtype = a.dtype, src = src, n_sips = P.sips,
+             sip_rank = sip, sip_topo_kind = a.sip_topo_kind, sip_topo_w = a.sip_topo_w, sip_topo_h = a.sip_topo_h }
+  end
+  local function reduce_args(a, out_ptr, op, dst, sip)
+    return { out_ptr = out_ptr, n_elem = a.n_elem, cube_w = a.cube_w, cube_h = a.cube_h, root = group.root,
+             chunk = a.chunk, op = lrab.OPS[op], group = a.group, dtype = a.dtype, dst = dst, n_sips = P.sips,
+             sip_rank = sip, sip_topo_kind = a.sip_topo_kind, sip_topo_w = a.sip_topo_w, sip_topo_h = a.sip_topo_h }
+  end
+
   --- broadcast(t, src): every rank's t becomes rank src's.
   function dist.broadcast(tensor, src)
     local cubes, sip = line_collective("broadcast", tensor, src, "src")
     local args = run.line_args(torch, group, tensor, cubes)
-    local h = run.launch_fn(torch, "broadcast", lrab_coll.broadcast, tensor, cubes, sip,
-      { args.n_elem, args.chunk, args.group, args.dtype, src, P.sips, sip, args.kind, args.sw, args.sh })
+    local h = run.launch_fn(torch, "broadcast", lrab_coll.broadcast, lrab_coll.ARGS.broadcast, tensor, cubes, sip,
+      broadcast_args(args, src, sip))
     torch.wait(h)
     return h
   end
@@ -213,9 +225,8 @@ function M.attach(torch, ctx)
     local cubes, sip = line_collective("reduce", tensor, dst, "dst")
     op = op_of(op, "reduce")
     local args = run.line_args(torch, group, tensor, cubes)
-    local h = run.launch_fn(torch, "reduce", lrab_coll.reduce, tensor, cubes, sip,
-      { tensor.va_base, args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op], args.group,
-        args.dtype, dst, P.sips, sip, args.kind, args.sw, args.sh })
+    local h = run.launch_fn(torch, "reduce", lrab_coll.reduce, lrab_coll.ARGS.reduce, tensor, cubes, sip,
+      reduce_args(args, tensor.va_base, op, dst, sip))
     torch.wait(h)
     return h
   end
@@ -248,13 +259,13 @@ function M.attach(torch, ctx)
     for i = 0, group.world - 1 do
       local ptr = list[i + 1]
       if i == rank then -- my own: copied in place, then sent from my tensor
-        hs[#hs + 1] = run.launch_fn(torch, "all_gather copy", lrab_coll.copy, tensor, cubes, sip,
-          { ptr.va_base, args.n_elem, args.chunk, args.dtype })
+        hs[#hs + 1] = run.launch_fn(torch, "all_gather copy", lrab_coll.copy, lrab_coll.ARGS.copy, tensor, cubes, sip,
+          { dst_ptr = ptr.va_base, n_elem = args.n_elem, chunk = args.chunk, dtype = args.dtype })
         torch.wait(hs[#hs])
         ptr = tensor
       end
-      hs[#hs + 1] = run.launch_fn(torch, "all_gather", lrab_coll.broadcast, ptr, cubes, sip,
-        { args.n_elem, args.chunk, args.group, args.dtype, i, P.sips, sip, args.kind, args.sw, args.sh })
+      hs[#hs + 1] = run.launch_fn(torch, "all_gather", lrab_coll.broadcast, lrab_coll.ARGS.broadcast, ptr, cubes, sip,
+        broadcast_args(args, i, sip))
       torch.wait(hs[#hs])
     end
     return hs
@@ -270,9 +281,8 @@ function M.attach(torch, ctx)
     local args = run.line_args(torch, group, output, cubes)
     local hs = {}
     for i = 0, group.world - 1 do
-      hs[#hs + 1] = run.launch_fn(torch, "reduce_scatter", lrab_coll.reduce, list[i + 1], cubes, sip,
-        { output.va_base, args.n_elem, args.cube_w, args.cube_h, group.root or -1, args.chunk, lrab.OPS[op],
-          args.group, args.dtype, i, P.sips, sip, args.kind, args.sw, args.sh })
+      hs[#hs + 1] = run.launch_fn(torch, "reduce_scatter", lrab_coll.reduce, lrab_coll.ARGS.reduce, list[i + 1], cubes,
+        sip, reduce_args(args, output.va_base, op, i, sip))
       torch.wait(hs[#hs])
     end
     return hs

@@ -16,6 +16,7 @@
 -- Chunks of a slot stream a group at a time, as in LRAB.
 local dtypes = require "kernbench.ccl.dtypes"
 local lines = require "kernbench.ccl.lines"
+local args = require "kernbench.ccl.args"
 
 local M = {}
 
@@ -28,8 +29,22 @@ local function place(s, kind, sw)
   return s % sw, s // sw
 end
 
---- broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
-function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, kind, sw, sh)
+--- The kernels' arguments after the tensor (kernbench.ccl.args), in the
+-- order each takes them; the SIP group (sip_rank, sip_topo_kind,
+-- sip_topo_w, sip_topo_h) is part of them.
+M.ARGS = {
+  broadcast = args.declare("broadcast", { "n_elem", "chunk", "group", "dtype", "src", "n_sips", "sip_rank",
+                                          "sip_topo_kind", "sip_topo_w", "sip_topo_h" }),
+  reduce = args.declare("reduce", { "out_ptr", "n_elem", "cube_w", "cube_h", { "root", default = -1 }, "chunk",
+                                    { "op", default = 0 }, "group", "dtype", "dst", "n_sips", "sip_rank",
+                                    "sip_topo_kind", "sip_topo_w", "sip_topo_h" }),
+  copy = args.declare("copy", { "dst_ptr", "n_elem", "chunk", "dtype" }),
+}
+
+--- broadcast(tl, t_ptr, <M.ARGS.broadcast>)
+function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_rank, sip_topo_kind, sip_topo_w,
+                     sip_topo_h)
+  local kind, sw, sh = sip_topo_kind, sip_topo_w, sip_topo_h
   if tl.program_id(0) ~= 0 or n_sips < 2 then return end
   local cx = { op = 0, dt = dtypes.NAME[dtype] }
   local item = dtypes.SIZE[dtype]
@@ -44,11 +59,11 @@ function M.broadcast(tl, t_ptr, n_elem, chunk, group, dtype, src, n_sips, sip_ra
   end)
 end
 
---- reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, group,
--- dtype, dst, n_sips, sip_rank, kind, sw, sh): the result lands at out_ptr
--- (t_ptr for a plain reduce) on rank dst.
+--- reduce(tl, t_ptr, <M.ARGS.reduce>): the result lands at out_ptr (t_ptr
+-- for a plain reduce) on rank dst.
 function M.reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, group, dtype, dst, n_sips, sip_rank,
-                  kind, sw, sh)
+                  sip_topo_kind, sip_topo_w, sip_topo_h)
+  local kind, sw, sh = sip_topo_kind, sip_topo_w, sip_topo_h
   if tl.program_id(0) ~= 0 then return end
   local cube = tl.program_id(1)
   local cx = { op = op, dt = dtypes.NAME[dtype] }
@@ -75,8 +90,8 @@ function M.reduce(tl, t_ptr, out_ptr, n_elem, cube_w, cube_h, root, chunk, op, g
   end)
 end
 
---- copy(tl, src_ptr, dst_ptr, n_elem, chunk, dtype): each cube's PE 0
--- copies its row (through its TCM), a chunk at a time.
+--- copy(tl, src_ptr, <M.ARGS.copy>): each cube's PE 0 copies its row
+-- (through its TCM), a chunk at a time.
 function M.copy(tl, src_ptr, dst_ptr, n_elem, chunk, dtype)
   if tl.program_id(0) ~= 0 then return end
   local dt, item = dtypes.NAME[dtype], dtypes.SIZE[dtype]

@@ -127,9 +127,9 @@ function MODELS.tree_allreduce(o)
     r = p
   end
   local at = { sip = 0, cube = 0, pe = 0 }
-  local args = { tree.kernel_args(W, nbytes // 2, { slot_size = slot_size,
-                                                    scratch_bytes = attr(t, "pe_cpu", "scratch_kb", at) * 1024 }) }
-  local groups = (chunks + args[4] - 1) // args[4]
+  local args = tree.kernel_args(W, nbytes // 2, { slot_size = slot_size,
+                                                 scratch_bytes = attr(t, "pe_cpu", "scratch_kb", at) * 1024 })
+  local groups = (chunks + args.group - 1) // args.group
   local recv = pc.dispatch + pc.slot + credit
   local stream = chunks > 1 and (chunks - 1) * (2 * (recv + pc.combine) + pc.send + recv + 2 * pc.send) or 0
   local dma, hbm = node(t, "pe_dma", at), node(t, "hbm_ctrl", at)
@@ -177,9 +177,9 @@ function MODELS.lrab_hierarchical_allreduce(o)
   -- every chunk is loaded from and stored back to the PE's HBM slice
   local lrab = require "kernbench.ccl.algorithms.lrab_hierarchical_allreduce"
   local at = { sip = 0, cube = 0, pe = 0 }
-  local args = { lrab.kernel_args(P.sips, nbytes // 2, { cube_w = w, cube_h = h, slot_size = slot_size,
-                                                         scratch_bytes = attr(t, "pe_cpu", "scratch_kb", at) * 1024 }) }
-  local groups = (chunks + args[8] - 1) // args[8]
+  local args = lrab.kernel_args(P.sips, nbytes // 2, { cube_w = w, cube_h = h, slot_size = slot_size,
+                                                      scratch_bytes = attr(t, "pe_cpu", "scratch_kb", at) * 1024 })
+  local groups = (chunks + args.group - 1) // args.group
   local dma, hbm = node(t, "pe_dma", at), node(t, "hbm_ctrl", at)
   local load = pc.dispatch + t:path_latency_ns(dma, hbm, "data", 0) + t:path_latency_ns(hbm, dma, "data", c)
     + c / attr(t, "pe_tcm", "write_bw_gbs", at)

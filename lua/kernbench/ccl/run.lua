@@ -8,6 +8,7 @@
 --   -- tensors[sip + 1]: that SIP's [cubes, n_elem] f16/bf16/f32 device tensor, row c on cube c's PE 0
 local dtypes = require "kernbench.ccl.dtypes"
 local sfr = require "kernbench.ccl.sfr"
+local ccl_args = require "kernbench.ccl.args"
 
 local M = {}
 
@@ -26,6 +27,17 @@ function M.algorithm(name, module)
     error(("ccl: algorithm module '%s' must return a table with the functions kernel and kernel_args"):format(name), 2)
   end
   return mod
+end
+
+-- algo.kernel_args(...)'s result, checked: packed arguments
+-- (kernbench.ccl.args.pack, from the module's declaration).
+local function packed_args(name, algo, ...)
+  local a = algo.kernel_args(...)
+  if not ccl_args.declaration_of(a) then
+    error(("ccl: algorithm '%s': kernel_args must return its named arguments packed by kernbench.ccl.args.pack "
+      .. "(docs/ccl.md), got %s"):format(name, type(a)), 3)
+  end
+  return a
 end
 
 --- Installs algorithm module algo's wiring (its `wiring(P)`: {pes,
@@ -105,40 +117,45 @@ function M.launch_rank(torch, w, name, algo, tensor, opts, call)
   local kind = (algo.TOPO_NAME_TO_KIND or {})[P.sip_topology] or 0
   local cpu = torch.topology:node_at { kind = "pe_cpu", sip = sip, cube = 0, pe = 0 }
   local scratch = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil
-  local args = table.pack(algo.kernel_args(P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
-                                                               slot_size = w.plan.slot_size, op = opts.op,
-                                                               scratch_bytes = scratch, cubes = cubes,
-                                                               cubes_per_sip = P.cubes_per_sip, dtype = tensor.dtype }))
-  args[args.n + 1], args[args.n + 2], args[args.n + 3], args[args.n + 4] = sip, kind, w.sip_w, w.sip_h
+  local args = packed_args(name, algo, P.sips, n_elem, { cube_w = cube_w, cube_h = cube_h, root = opts.root,
+                                                        slot_size = w.plan.slot_size, op = opts.op,
+                                                        scratch_bytes = scratch, cubes = cubes,
+                                                        cubes_per_sip = P.cubes_per_sip, dtype = tensor.dtype })
+  local group = ccl_args.pack(ccl_args.SIP_GROUP, { sip_rank = sip, sip_topo_kind = kind, sip_topo_w = w.sip_w,
+                                                    sip_topo_h = w.sip_h })
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)
   local h = torch.launch_async({ name = name, fn = algo.kernel }, { pes = 1, cubes = cubes }, tensor,
-    table.unpack(args, 1, args.n + 4))
+    ccl_args.values(args, group))
   torch.ahbm.set_device(device) -- as it was (nil included)
   return h
 end
 
---- The arguments line collectives (broadcast, reduce) take, from LRAB's
--- rules: {n_elem, cube_w, cube_h, chunk, group, dtype (code), kind, sw, sh}.
+--- The arguments line collectives (broadcast, reduce) share, from LRAB's
+-- rules (its kernel_args): {n_elem, cube_w, cube_h, chunk, group, dtype
+-- (code), sip_topo_kind, sip_topo_w, sip_topo_h}.
 function M.line_args(torch, grp, tensor, cubes)
   local P = torch.spec
   local cube_w, cube_h = P.cube_w, P.cube_h
   if cubes == 1 then cube_w, cube_h = 1, 1 end
   local cpu = torch.topology:node_at { kind = "pe_cpu", sip = 0, cube = 0, pe = 0 }
   local n_elem = M.check_tensor(torch, tensor, "ccl")
-  local a = table.pack(require("kernbench.ccl.algorithms.lrab_hierarchical_allreduce").kernel_args(P.sips,
+  local a = require("kernbench.ccl.algorithms.lrab_hierarchical_allreduce").kernel_args(P.sips,
     n_elem, { cube_w = cube_w, cube_h = cube_h, slot_size = grp.wiring.plan.slot_size, dtype = tensor.dtype,
-                       scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil }))
-  return { n_elem = a[1], cube_w = a[2], cube_h = a[3], chunk = a[6], group = a[8], dtype = a[9],
-           kind = sfr.TOPO_KIND[P.sip_topology] or 0, sw = grp.wiring.sip_w, sh = grp.wiring.sip_h }
+              scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil })
+  return { n_elem = a.n_elem, cube_w = a.cube_w, cube_h = a.cube_h, chunk = a.chunk, group = a.group, dtype = a.dtype,
+           sip_topo_kind = sfr.TOPO_KIND[P.sip_topology] or 0, sip_topo_w = grp.wiring.sip_w,
+           sip_topo_h = grp.wiring.sip_h }
 end
 
 --- Launches kernel function fn (named `name`) on `sip`'s PE 0 of `cubes`
--- cubes with the tensor and args; returns the handle.
-function M.launch_fn(torch, name, fn, tensor, cubes, sip, args)
+-- cubes with the tensor and the named arguments `named`, packed by the
+-- kernel's declaration `decl` (kernbench.ccl.args); returns the handle.
+function M.launch_fn(torch, name, fn, decl, tensor, cubes, sip, named)
+  local packed = ccl_args.pack(decl, named)
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)
-  local h = torch.launch_async({ name = name, fn = fn }, { pes = 1, cubes = cubes }, tensor, table.unpack(args))
+  local h = torch.launch_async({ name = name, fn = fn }, { pes = 1, cubes = cubes }, tensor, ccl_args.values(packed))
   torch.ahbm.set_device(device)
   return h
 end
@@ -176,13 +193,13 @@ function M.allreduce_rows(torch, tensor, opts)
   local plan = torch.install_ipcq(install)
   local algo = M.algorithm("ring_allreduce")
   local cpu = torch.topology:node_at { kind = "pe_cpu", sip = sip, cube = 0, pe = 0 }
-  local args = table.pack(algo.kernel_args(rows, n_elem, { slot_size = plan.slot_size, op = opts.op,
+  local args = packed_args("ring_allreduce", algo, rows, n_elem, { slot_size = plan.slot_size, op = opts.op,
     dtype = tensor.dtype, rows_by_rank = true,
-    scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil }))
+    scratch_bytes = cpu and math.floor(torch.topology:node(cpu).attrs.scratch_kb * 1024) or nil })
   local device = torch.ahbm.current_device()
   torch.ahbm.set_device(sip)
   local h = torch.launch({ name = "ring_allreduce rows", fn = algo.kernel }, { pes = maxpe + 1, cubes = maxcube + 1 },
-    tensor, table.unpack(args, 1, args.n))
+    tensor, ccl_args.values(args))
   torch.ahbm.set_device(device)
   return { crit_ns = h.result.pe_exec_ns, rows = rows }
 end

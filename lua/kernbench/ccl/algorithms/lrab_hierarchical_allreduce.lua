@@ -31,16 +31,21 @@ M.SIP_TOPO_RING, M.SIP_TOPO_TORUS, M.SIP_TOPO_MESH = 0, 1, 2
 M.TOPO_NAME_TO_KIND = { ring_1d = 0, torus_2d = 1, mesh_2d_no_wrap = 2 }
 
 local dtypes = require "kernbench.ccl.dtypes"
+local args = require "kernbench.ccl.args"
 
 --- The reduction ops and their codes (the kernel takes numbers only).
 M.OPS = { sum = 0, max = 1, min = 2 }
 
---- The kernel's arguments after the tensor and before the sip_* group:
--- n_elem, cube_w, cube_h, n_sips, root (a cube index, -1: the centre),
--- chunk (elements per message: what a slot holds), op (M.OPS), group
--- (chunks in flight together: as many as the kernel's scratch,
--- opts.scratch_bytes, keeps alive through a phase) and the dtype's code
--- (kernbench.ccl.dtypes: f16, bf16, f32).
+--- The kernel's arguments after the tensor and before the sip_* group
+-- (kernbench.ccl.args): n_elem, cube_w, cube_h, n_sips, root (a cube
+-- index, -1: the centre), chunk (elements per message: what a slot holds),
+-- op (M.OPS), group (chunks in flight together: as many as the kernel's
+-- scratch, opts.scratch_bytes, keeps alive through a phase) and the dtype's
+-- code (kernbench.ccl.dtypes: f16, bf16, f32).
+M.ARGS = args.declare("lrab_hierarchical_allreduce", { "n_elem", "cube_w", "cube_h", "n_sips", { "root", default = -1 },
+  "chunk", { "op", default = M.OPS.sum }, "group", "dtype" })
+
+--- kernel_args(world_size, n_elem, opts): the packed arguments (M.ARGS).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local slot = o.slot_size or 4096
@@ -54,7 +59,8 @@ function M.kernel_args(world_size, n_elem, o)
   -- and combines): a group's chunks from one phase must outlive the next's
   local per = chunk * item * (4 + 2 * world_size)
   local group = math.max(1, (o.scratch_bytes or 1024 * 1024) // per - 1)
-  return n_elem, o.cube_w or 4, o.cube_h or 4, world_size, o.root or -1, chunk, op, group, dt
+  return args.pack(M.ARGS, { n_elem = n_elem, cube_w = o.cube_w or 4, cube_h = o.cube_h or 4, n_sips = world_size,
+                            root = o.root, chunk = chunk, op = op, group = group, dtype = dt })
 end
 
 local lines = require "kernbench.ccl.lines"
@@ -79,9 +85,10 @@ local function exchange(tl, cx, acc, n, n_sips, sip_rank, kind, sw, sh)
   error(("lrab: unsupported SIP topology kind %s"):format(tostring(kind)))
 end
 
---- kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group,
--- dtype, sip_rank, sip_topo_kind, sip_topo_w, sip_topo_h)
-function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group, dtype, sip_rank, kind, sw, sh)
+--- kernel(tl, t_ptr, <M.ARGS>, <the SIP group: sip_rank, sip_topo_kind,
+-- sip_topo_w, sip_topo_h>)
+function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, group, dtype, sip_rank, sip_topo_kind,
+                  sip_topo_w, sip_topo_h)
   if tl.program_id(0) ~= 0 then return end -- PE 0 of each cube only
   local cube = tl.program_id(1)
   if cube >= cube_w * cube_h then return end
@@ -101,7 +108,8 @@ function M.kernel(tl, t_ptr, n_elem, cube_w, cube_h, n_sips, root, chunk, op, gr
       end
     end
     if single or cube == root then
-      each(function(a, n) return exchange(tl, cx, a, n, n_sips, sip_rank, kind, sw, sh) end)
+      each(function(a, n) return exchange(tl, cx, a, n, n_sips, sip_rank, sip_topo_kind, sip_topo_w,
+        sip_topo_h) end)
     end
     if not single then
       if col == root_col then

@@ -23,6 +23,7 @@ M.OPS = { sum = 0, max = 1, min = 2 }
 
 local dtypes = require "kernbench.ccl.dtypes"
 local lines = require "kernbench.ccl.lines"
+local args = require "kernbench.ccl.args"
 
 --- The ring's PEs in order and its neighbour tables (E: next, W: previous).
 function M.wiring(P)
@@ -42,6 +43,10 @@ end
 -- code and the layout (0: a row per cube on PE 0, the SIP-wide tensor; 1:
 -- row r on ring rank r, any set of PEs: opts.rows_by_rank); then the SIP
 -- group (unused: the ring is the same on every SIP topology).
+M.ARGS = args.declare("ring_allreduce", { "n_elem", "piece", { "op", default = M.OPS.sum }, "dtype",
+  { "layout", default = 0 } })
+
+--- kernel_args(world_size, n_elem, opts): the packed arguments (M.ARGS).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local dt = dtypes.code(o.dtype, "ring_allreduce")
@@ -59,7 +64,7 @@ function M.kernel_args(world_size, n_elem, o)
     error(("ring_allreduce: a row of %d elements must fit three times in the kernel's scratch (%d bytes, "
       .. "pe_cpu.attrs.scratch_kb)"):format(n_elem, scratch), 2)
   end
-  return n_elem, piece, op, dt, o.rows_by_rank and 1 or 0
+  return args.pack(M.ARGS, { n_elem = n_elem, piece = piece, op = op, dtype = dt, layout = o.rows_by_rank and 1 or 0 })
 end
 
 function M.kernel(tl, t_ptr, n_elem, piece, op, dtype, layout)

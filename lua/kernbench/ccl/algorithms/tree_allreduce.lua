@@ -11,6 +11,7 @@
 local dtypes = require "kernbench.ccl.dtypes"
 local lines = require "kernbench.ccl.lines"
 local ring = require "kernbench.ccl.algorithms.ring_allreduce"
+local args = require "kernbench.ccl.args"
 
 local M = {}
 
@@ -27,6 +28,9 @@ end
 
 --- After the tensor: n_elem, chunk (elements per message), op, group
 -- (chunks streamed together) and the dtype's code; then the SIP group.
+M.ARGS = args.declare("tree_allreduce", { "n_elem", "chunk", { "op", default = M.OPS.sum }, "group", "dtype" })
+
+--- kernel_args(world_size, n_elem, opts): the packed arguments (M.ARGS).
 function M.kernel_args(world_size, n_elem, o)
   o = o or {}
   local dt = dtypes.code(o.dtype, "tree_allreduce")
@@ -42,7 +46,7 @@ function M.kernel_args(world_size, n_elem, o)
   -- a chunk is made anew up to 5 times in the reduce (load, two receives,
   -- two combines): a group's chunks must outlive the broadcast's
   local group = math.max(1, (o.scratch_bytes or 1024 * 1024) // (chunk * item * 6) - 1)
-  return n_elem, chunk, op, group, dt
+  return args.pack(M.ARGS, { n_elem = n_elem, chunk = chunk, op = op, group = group, dtype = dt })
 end
 
 function M.kernel(tl, t_ptr, n_elem, chunk, op, group, dtype)
