@@ -23,7 +23,7 @@
 -- path). The root is the centre cube (cube_w // 2, cube_h // 2) unless
 -- `root` names a cube (the original's corner root: cube_w * cube_h - 1).
 --
--- Module contract (docs/ccl.md): kernel, kernel_args, TOPO_NAME_TO_KIND and
+-- Module contract (docs/ccl.md): kernel, kernel_args, ARGS, TOPO_NAME_TO_KIND and
 -- the SIP_TOPO_* constants.
 local M = {}
 
