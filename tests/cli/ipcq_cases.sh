@@ -134,6 +134,20 @@ assert c < k, (c, k)
 PY
 }
 
+ipcq_cases+=(ipcq_ccl_collectives_bf16_sums_are_exact)
+
+# bf16 holds integers exactly up to 256 only: with rank + 1 on 16 cubes x 6
+# SIPs (a total of 336) the ring's partial sums rounded and the check failed
+# a correct model; the bench picks inputs whose sums are exact, and says when
+# none are (512 contributions).
+ipcq_ccl_collectives_bf16_sums_are_exact() {
+  run -q -t ring_1d_6sip --param n_elem=64 --param dtype=bf16 run ccl-collectives --data
+  expect_status 0; expect_out "ccl-collectives: verified 37 results"
+  if grep -q "cannot sum exactly" "$tmp/out"; then fail "6 SIPs have an exact scheme"; fi
+  run -q --set system.sips.count=32 --param n_elem=16 --param dtype=bf16 run ccl-collectives --data
+  expect_status 0; expect_out "512 contributions cannot sum exactly in bf16"
+}
+
 ipcq_cases+=(ipcq_ccl_collectives_verify)
 
 ipcq_ccl_collectives_verify() {
