@@ -183,7 +183,7 @@ static kb_topo *load_doc(kb_ydoc *doc, const char *path, const char *shipped, co
         const char *profile = kb_rd_string(&b, root, "profile", "default");
         t->profile = kb_xstrdup(profile ? profile : "default");
         bool graph = kb_ymap_get(root, "graph") != NULL;
-        if (graph && (kb_ymap_get(root, "sip") || kb_ymap_get(root, "cube")))
+        if (!b.err && graph && (kb_ymap_get(root, "sip") || kb_ymap_get(root, "cube")))
             b.err = kb_yerr(root, "a topology has either a `graph:` section or `sip:`/`cube:` "
                                   "sections, not both");
         if (graph)
