@@ -92,6 +92,8 @@ void kb_tensor_softmax(const kb_tensor *t, int dim, const kb_tensor *out)
     int64_t outer = kb_tensor_prod(t->shape, 0, dim), n = t->shape[dim];
     int64_t inner = kb_tensor_prod(t->shape, dim + 1, t->ndim);
     double buf[RUN];
+    if (n == 0)
+        return; /* an empty result: its other dimensions may still make 2^31 lanes of nothing */
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t base = o * n * inner + i;

@@ -33,6 +33,8 @@ void kb_tensor_narrow(const kb_tensor *t, int dim, int64_t start, const kb_tenso
     int64_t len = out->shape[dim], size = t->shape[dim], s = narrow_start(t, dim, start);
     int64_t outer = kb_tensor_prod(t->shape, 0, dim), inner = kb_tensor_prod(t->shape, dim + 1, t->ndim);
     size_t chunk = (size_t)(len * inner * kb_tensor_esize(t));
+    if (chunk == 0)
+        return; /* an empty result (outer may still be 2^31) */
     for (int64_t o = 0; o < outer; o++)
         memcpy(kb_tensor_eptr(out, o * len * inner), kb_tensor_eptr(t, (o * size + s) * inner), chunk);
 }
@@ -128,7 +130,7 @@ void kb_tensor_cat(const kb_tensor *const *list, int64_t n, int dim, const kb_te
     for (int64_t i = 0; i < n; i++) {
         const kb_tensor *t = list[i];
         int64_t run = t->shape[dim] * inner;
-        for (int64_t o = 0; o < outer; o++) {
+        for (int64_t o = 0; run > 0 && o < outer; o++) {
             int64_t src = o * run, dst = (o * out->shape[dim] + col) * inner;
             if (t->dtype == out->dtype) {
                 memcpy(kb_tensor_eptr(out, dst), kb_tensor_eptr(t, src), (size_t)(run * kb_tensor_esize(t)));

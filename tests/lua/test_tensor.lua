@@ -451,6 +451,20 @@ function TestTensor:test_reductions_with_and_without_dim()
   lu.assertErrorMsgContains("max: cannot reduce over 0 elements", tc.max, tc.zeros({ 0 }))
 end
 
+-- An empty tensor whose other dimension is 2^31 - 1: softmax, cat and narrow
+-- have nothing to compute (softmax walked 2^31 empty lanes: 85 s under the
+-- fuzzer's sanitizers; regression softmax_of_an_empty_tensor_with_2e31_lanes).
+function TestTensor:test_empty_tensors_with_a_huge_other_dimension()
+  local e = tc.empty({ 0, 2147483647 })
+  lu.assertEquals(tc.softmax(e, 0).shape, { 0, 2147483647 })
+  lu.assertEquals(tc.softmax(e, 1).shape, { 0, 2147483647 })
+  lu.assertEquals(tc.cat({ e, e }, 0).shape, { 0, 2147483647 })
+  local t = tc.empty({ 2147483647, 0 })
+  lu.assertEquals(tc.softmax(t, 0).shape, { 2147483647, 0 })
+  lu.assertEquals(tc.cat({ t, t }, 1).shape, { 2147483647, 0 })
+  lu.assertEquals(t:narrow(1, 0, 0).shape, { 2147483647, 0 })
+end
+
 function TestTensor:test_softmax_along_a_dimension()
   local s = tc.softmax(tc.tensor { { 1, 2, 3 }, { 0, 0, 0 } }, 1)
   local e1, e2, e3 = math.exp(1), math.exp(2), math.exp(3)
