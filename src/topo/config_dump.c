@@ -83,11 +83,22 @@ static void free_kids(cnode *c)
     kb_strmap_free(&c->index);
 }
 
-/* Text inside a comment line: line breaks and other controls become '?'. */
+/* Text inside a comment line: line breaks and other controls become '?',
+ * NEL (C2 85) and the line and paragraph separators (E2 80 A8/A9) too:
+ * YAML ends a comment at them (a file path may hold any byte). */
 static void comment_text(kb_buf *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
-        kb_buf_printf(out, "%c", *p < 0x20 || *p == 0x7f ? '?' : *p);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (p[0] == 0xc2 && p[1] == 0x85) {
+            p++;
+            kb_buf_printf(out, "?");
+        } else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            p += 2;
+            kb_buf_printf(out, "?");
+        } else {
+            kb_buf_printf(out, "%c", *p < 0x20 || *p == 0x7f ? '?' : *p);
+        }
+    }
 }
 
 static void emit(kb_buf *out, const cnode *c, int indent, bool first_inline);

@@ -159,6 +159,45 @@ static bool count_node(parse *p, kb_ymark mark)
     return false;
 }
 
+/* The code point of the control character at v[i] (n bytes), or -1: C0
+ * controls but tab and line feed, DEL, C1 controls (NEL among them), and the
+ * line and paragraph separators. YAML reads NEL, U+2028 and U+2029 as line
+ * breaks, so the same text written back (a comment of --dump-config, a
+ * quoted value) would not read back the same. */
+static long control_at(const unsigned char *v, size_t i, size_t n)
+{
+    if ((v[i] < 0x20 && v[i] != '\t' && v[i] != '\n') || v[i] == 0x7f)
+        return v[i];
+    if (v[i] == 0xc2 && i + 1 < n && v[i + 1] >= 0x80 && v[i + 1] <= 0x9f)
+        return v[i + 1];
+    if (v[i] == 0xe2 && i + 2 < n && v[i + 1] == 0x80 && (v[i + 2] == 0xa8 || v[i + 2] == 0xa9))
+        return 0x2000 + v[i + 2] - 0x80;
+    return -1;
+}
+
+static bool no_control(parse *p, const unsigned char *v, size_t len, kb_ymark mark, int depth, bool is_key)
+{
+    for (size_t i = 0; i < len; i++) {
+        long cp = control_at(v, i, len);
+        if (cp < 0)
+            continue;
+        kb_buf shown = {0}; /* at most 80 bytes, controls as '?' */
+        for (size_t j = 0; j < len && j < 80; j++)
+            kb_buf_printf(&shown, "%c", v[j] < 0x20 || v[j] == 0x7f ? '?' : v[j]);
+        char *text = kb_buf_take(&shown), *path = parse_path(p, depth);
+        char *where = path[0] ? kb_asprintf("%s: ", path) : kb_xstrdup("");
+        p->err = kb_asprintf("%s:%d:%d: %s%s \"%s%s\" contains the control character U+%04lX (byte %zu); a "
+                             "topology string may hold tabs and line feeds but no other control character",
+                             p->src, mark.line, mark.col, where, is_key ? "the key" : "the value", text,
+                             len > 80 ? "..." : "", cp, i + 1);
+        free(text);
+        free(path);
+        free(where);
+        return false;
+    }
+    return true;
+}
+
 /* A key or value fits the limit and holds no NUL. The text was checked for
  * raw NUL bytes (check_text), but an escape ("my\0topology", "\x00",
  * "\u0000") makes one inside a quoted scalar, and every reader takes the
@@ -175,7 +214,7 @@ static bool scalar_fits(parse *p, const yaml_event_t *ev, kb_ymark mark, int dep
     }
     const unsigned char *v = ev->data.scalar.value;
     if (!memchr(v, 0, len))
-        return true;
+        return no_control(p, v, len, mark, depth, is_key);
     kb_buf shown = {0}; /* the text with its NULs written \0, at most 80 bytes of it */
     for (size_t i = 0; i < len && i < 80; i++)
         if (v[i])

@@ -379,6 +379,30 @@ static void test_dump_rebuilds_the_same_topology(void **state)
     kb_registry_free(reg);
 }
 
+/* A file name with YAML line breaks (NEL, U+2028) in the header comment:
+ * written as '?', so the comment does not end early and the dump loads. */
+static void test_a_path_with_line_breaks_stays_in_its_comment(void **state)
+{
+    (void)state;
+    kb_registry *reg = new_registry();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = fopen("topologies/chain.yaml", "r");
+    assert_non_null(f);
+    text = calloc(1, 1 << 16);
+    len = fread(text, 1, (1 << 16) - 1, f);
+    fclose(f);
+    assert_true(len > 0);
+    kb_topo *t = load_string_ok(reg, text, "odd\xc2\x85name\xe2\x80\xa8.yaml");
+    char *yaml = kb_topo_config_yaml(t);
+    assert_non_null(strstr(yaml, "(odd?name?.yaml)"));
+    free(yaml);
+    assert_round_trip(reg, t);
+    kb_topo_free(t);
+    free(text);
+    kb_registry_free(reg);
+}
+
 static void test_dump_is_byte_identical_across_loads(void **state)
 {
     (void)state;
@@ -406,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_numbers_read_back_identically),
         cmocka_unit_test(test_dump_rebuilds_the_same_topology),
         cmocka_unit_test(test_dump_is_byte_identical_across_loads),
+        cmocka_unit_test(test_a_path_with_line_breaks_stays_in_its_comment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,6 +119,32 @@ static void test_aliases_and_second_documents_are_rejected_with_position(void **
     free(err);
 }
 
+/* Other control characters made by escapes: NEL, U+2028 and U+2029 are line
+ * breaks to YAML (a name holding NEL broke --dump-config's header comment:
+ * the topology fuzzer's finding), the rest cannot be shown; tabs and line
+ * feeds stay legal. */
+static void test_escaped_control_characters_are_rejected(void **state)
+{
+    (void)state;
+    char *err = load_error("name: \"a\\Nb\"\n", "nel.yaml");
+    assert_string_equal(err, "nel.yaml:1:7: name: the value \"a\xc2\x85" "b\" contains the control character U+0085 "
+                             "(byte 2); a topology string may hold tabs and line feeds but no other control "
+                             "character");
+    free(err);
+    err = load_error("name: \"a\\vb\"\n", "vt.yaml");
+    assert_prefix(err, "vt.yaml:1:7: name: the value \"a?b\" contains the control character U+000B (byte 2)");
+    free(err);
+    err = load_error("a:\n  \"k\\u2028\": 1\n", "ls.yaml");
+    assert_prefix(err, "ls.yaml:2:3: a: the key \"k\xe2\x80\xa8\" contains the control character U+2028");
+    free(err);
+    err = load_error("d: \"x\\u2029\"\n", "ps.yaml");
+    assert_prefix(err, "ps.yaml:1:4: d: the value");
+    free(err);
+    kb_ydoc *d = load("d: \"tab\\there\\nand a line\"\n", "ok.yaml");
+    assert_non_null(d);
+    kb_ydoc_free(d);
+}
+
 /* A NUL made by an escape inside a quoted scalar (the raw text has none)
  * would end the C string every reader takes: refused wherever it is, in a
  * value or a key, at any depth, naming the position and the key path. */
@@ -674,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_key_is_rejected_naming_both_lines),
         cmocka_unit_test(test_aliases_and_second_documents_are_rejected_with_position),
         cmocka_unit_test(test_escaped_nul_is_rejected_in_values_and_keys_with_its_path),
+        cmocka_unit_test(test_escaped_control_characters_are_rejected),
         cmocka_unit_test(test_integer_with_a_leading_zero_is_rejected),
         cmocka_unit_test(test_empty_document_is_an_empty_map),
         cmocka_unit_test(test_nodes_carry_key_path_and_position),
