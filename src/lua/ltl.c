@@ -242,7 +242,7 @@ static int tl_load(lua_State *L)
     kb_pe_op_load(op, va, dt, nd, shape);
     lua_settop(L, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
-    ltl_place_result(L, 1, c, "tl.load", &op->tcm);
+    ltl_place_result(L, 1, c, "tl.load", &op->out);
     return ltl_start_command(L, c, "tl.load");
 }
 

@@ -78,9 +78,7 @@ static int ctx_recv(lua_State *L)
     kb_pe_op *op = ltl_command(L, c, call);
     lua_settop(L, 1);
     ltl_tensor *t = ltl_push_result(L, 1, c, call, dt, nd, shape);
-    kb_pe_op_recv(op, d, &t->v, consume);
-    op->seq = seq;
-    op->claimed = claimed;
+    kb_pe_op_recv(op, d, &t->v, consume, claimed ? &seq : NULL);
     c->recv = op;
     return ltl_start_command(L, c, call);
 }
@@ -99,9 +97,10 @@ static int ctx_recv_dir(lua_State *L)
     const char *dirs[KB_IPCQ_MAX_DIRS];
     uint32_t peers[KB_IPCQ_MAX_DIRS];
     int n = kb_ipcq_neighbors(kb_kernel_pe(c->k), dirs, peers);
-    if (!c->recv || c->recv->dir < 0 || c->recv->dir >= n)
+    int d = c->recv ? kb_ipcq_op_dir(c->recv) : -1;
+    if (d < 0 || d >= n)
         return 0;
-    lua_pushstring(L, dirs[c->recv->dir]);
+    lua_pushstring(L, dirs[d]);
     return 1;
 }
 

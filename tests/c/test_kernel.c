@@ -64,10 +64,9 @@ static void load(kb_kernel *k, uint64_t va, int64_t n)
     char *err = NULL;
     kb_pe_op *op = kb_kernel_command(k, "tl.load", &err);
     assert_non_null(op);
-    op->kind = KB_PE_LOAD;
-    op->va = va;
+    kb_pe_op_load(op, va, KB_F16, 1, &n);
     uint64_t stamp;
-    assert_true(kb_kernel_alloc(k, "tl.load", KB_F16, 1, &n, &op->tcm, &stamp, &err));
+    assert_true(kb_kernel_alloc(k, "tl.load", KB_F16, 1, &n, &op->out, &stamp, &err));
     kb_kernel_submit(k);
 }
 

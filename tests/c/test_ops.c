@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "check.h"
-#include "comp/pe/pe.h"
+#include "comp/pe/engines.h" /* kb_pe_operands: the compute commands' fields */
 
 /* A contiguous TCM view of the given shape at offset 0. */
 static kb_tview view(kb_dtype dt, int nd, const int64_t *shape)
@@ -48,15 +48,14 @@ static void assert_err(bool ok, char **err, const char *want)
 
 /* ---- simple commands ---- */
 
-static void test_a_load_is_its_address_and_an_unplaced_result(void **state)
+static void test_a_load_is_an_unplaced_result_of_its_shape_and_dtype(void **state)
 {
     (void)state;
     kb_pe_op op = {0};
     kb_pe_op_load(&op, 0x1000, KB_BF16, 2, SHAPE(4, 8));
-    assert_int_equal(op.kind, KB_PE_LOAD);
-    assert_int_equal(op.va, 0x1000);
-    assert_int_equal(op.tcm.dtype, KB_BF16);
-    assert_shape(&op.tcm, 2, SHAPE(4, 8));
+    assert_string_equal(op.cmd->name, "load");
+    assert_int_equal(op.out.dtype, KB_BF16);
+    assert_shape(&op.out, 2, SHAPE(4, 8));
 }
 
 static void test_a_store_moves_contiguous_bytes_only(void **state)
@@ -66,7 +65,7 @@ static void test_a_store_moves_contiguous_bytes_only(void **state)
     kb_tview v = VIEW(KB_F16, 4, 8), t;
     char *err = NULL;
     assert_true(kb_pe_op_store(&op, 64, &v, &err));
-    assert_int_equal(op.kind, KB_PE_STORE);
+    assert_string_equal(op.cmd->name, "store");
     assert_true(kb_pe_trans(&v, &t, &err));
     assert_err(kb_pe_op_store(&op, 64, &t, &err), &err,
                "tl.store: the handle is a transposed view (tl.trans); a store moves contiguous bytes: compute a "
@@ -79,7 +78,7 @@ static void test_cycles_are_counted_from_zero(void **state)
     kb_pe_op op = {0};
     char *err = NULL;
     assert_true(kb_pe_op_cycles(&op, 0, &err)); /* tl.composite's dispatch alone */
-    assert_int_equal(op.kind, KB_PE_CYCLES);
+    assert_string_equal(op.cmd->name, "cycles");
     assert_err(kb_pe_op_cycles(&op, -3, &err), &err, "tl.cycles: the count must be >= 0 (got -3)");
 }
 
@@ -106,8 +105,8 @@ static void test_dot_is_m_by_n_in_the_operands_dtype_unless_asked(void **state)
     kb_tview a = VIEW(KB_F16, 8, 16), b = VIEW(KB_F16, 16, 4);
     char *err = NULL;
     assert_true(kb_pe_op_dot(&op, &a, &b, NULL, &err));
-    assert_int_equal(op.kind, KB_PE_GEMM);
-    assert_int_equal(op.nin, 2);
+    assert_string_equal(op.cmd->name, "dot");
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->nin, 2);
     assert_shape(&op.out, 2, SHAPE(8, 4));
     assert_int_equal(op.out.dtype, KB_F16);
     kb_dtype f32 = KB_F32;
@@ -145,14 +144,14 @@ static void test_math_broadcasts_tensors_and_immediates_to_the_result(void **sta
     (void)state;
     kb_pe_operand in[3] = {tensor(VIEW(KB_F16, 2, 3)), tensor(VIEW(KB_F16, 3))};
     kb_pe_op op = math(KB_OP_ADD, 2, in);
-    assert_int_equal(op.kind, KB_PE_MATH);
-    assert_int_equal(op.mop, KB_OP_ADD);
+    assert_string_equal(op.cmd->name, "math");
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->mop, KB_OP_ADD);
     assert_shape(&op.out, 2, SHAPE(2, 3));
     in[0] = tensor(VIEW(KB_F32, 4, 1)), in[1] = imm(2), in[2] = tensor(VIEW(KB_F32, 1, 5));
     op = math(KB_OP_FMA, 3, in);
     assert_shape(&op.out, 2, SHAPE(4, 5));
-    assert_true(op.in[1].is_imm);
-    assert_true(op.in[1].imm == 2);
+    assert_true(KB_PE_ARGS(&op, kb_pe_operands)->in[1].is_imm);
+    assert_true(KB_PE_ARGS(&op, kb_pe_operands)->in[1].imm == 2);
 }
 
 static void test_math_result_dtype_is_the_tensors_common_one(void **state)
@@ -215,10 +214,10 @@ static void test_a_reduction_keeps_its_axis_with_size_one(void **state)
     char *err = NULL;
     int64_t last = -1, first = 0;
     assert_true(axis_op(&op, KB_OP_SUM, VIEW(KB_F16, 4, 8), &last, &err));
-    assert_int_equal(op.axis, 1);
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->axis, 1);
     assert_shape(&op.out, 2, SHAPE(4, 1));
     assert_true(axis_op(&op, KB_OP_MAX, VIEW(KB_F16, 4, 8), &first, &err));
-    assert_int_equal(op.axis, 0);
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->axis, 0);
     assert_shape(&op.out, 2, SHAPE(1, 8));
 }
 
@@ -228,8 +227,8 @@ static void test_without_an_axis_a_reduction_takes_every_element_of_a_contiguous
     kb_pe_op op;
     char *err = NULL;
     assert_true(axis_op(&op, KB_OP_MIN, VIEW(KB_F32, 4, 8), NULL, &err));
-    assert_shape(&op.in[0].v, 1, SHAPE(32)); /* the operand seen as 1-D */
-    assert_int_equal(op.axis, 0);
+    assert_shape(&KB_PE_ARGS(&op, kb_pe_operands)->in[0].v, 1, SHAPE(32)); /* the operand seen as 1-D */
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->axis, 0);
     assert_shape(&op.out, 1, SHAPE(1));
     kb_tview v = VIEW(KB_F32, 4, 8), t;
     kb_pe_trans(&v, &t, &err);
@@ -243,7 +242,7 @@ static void test_softmax_takes_the_last_axis_by_default_and_keeps_the_shape(void
     kb_pe_op op;
     char *err = NULL;
     assert_true(axis_op(&op, KB_OP_SOFTMAX, VIEW(KB_F16, 4, 8), NULL, &err));
-    assert_int_equal(op.axis, 1);
+    assert_int_equal(KB_PE_ARGS(&op, kb_pe_operands)->axis, 1);
     assert_shape(&op.out, 2, SHAPE(4, 8));
 }
 
@@ -421,7 +420,7 @@ static void test_a_composite_that_cannot_run_is_refused_with_the_calls_message(v
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_load_is_its_address_and_an_unplaced_result),
+        cmocka_unit_test(test_a_load_is_an_unplaced_result_of_its_shape_and_dtype),
         cmocka_unit_test(test_a_store_moves_contiguous_bytes_only),
         cmocka_unit_test(test_cycles_are_counted_from_zero),
         cmocka_unit_test(test_trans_swaps_the_last_two_dimensions_and_their_strides),

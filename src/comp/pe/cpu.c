@@ -1,9 +1,10 @@
-/* PE_CPU (pe.h): it runs kernels. A launch starts an instance at the
- * launch's barrier and answers when its body is done. Issuing a command
- * costs dispatch_cycles at clock_ghz plus PE_CPU's overhead, then
- * PE_SCHEDULER's overhead before an engine starts; tl.cycles keeps it busy
- * for n cycles. Its trace track shows a slice per tl call and one per
- * kernel instance. */
+/* PE_CPU (builtin.pe_cpu, pe.h): the PE assembled from its nine parts,
+ * and the kernels it runs. The PE's state lives in this component; the
+ * other parts are found beside it in the topology and give their
+ * attributes as the PE's parameters. A launch starts an instance at the
+ * launch's barrier and answers when its body is done. Its trace track
+ * shows a slice per tl call (command.c) and one per kernel instance;
+ * issuing a command is dispatch.c's. */
 #include "comp/pe/engines.h"
 
 #include "comp/device/control.h"
@@ -13,30 +14,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-kb_time kb_cycles_ps(double cycles, double clock_ghz)
-{
-    if (clock_ghz <= 0) /* a part whose implementation has no clock (not a builtin) */
-        return 0;
-    return (kb_time)llround(cycles * 1000.0 / clock_ghz);
-}
-
-kb_time kb_pe_dispatched_at(const kb_pe *p, kb_time now) { return now + p->dispatch_ps + p->sched_ps; }
-
-kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now)
-{
-    kb_time end = kb_pe_dispatched_at(p, now);
-    if (p->sched_ps)
-        kb_pe_span(p, p->sched, what, now + p->dispatch_ps, end, NULL, 0);
-    return end;
-}
-
-void kb_pe_cpu_span(kb_pe *p, const char *name, kb_time start, kb_time end)
-{
-    kb_tracer *tr = kb_fabric_tracer(p->fab);
-    if (tr)
-        kb_trace_span(tr, kb_fabric_track(p->fab, p->cpu), name, start, end, NULL, 0, 0, KB_FLOW_NONE);
-}
 
 /* ---- kernel launches ---- */
 
@@ -66,7 +43,7 @@ static void run_free(kb_pe_run *r)
     free(r);
 }
 
-void kb_pe_cpu_drop_runs(kb_pe *p)
+static void drop_runs(kb_pe *p)
 {
     while (p->runs)
         run_free(p->runs);
@@ -134,4 +111,124 @@ static void arrived(kb_txn *t)
     begin(sim, r);
 }
 
-void kb_pe_cpu_launch(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, arrived); }
+static void launch(kb_comp *c, kb_txn *t) { kb_ctrl_after_overhead(c, t, arrived); }
+
+/* ---- the PE ---- */
+
+static uint32_t sibling(const kb_topo *t, const kb_node *cpu, const char *kind, bool *ok)
+{
+    int64_t n = kb_topo_pe_node(t, cpu->sip, cpu->cube, cpu->pe, kind);
+    if (n < 0)
+        *ok = false;
+    return n < 0 ? 0 : (uint32_t)n;
+}
+
+static double attr(const kb_topo *t, uint32_t node, const char *name)
+{
+    return kb_spec_attr(kb_topo_node(t, node)->spec, name);
+}
+
+static kb_time attr_ps(const kb_topo *t, uint32_t node, const char *name)
+{
+    return (kb_time)llround(attr(t, node, name) * 1000.0);
+}
+
+/* Attributes an implementation does not declare read as 0 (a Lua or other
+ * implementation of a part): only builtin parts give engine parameters. */
+static void pe_init(kb_comp *c)
+{
+    const kb_topo *t = kb_fabric_topo(c->fab);
+    kb_pe *p = kb_xcalloc(1, sizeof *p);
+    c->state = p;
+    p->fab = c->fab;
+    p->cpu = c->node;
+    p->sip = c->n->sip;
+    p->cube = c->n->cube;
+    p->pe = c->n->pe;
+    bool ok = true;
+    p->sched = sibling(t, c->n, "pe_scheduler", &ok);
+    p->dma = sibling(t, c->n, "pe_dma", &ok);
+    p->fetch_store = sibling(t, c->n, "pe_fetch_store", &ok);
+    p->gemm = sibling(t, c->n, "pe_gemm", &ok);
+    p->math = sibling(t, c->n, "pe_math", &ok);
+    p->tcm = sibling(t, c->n, "pe_tcm", &ok);
+    p->mmu = sibling(t, c->n, "pe_mmu", &ok);
+    p->ipcq = sibling(t, c->n, "pe_ipcq", &ok);
+    if (!ok) { /* the builder always makes all nine parts */
+        free(p);
+        c->state = NULL;
+        return;
+    }
+    p->cpu_clock_ghz = attr(t, p->cpu, "clock_ghz");
+    int64_t dispatch_cycles = (int64_t)attr(t, p->cpu, "dispatch_cycles");
+    p->scratch_bytes = (uint64_t)llround(attr(t, p->cpu, "scratch_kb") * 1024.0);
+    p->dispatch_ps = kb_cycles_ps((double)dispatch_cycles, p->cpu_clock_ghz) + c->overhead_ps;
+    p->sched_ps = attr_ps(t, p->sched, "overhead_ns");
+    p->fs_ps = attr_ps(t, p->fetch_store, "overhead_ns");
+    p->tlb_ps = attr_ps(t, p->mmu, "tlb_overhead_ns");
+    p->tcm_bw[0] = attr(t, p->tcm, "read_bw_gbs");
+    p->tcm_bw[1] = attr(t, p->tcm, "write_bw_gbs");
+    p->dma_tcm = attr(t, p->dma, "tcm_ports") != 0;
+    p->stage_simple = attr(t, p->fetch_store, "stages_simple_commands") != 0;
+    p->gemm_m = (kb_gemm_model){attr(t, p->gemm, "clock_ghz"), (int64_t)attr(t, p->gemm, "mac_rows"),
+                                (int64_t)attr(t, p->gemm, "mac_cols"), (int64_t)attr(t, p->gemm, "mac_depth"),
+                                attr(t, p->gemm, "f32_slowdown"), attr_ps(t, p->gemm, "overhead_ns")};
+    p->math_m = (kb_math_model){attr(t, p->math, "clock_ghz"), (int64_t)attr(t, p->math, "simd_bytes"),
+                                attr(t, p->math, "transcendental_cycles"), attr_ps(t, p->math, "overhead_ns")};
+    char *err = NULL;
+    if (!kb_pe_tcm_init(p, &err)) {
+        kb_comp_fail(c, "PE_TCM: %s", err);
+        free(err);
+    }
+}
+
+/* Composites in flight release their kernels with the pipeline; kernel
+ * instances still referenced from elsewhere are then detached. */
+static void pe_fini(kb_comp *c)
+{
+    kb_pe *p = c->state;
+    if (!p)
+        return;
+    kb_pipe_free(p);
+    drop_runs(p);
+    kb_kernel_detach_all(p);
+    kb_alloc_fini(&p->tcm_space);
+    free(p);
+}
+
+static const kb_msg_handler cpu_handlers[] = {
+    {&kb_msg_kernel_launch, launch}, {&kb_msg_transfer, kb_store_forward_txn}, {NULL, NULL}};
+
+const kb_comp_ops kb_pe_cpu_ops = {
+    .flit_aware = false, .handlers = cpu_handlers, .init = pe_init, .fini = pe_fini, .on_txn = kb_store_forward_txn};
+
+kb_pe *kb_pe_of(kb_fabric *f, uint32_t node)
+{
+    kb_comp *c = kb_fabric_comp(f, node);
+    return c->ops == &kb_pe_cpu_ops ? c->state : NULL;
+}
+
+kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err)
+{
+    const kb_topo *t = kb_fabric_topo(f);
+    int64_t n = kb_topo_pe_node(t, sip, cube, pe, "pe_cpu");
+    kb_pe *p = n < 0 ? NULL : kb_pe_of(f, (uint32_t)n);
+    if (!p) {
+        *err = n < 0 ? kb_asprintf("no PE sip%d.cube%d.pe%d in topology %s", sip, cube, pe, kb_topo_name(t))
+                     : kb_asprintf("%s is not a builtin.pe_cpu: it cannot run kernels", kb_topo_node(t, (uint32_t)n)->id);
+        return NULL;
+    }
+    /* The engines are driven by the PE's commands, not by fabric traffic:
+     * another implementation in their place would never be asked. */
+    const uint32_t parts[] = {p->sched, p->fetch_store, p->gemm, p->math, p->tcm};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        kb_comp *c = kb_fabric_comp(f, parts[i]);
+        if (c->ops != &kb_pe_part_ops) {
+            *err = kb_asprintf("%s is %s: a PE engine must be its builtin (the PE's commands drive it); "
+                               "change its timing with a latency_model instead (docs/extending.md)",
+                               c->n->id, c->n->spec->impl->name);
+            return NULL;
+        }
+    }
+    return p;
+}

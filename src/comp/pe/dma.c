@@ -6,19 +6,23 @@
  * transfers start in submission order. The setup overhead (overhead_ns) is
  * paid before the first flit leaves.
  *
- * A third channel, comm (the spec's vc_comm), carries PE_IPCQ's tokens and
- * credits (ipcq.c): separate from the two above, it is taken in request
- * order for the setup overhead of each message and lets it go (no round
- * trip: a token is not acknowledged, the credit is the answer), and the
- * wires pace the bytes. It reads a message's source from TCM in
- * vc_chunk_size chunks, so sending starts after the first chunk. Tokens and credits that end here go to PE_IPCQ. */
+ * A third channel, comm (the spec's vc_comm), carries the messages PEs
+ * send one another (queues between PEs): separate from the two above, it is
+ * taken in request order for the setup overhead of each message and lets
+ * it go (no round trip: the wires pace the bytes). Its sender reads a
+ * message's source from TCM in vc_chunk_size chunks.
+ *
+ * PE_DMA is its PE's port onto the fabric: messages for another part of
+ * the PE end here, and go to the part that serves their kind
+ * (kb_pe_dma_serve). */
 #include "comp/pe/engines.h"
-#include "comp/pe/ipcq.h"
 
 #include "core/sim.h"
 #include "core/util.h"
 
 #include <stdlib.h>
+
+#define PORT_PARTS 8 /* the PE's other parts, each at most once */
 
 typedef struct channel {
     int cap, busy;
@@ -29,8 +33,9 @@ typedef struct dma {
     channel ch[2];       /* 0 read, 1 write */
     kb_time comm_free;   /* the comm channel: free from */
     uint64_t chunk;      /* vc_chunk_size: bytes the comm channel reads at a time */
-    void *ipcq;          /* the PE_IPCQ its tokens and credits go to (set at install) */
     bool read_response; /* read_response_data: a read's response carries its bytes */
+    kb_comp *served[PORT_PARTS]; /* parts of the PE whose messages end here */
+    int nserved;
 } dma;
 
 static void dma_init(kb_comp *c)
@@ -86,13 +91,29 @@ static void log_transfer(kb_comp *c, kb_txn *t, const kb_mem_req *r)
                  "memory", write ? "dma_write" : "dma_read", p);
 }
 
-/* A transaction ending at a PE DMA: the response to one of its transfers. */
+/* The handler of the part that serves t's kind here, or false. */
+static bool to_served(kb_comp *c, kb_txn *t)
+{
+    const dma *d = c->state;
+    for (int i = 0; i < d->nserved; i++)
+        for (const kb_msg_handler *h = d->served[i]->ops->handlers; h && h->kind; h++)
+            if (h->kind == t->kind) {
+                h->fn(d->served[i], t);
+                return true;
+            }
+    return false;
+}
+
+/* A transaction ending at a PE DMA: the response to one of its transfers,
+ * or a message for a part it serves. */
 static void dma_txn(kb_comp *c, kb_txn *t)
 {
     if (t->step + 1 < t->path->n) {
         kb_fabric_forward(t, kb_sim_now(kb_fabric_sim(c->fab)));
         return;
     }
+    if (t->kind != &kb_msg_response && to_served(c, t))
+        return;
     kb_mem_req *r = kb_mem_req_of(t);
     if (t->kind != &kb_msg_response || !r || r->owner != c) {
         kb_comp_fail(c, "received a %s it did not ask for", t->kind->name);
@@ -167,14 +188,24 @@ kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready)
     return left;
 }
 
-void kb_pe_dma_set_ipcq(kb_fabric *f, uint32_t pe_dma, void *ipcq)
+bool kb_pe_dma_serve(kb_fabric *f, uint32_t pe_dma, kb_comp *part, char **err)
 {
     kb_comp *c = kb_fabric_comp(f, pe_dma);
-    if (c->ops == &kb_pe_dma_ops)
-        ((dma *)c->state)->ipcq = ipcq;
+    if (c->ops != &kb_pe_dma_ops) {
+        *err = kb_asprintf("%s is not a PE DMA engine (%s)", c->n->id, c->n->spec->impl->name);
+        return false;
+    }
+    dma *d = c->state;
+    for (int i = 0; i < d->nserved; i++)
+        if (d->served[i] == part)
+            return true;
+    if (d->nserved == PORT_PARTS) {
+        *err = kb_asprintf("%s serves %d parts already", c->n->id, PORT_PARTS);
+        return false;
+    }
+    d->served[d->nserved++] = part;
+    return true;
 }
-
-void *kb_pe_dma_ipcq(kb_comp *c) { return c->ops == &kb_pe_dma_ops ? ((dma *)c->state)->ipcq : NULL; }
 
 uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma)
 {
@@ -198,13 +229,8 @@ static void dma_stats(kb_comp *c, kb_val *entry, kb_time now)
     }
 }
 
-static const kb_msg_handler handlers[] = {{&kb_msg_ipcq_token, kb_ipcq_on_token},
-                                          {&kb_msg_ipcq_credit, kb_ipcq_on_credit},
-                                          {&kb_msg_response, dma_txn},
-                                          {NULL, NULL}};
-
+/* No handler table: what ends here is a response or a served part's. */
 const kb_comp_ops kb_pe_dma_ops = {.flit_aware = false,
-                                   .handlers = handlers,
                                    .init = dma_init,
                                    .fini = dma_fini,
                                    .on_txn = dma_txn,

@@ -1,8 +1,9 @@
 /* Internal to the PE wing (src/comp/pe): what the parts' files offer one
  * another: request-order ports, busy time and slices, the context of
- * errors (call, kernel, PE, simulated time), PE_CPU's launches and
- * dispatch, the TCM ports, fetch and store, and the compute stages of
- * simple commands. Nothing outside the wing calls these; it uses pe.h. */
+ * errors (call, kernel, PE, simulated time), dispatch, the TCM ports,
+ * fetch and store, PE_DMA's comm channel and port, and the stages the
+ * kinds of command share. Nothing outside the wing calls these; it uses
+ * pe.h. */
 #ifndef KB_COMP_PE_ENGINES_H
 #define KB_COMP_PE_ENGINES_H
 
@@ -33,20 +34,12 @@ char *kb_pe_where(kb_pe *p, const char *kernel);
 /* why (taken) as the error of `call`: "call on <kb_pe_where>: why". */
 char *kb_pe_error(kb_pe *p, const char *call, const char *kernel, char *why);
 
-/* ---- engines (cpu.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
+/* ---- engines (dispatch.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
  * Times are the builtin formulas, or the part's Lua latency model when the
  * topology names one. */
 
-/* PE_CPU takes a KernelLaunch (its overhead paid): at the launch's start
- * barrier (at once if it is late) it makes a kernel instance with scratch
- * from PE_TCM and hands it to the launch's runner; when the runner tells
- * the body's end (kb_kernel_finish), the instance's slice goes on PE_CPU's
- * track, its scratch is freed and the PE's answer goes back to M_CPU. */
-void kb_pe_cpu_launch(kb_comp *c, kb_txn *t);
-/* Frees the PE's launches still running (the PE is freed with its fabric). */
-void kb_pe_cpu_drop_runs(kb_pe *p);
 /* PE_CPU: a command's dispatch from `now` (PE_SCHEDULER's slice when it
- * costs time); returns its end, kb_pe_dispatched_at. */
+ * costs time); returns its end, kb_pe_dispatched_at (dispatch.c). */
 kb_time kb_pe_dispatch(kb_pe *p, const char *what, kb_time now);
 /* When a command issued at `now` is dispatched: PE_CPU's dispatch, then
  * PE_SCHEDULER's overhead (no slice). */
@@ -68,19 +61,42 @@ kb_time kb_pe_fetch_store(kb_pe *p, int store, kb_time now, uint64_t n, bool tra
 kb_time kb_pe_gemm_ps(kb_pe *p, int64_t m, int64_t k, int64_t n, kb_dtype t);
 kb_time kb_pe_math_ps(kb_pe *p, kb_mop op, int64_t elems, int64_t outs, kb_dtype t);
 
-/* The compute stage of a gemm / math command on the accel slot from `now`:
- * slice, op-log record; returns its end (gemm.c, math.c). With data, the
- * result is computed into op->out by kb_pe_*_values when the command ends. */
-kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now);
-kb_time kb_pe_math_stage(kb_pe_op *op, kb_time now);
-void kb_pe_gemm_values(kb_pe_op *op);
-void kb_pe_math_values(kb_pe_op *op);
+/* ---- PE_DMA (dma.c) ----
+ * Besides its read and write channels (kb_pe_dma_submit, pe.h), a comm
+ * channel (the spec's vc_comm) for messages between PEs: taken in request
+ * order for each message's setup (overhead_ns) and let go (no round trip),
+ * the wires pacing the bytes. t leaves pe_dma after the setup, from
+ * `ready` >= now; returns when it leaves. */
+kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready);
+/* PE_DMA's vc_chunk_size: bytes the comm channel reads from TCM at a time. */
+uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma);
+/* PE_DMA is its PE's port onto the fabric: from now on a transaction
+ * ending there of a kind that `part` (another part of the same PE) lists
+ * among its handlers goes to that handler, with part as its component.
+ * Idempotent. False with *err if pe_dma is not builtin.pe_dma. */
+bool kb_pe_dma_serve(kb_fabric *f, uint32_t pe_dma, kb_comp *part, char **err);
 
-/* A command parked by PE_IPCQ goes on with its next stage at `at` (>= now)
- * (command.c). */
-void kb_pe_op_continue(kb_pe_op *op, kb_time at);
+/* ---- stages the kinds of command share (dispatch.c, fetch_store.c) ---- */
 
-/* ---- when the PE is freed with its fabric (pe.c) ---- */
+/* PE_CPU's issue and PE_SCHEDULER's dispatch (every kind's first stage). */
+kb_pe_step kb_pe_stage_dispatch(kb_pe_op *op, kb_time now, kb_time *at);
+
+/* The fields of the compute commands (dot, math) in kb_pe_op.args. */
+typedef struct kb_pe_operands {
+    kb_mop mop;            /* math: the op */
+    int nin;               /* operands */
+    kb_pe_operand in[3];   /* dot: in[0] x in[1] */
+    int axis;              /* math ops along an axis */
+} kb_pe_operands;
+KB_PE_ARGS_FIT(kb_pe_operands);
+
+/* PE_FETCH_STORE's stages of a compute command (pe_fetch_store.
+ * stages_simple_commands; without it no time and no slice): its tensor
+ * operands TCM -> register file, its result back. */
+kb_pe_step kb_pe_stage_fetch(kb_pe_op *op, kb_time now, kb_time *at);
+kb_pe_step kb_pe_stage_writeback(kb_pe_op *op, kb_time now, kb_time *at);
+
+/* ---- when the PE is freed with its fabric (cpu.c) ---- */
 
 /* Frees a PE's pipeline and the composites only it still holds. */
 void kb_pipe_free(kb_pe *pe);

@@ -1,6 +1,7 @@
 /* PE_GEMM (pe.h): an output-stationary MAC array (docs/pe-model.md). The
  * formula is a pure function of the product's shape; a latency model may
- * replace it ({op = "gemm", m, k, n, dtype_bytes}). A tl.dot is one stage on
+ * replace it ({op = "gemm", m, k, n, dtype_bytes}). The dot command
+ * (tl.dot) is dispatch -> fetch -> GEMM -> write back; its GEMM stage is on
  * the accel slot, a slice ("gemm" with m, k, n) and a `gemm` op-log record;
  * with data, its result is computed (engine.h: f32 accumulation along k in
  * order for floats, double for integers) when the command ends. */
@@ -50,7 +51,8 @@ static void log_gemm(kb_pe_op *op, kb_time start, kb_time end)
 {
     kb_pe *p = op->pe;
     const char *comp = kb_topo_node(kb_fabric_topo(p->fab), p->gemm)->id;
-    const kb_tview *a = &op->in[0].v, *b = &op->in[1].v;
+    const kb_pe_operands *in = KB_PE_ARGS(op, kb_pe_operands);
+    const kb_tview *a = &in->in[0].v, *b = &in->in[1].v;
     kb_oplog *log = kb_fabric_oplog(p->fab);
     if (!kb_oplog_keeps(log)) {
         kb_oplog_add(log, start, end, comp, "gemm", names[a->dtype], NULL);
@@ -74,23 +76,29 @@ static void log_gemm(kb_pe_op *op, kb_time start, kb_time end)
     kb_oplog_add(log, start, end, comp, "gemm", names[a->dtype], prm);
 }
 
-kb_time kb_pe_gemm_stage(kb_pe_op *op, kb_time now)
+/* On the accel slot (shared with PE_MATH). */
+static kb_pe_step gemm(kb_pe_op *op, kb_time now, kb_time *at)
 {
     kb_pe *p = op->pe;
-    const kb_tview *a = &op->in[0].v;
-    kb_time start, end = kb_pe_take(&p->accel_free, now,
-                                    kb_pe_gemm_ps(p, a->shape[0], a->shape[1], op->in[1].v.shape[1], a->dtype), &start);
-    kb_targ args[3] = {{"m", NULL, a->shape[0]}, {"k", NULL, a->shape[1]}, {"n", NULL, op->in[1].v.shape[1]}};
+    const kb_pe_operands *in = KB_PE_ARGS(op, kb_pe_operands);
+    const kb_tview *a = &in->in[0].v;
+    int64_t n = in->in[1].v.shape[1];
+    kb_time start, end = kb_pe_take(&p->accel_free, now, kb_pe_gemm_ps(p, a->shape[0], a->shape[1], n, a->dtype),
+                                    &start);
+    kb_targ args[3] = {{"m", NULL, a->shape[0]}, {"k", NULL, a->shape[1]}, {"n", NULL, n}};
     kb_pe_span(p, p->gemm, "gemm", start, end, args, 3);
     op->compute_ps += end - start;
     log_gemm(op, start, end);
-    return end;
+    *at = end;
+    return KB_PE_AT;
 }
 
-void kb_pe_gemm_values(kb_pe_op *op)
+/* Data mode: the product, written as the command ends. */
+static void land(kb_pe_op *op)
 {
     kb_memstore *m = kb_fabric_memstore(op->pe->fab);
-    const kb_tview *a = &op->in[0].v, *b = &op->in[1].v;
+    const kb_pe_operands *in = KB_PE_ARGS(op, kb_pe_operands);
+    const kb_tview *a = &in->in[0].v, *b = &in->in[1].v;
     int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
     double *x = kb_pe_view_values(m, a), *y = kb_pe_view_values(m, b);
     double *z = kb_xmalloc((size_t)(M * N + 1) * sizeof *z);
@@ -112,4 +120,37 @@ void kb_pe_gemm_values(kb_pe_op *op)
     free(x);
     free(y);
     free(z);
+}
+
+static const kb_pe_cmd dot_cmd = {
+    .name = "dot", .stages = {kb_pe_stage_dispatch, kb_pe_stage_fetch, gemm, kb_pe_stage_writeback}, .land = land};
+
+bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_dtype *out_dtype, char **err)
+{
+    if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) {
+        char sa[96], sb[96];
+        kb_shape_str(a->ndim, a->shape, sa, sizeof sa);
+        kb_shape_str(b->ndim, b->shape, sb, sizeof sb);
+        if (a->ndim != 2 || b->ndim != 2)
+            *err = kb_asprintf("tl.dot: operands must be 2-D (got shapes %s and %s)", sa, sb);
+        else
+            *err = kb_asprintf("tl.dot: shapes %s and %s cannot be multiplied (%d != %d)", sa, sb, (int)a->shape[1],
+                               (int)b->shape[0]);
+        return false;
+    }
+    if (a->dtype != b->dtype) {
+        *err = kb_asprintf("tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->dtype),
+                           kb_dtype_name(b->dtype));
+        return false;
+    }
+    op->cmd = &dot_cmd;
+    kb_pe_operands *in = KB_PE_ARGS(op, kb_pe_operands);
+    in->nin = 2;
+    in->in[0].v = *a;
+    in->in[1].v = *b;
+    op->out.dtype = out_dtype ? *out_dtype : a->dtype;
+    op->out.ndim = 2;
+    op->out.shape[0] = a->shape[0];
+    op->out.shape[1] = b->shape[1];
+    return true;
 }

@@ -9,14 +9,15 @@
  * travels from the host to each PE_IPCQ as an IpcqInstall control message
  * (src/comp/device/control.h) and is applied when it arrives.
  *
- * Then tl.send and tl.recv are commands of the PE (kinds KB_PE_SEND and
- * KB_PE_RECV of kb_pe_op, pe.h):
+ * Then tl.send and tl.recv are commands of the PE (kinds of kb_pe_op,
+ * pe.h, defined in ipcq_cmd.c):
  *   send: dispatch -> ring space (credits) -> the comm channel reads the
  *         source from TCM and the token leaves (the command ends here)
  *   recv: dispatch -> the token is in the slot -> slot read (+ bank hop for
  *         sram/hbm) -> the 16-byte credit reaches the sender (blocking)
  * A token is one transaction carrying the message's bytes and metadata to
- * the receiving PE's PE_DMA; the slot becomes visible (data and metadata at
+ * the receiving PE's PE_DMA (the PE's port, which hands it to PE_IPCQ);
+ * the slot becomes visible (data and metadata at
  * once, I6) when its last flit has arrived and the slot write is done. Times are picoseconds. */
 #ifndef KB_COMP_PE_IPCQ_H
 #define KB_COMP_PE_IPCQ_H
@@ -71,7 +72,7 @@ void kb_ipcq_plan_unref(kb_ipcq_plan *p);
  * (I3.1, by sorting: O(n log n)). False with *err naming the offender. */
 bool kb_ipcq_plan_check(const kb_topo *t, const kb_ipcq_plan *p, char **err);
 
-/* ---- what the PE's commands and PE_DMA ask (ipcq.c) ---- */
+/* ---- what the bindings ask (ipcq.c, ipcq_cmd.c) ---- */
 
 /* The index of direction `name` at p, or -1 (then *err, when err is not
  * NULL, says what is installed: "no IPCQ is installed" or the list). */
@@ -87,34 +88,15 @@ int kb_ipcq_neighbors(const kb_pe *p, const char **dirs, uint32_t *peers);
  * tl.recv_async future): its sequence number. */
 uint64_t kb_ipcq_claim(kb_pe *p, int dir);
 
-/* A send or recv command: op->dir (the direction index, or -1 for any
- * direction: recv only), op->tcm (send: the source view in TCM) or op->out
- * (recv: the result's view, placed in scratch), op->consume (recv). */
+/* A send or recv command (ipcq_cmd.c): dir is the direction index (recv:
+ * -1 for any direction), src the source view in TCM (send), out the
+ * result's view, placed in scratch (recv); consume: the recv reads its
+ * slot; seq: a tl.recv_async future's claimed message (NULL: the next). */
 void kb_pe_op_send(kb_pe_op *op, int dir, const kb_tview *src);
-void kb_pe_op_recv(kb_pe_op *op, int dir, const kb_tview *out, bool consume);
-
-/* The command's IPCQ stage (command.c calls it): KB_IPCQ_GO (no time:
- * the next stage now), KB_IPCQ_AT (*end: the next stage then), KB_IPCQ_WAIT
- * (the op is parked; ipcq.c resumes it), KB_IPCQ_FAILED (op->error set). */
-typedef enum kb_ipcq_step { KB_IPCQ_GO, KB_IPCQ_AT, KB_IPCQ_WAIT, KB_IPCQ_FAILED } kb_ipcq_step;
-typedef enum kb_ipcq_stage { KB_IPCQ_SPACE, KB_IPCQ_SEND, KB_IPCQ_ARRIVAL, KB_IPCQ_SLOT_READ, KB_IPCQ_CREDIT }
-    kb_ipcq_stage;
-kb_ipcq_step kb_ipcq_run(kb_pe_op *op, kb_ipcq_stage s, kb_time now, kb_time *end);
-
-/* PE_DMA's handlers for the two kinds ending at it. */
-void kb_ipcq_on_token(kb_comp *dma, kb_txn *t);
-void kb_ipcq_on_credit(kb_comp *dma, kb_txn *t);
-
-/* PE_DMA's comm channel (dma.c): t leaves pe_dma after the channel's setup
- * (its overhead_ns, in request order, from `ready` >= now); returns when
- * it leaves. */
-kb_time kb_pe_dma_comm(kb_fabric *f, uint32_t pe_dma, kb_txn *t, kb_time ready);
-/* The PE_IPCQ (its state) that tokens and credits ending at a PE_DMA go
- * to: set when a plan is installed, NULL before. */
-void kb_pe_dma_set_ipcq(kb_fabric *f, uint32_t pe_dma, void *ipcq);
-void *kb_pe_dma_ipcq(kb_comp *pe_dma);
-/* PE_DMA's vc_chunk_size (bytes the comm channel reads from TCM at a time). */
-uint64_t kb_pe_dma_chunk(kb_fabric *f, uint32_t pe_dma);
+void kb_pe_op_recv(kb_pe_op *op, int dir, const kb_tview *out, bool consume, const uint64_t *seq);
+/* A send's or recv's direction index; a recv from any direction: the one
+ * it took, once done (-1 before). */
+int kb_ipcq_op_dir(const kb_pe_op *op);
 
 /* --ipcq-trace: PE_IPCQ component c calls log(ctx, line) for every
  * message its PE sends and receives (NULL: off). */

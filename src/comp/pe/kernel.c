@@ -274,6 +274,21 @@ static void composite_done(kb_composite *c)
         k->wake(k, k->wake_arg);
 }
 
+/* Composite c, issued by c->kernel, is being freed. */
+static void release_composite(kb_composite *c)
+{
+    kb_kernel *k = c->kernel;
+    c->kernel = NULL;
+    c->kernel_name = NULL;
+    c->release = NULL;
+    if (!c->finished) { /* dropped with its pipeline */
+        k->composites--;
+        if (k->wait_for == c)
+            k->waiting = false, k->wait_for = NULL;
+    }
+    kb_kernel_unref(k);
+}
+
 bool kb_kernel_composite(kb_kernel *k, kb_composite *c, char **err)
 {
     kb_pe *p = k->pe;
@@ -286,26 +301,18 @@ bool kb_kernel_composite(kb_kernel *k, kb_composite *c, char **err)
     c->ready_at = kb_pe_dispatched_at(p, kb_sim_now(kb_fabric_sim(p->fab)));
     c->done = composite_done;
     c->arg = k;
-    c->kernel = k; /* named in its errors */
+    c->kernel = k;
+    c->kernel_name = k->name; /* named in its errors */
+    c->release = release_composite;
     if (!kb_composite_submit(p, c, err)) {
         c->kernel = NULL;
+        c->kernel_name = NULL;
+        c->release = NULL;
         return false;
     }
     k->refs++;
     k->composites++;
     return true;
-}
-
-void kb_kernel_release_composite(kb_composite *c)
-{
-    kb_kernel *k = c->kernel;
-    c->kernel = NULL;
-    if (!c->finished) { /* dropped with its pipeline */
-        k->composites--;
-        if (k->wait_for == c)
-            k->waiting = false, k->wait_for = NULL;
-    }
-    kb_kernel_unref(k);
 }
 
 bool kb_kernel_done(const kb_kernel *k, const kb_composite *c)

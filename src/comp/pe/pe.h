@@ -4,16 +4,19 @@
  * This is the wing's one header for the rest of kernbench (engines.h and
  * pipe.h are its files' own); one file per part or concern:
  *
- *   pe.c           a PE assembled from its nine parts: kb_pe, its parameters,
- *                  kb_pe_of / kb_pe_find, busy time and trace slices of
- *                  parts, where and when its errors happened
- *   cpu.c          PE_CPU: kernel launches (start barrier, instance, answer),
- *                  dispatch, tl.cycles, its trace slices
+ *   pe.c           what every file of the wing shares: busy time and trace
+ *                  slices of parts, where and when its errors happened
+ *   cpu.c          PE_CPU: the PE assembled from its nine parts (kb_pe, its
+ *                  parameters, kb_pe_of / kb_pe_find), kernel launches
+ *                  (start barrier, instance, answer)
+ *   dispatch.c     issuing a command: PE_CPU's and PE_SCHEDULER's dispatch
  *   kernel.c       kernel instances (kb_kernel): scratch, the blocking
  *                  command, composites in flight, waits, statistics
- *   ops.c          the rules of the tl calls: a command or a composite from
- *                  plain operands, its result's dtype and shape, the errors
- *   command.c      the stage machine of simple commands (kb_pe_submit)
+ *   command.c      the machine that runs simple commands' stages (kb_pe_submit)
+ *   load_store.c   the load and store commands (translate, DMA, TCM)
+ *   cycles.c       the cycles command (PE_CPU busy)
+ *   ops.c          the rules of tl.composite: a composite from plain
+ *                  operands, its output's dtype and shape, the errors
  *   scheduler.c    PE_SCHEDULER: composite commands submitted, fed tile by
  *                  tile, completed; the pipeline's state for inspection
  *   pipeline.c     the stage lanes: hand-over, backpressure, register file
@@ -21,18 +24,24 @@
  *   tiling.c       tile plans (pure functions, no simulation)
  *   mmu.c          PE_MMU: page table, translation (the one place a virtual
  *                  address becomes a memory node and offset), faults
- *   dma.c          PE_DMA: read and write channels over the fabric
+ *   dma.c          PE_DMA: read, write and comm channels over the fabric;
+ *                  the PE's port (what ends there for another part)
  *   tcm.c          PE_TCM: port bandwidth formula, latency hook, slices, and
  *                  the allocator of its space (kernel scratch, torch.alloc_tcm)
- *   fetch_store.c  PE_FETCH_STORE: TCM <-> register file moves
- *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values
- *   math.c         PE_MATH: vector formula, hook, slice, op log, values
+ *   fetch_store.c  PE_FETCH_STORE: TCM <-> register file moves, and the
+ *                  fetch and write-back stages of commands
+ *   gemm.c         PE_GEMM: MAC-array formula, hook, slice, op log, values;
+ *                  the dot command
+ *   math.c         PE_MATH: vector formula, hook, slice, op log, values;
+ *                  the math command
  *   parts.c        the parts that take no fabric transactions
- *   engines.h      internal: ports, slices, error context, dispatch and
- *                  engine stages
+ *   engines.h      internal: ports, slices, error context, dispatch, the
+ *                  engines and the stages commands share
  *   pipe.h         internal: the pipeline's pieces shared by the files above
- *   ipcq.c         PE_IPCQ: queues between PEs, tl.send / tl.recv as
- *                  kinds of kb_pe_op (its own public header, ipcq.h)
+ *   ipcq.c         PE_IPCQ: queues between PEs, their plan installed, their
+ *                  report and statistics (its own public header, ipcq.h)
+ *   ipcq_cmd.c     the send and recv commands, tokens and credits
+ *   ipcq_state.h   internal: PE_IPCQ's state, shared by the two above
  *   ipcq_plan.c    IPCQ install plans and their checks
  *
  * Times are picoseconds. Formulas and stages: docs/pe-model.md. Past ~500
@@ -51,7 +60,7 @@
 
 /* ---- the parts' behaviours (kb_impl.ops of the builtins, src/comp/builtin.c) ---- */
 
-/* PE_CPU: takes kernel launches and owns its PE's state (pe.c, cpu.c). */
+/* PE_CPU: takes kernel launches and owns its PE's state (cpu.c). */
 extern const kb_comp_ops kb_pe_cpu_ops;
 /* PE_MMU: takes map messages and holds the PE's page table (mmu.c). */
 extern const kb_comp_ops kb_pe_mmu_ops;
@@ -72,7 +81,7 @@ bool kb_pe_dma_submit(kb_fabric *f, uint32_t pe_dma, const kb_msg_kind *kind, ui
                       uint64_t nbytes, kb_data *data, kb_txn_done_fn done, void *arg, kb_hoplog *log,
                       char **err);
 
-/* ---- engine formulas (pure; cpu.c, tcm.c, gemm.c, math.c) ---- */
+/* ---- engine formulas (pure; pe.c, tcm.c, gemm.c, math.c) ---- */
 
 typedef struct kb_gemm_model {
     double clock_ghz;
@@ -169,7 +178,7 @@ uint64_t kb_plan_max_stage(const kb_plan_spec *s);
  * and, from its first k, the accumulator). */
 uint64_t kb_plan_rf_bytes(const kb_plan_spec *s, const kb_tile *t);
 
-/* ---- the PE (pe.c) ---- */
+/* ---- the PE (cpu.c) ---- */
 
 typedef struct kb_pe {
     kb_fabric *fab;
@@ -205,7 +214,7 @@ kb_pe *kb_pe_of(kb_fabric *f, uint32_t node);
  * not its builtin: the PE's commands drive the engines). */
 kb_pe *kb_pe_find(kb_fabric *f, int sip, int cube, int pe, char **err);
 
-/* ---- PE_CPU's track and PE_TCM's space (cpu.c, tcm.c) ----
+/* ---- PE_CPU's track and PE_TCM's space (pe.c, tcm.c) ----
  * The engines' stages, ports and slices are internal (engines.h). */
 
 /* A slice on PE_CPU's track (a tl call, a kernel instance). */
@@ -249,62 +258,65 @@ bool kb_mmu_resolve(kb_pe *p, uint64_t va, uint64_t nbytes, bool pa_fallback, co
 bool kb_mmu_check_rows(kb_pe *p, uint64_t va, uint64_t rows, uint64_t row_bytes, bool pa_fallback,
                        const char *call, const char *kernel, char **err);
 
-/* ---- simple commands (command.c) ----
- *   load:   dispatch -> mmu -> DMA read  -> TCM write
- *   store:  dispatch -> mmu -> TCM read  -> DMA write
- *   gemm:   dispatch -> fetch (TCM read)   -> GEMM  -> store (TCM write)
- *   math:   dispatch -> fetch (TCM read)   -> MATH  -> store (TCM write)
- *   cycles: dispatch -> PE_CPU busy for n cycles
- * A stage starts when the previous one ends and its resource is free. The
- * mmu stage translates the command's virtual address (a fault ends the
- * command there, with op->error) and costs tlb_overhead_ns. With data on, a
- * load's bytes land in TCM when its TCM write ends, a store's leave TCM
- * when its TCM read ends, and a GEMM or MATH result is written when its
- * store stage ends: data moves with time. */
-
-typedef enum kb_pe_kind {
-    KB_PE_LOAD, KB_PE_STORE, KB_PE_GEMM, KB_PE_MATH, KB_PE_CYCLES,
-    KB_PE_SEND, KB_PE_RECV /* tl.send / tl.recv: PE_IPCQ's commands (ipcq.h) */
-} kb_pe_kind;
-
-/* A math operand: a tensor view or an immediate. */
-typedef struct kb_pe_operand {
-    bool is_imm;
-    double imm;
-    kb_tview v;
-} kb_pe_operand;
+/* ---- simple commands (command.c): open descriptors ----
+ * A simple command is a kind (kb_pe_cmd) and its operands. A kind is a
+ * descriptor defined in the file that owns it, as a message kind is
+ * (kb_msg_kind): its stages in order, what lands when it ends, and the
+ * layout of its own fields inside kb_pe_op.args. The kinds and their files:
+ *   load:   dispatch -> translate -> DMA read  -> TCM write    load_store.c
+ *   store:  dispatch -> translate -> TCM read  -> DMA write    load_store.c
+ *   dot:    dispatch -> fetch -> GEMM -> write back            gemm.c
+ *   math:   dispatch -> fetch -> MATH -> write back            math.c
+ *   cycles: dispatch -> PE_CPU busy for n cycles               cycles.c
+ *   send, recv: PE_IPCQ's (ipcq.h)                             ipcq_cmd.c
+ * A stage starts when the previous one ends and its resource is free; it
+ * books its resource in closed form, so a command costs one event per
+ * stage that takes time. The translate stage turns the command's virtual
+ * address into memory (a fault ends the command there, with op->error)
+ * and costs tlb_overhead_ns. With data on, values move with time: a
+ * load's bytes land in TCM as its TCM write ends, a store's leave TCM as
+ * its TCM read ends, a GEMM or MATH result is written as its last stage
+ * ends (the kind's land hook). How to add a kind: docs/architecture.md. */
 
 typedef struct kb_pe_op kb_pe_op;
 typedef void (*kb_pe_done_fn)(kb_pe_op *op);
 
+/* What a stage asks of the command machine (command.c). */
+typedef enum kb_pe_step {
+    KB_PE_NEXT,   /* done, no time passed: the next stage starts now, in this call */
+    KB_PE_AT,     /* the next stage starts at *at (>= now; an event even at now) */
+    KB_PE_WAIT,   /* parked: whoever holds it calls kb_pe_op_continue */
+    KB_PE_FAILED  /* op->error is set: the command ends now */
+} kb_pe_step;
+
+typedef kb_pe_step (*kb_pe_stage_fn)(kb_pe_op *op, kb_time now, kb_time *at);
+
+#define KB_PE_CMD_STAGES 6 /* stages of a kind at most, with the NULL that ends them */
+
+/* A kind of simple command: a static descriptor in the file that owns it. */
+typedef struct kb_pe_cmd {
+    const char *name;                        /* "load": inspection and reports */
+    kb_pe_stage_fn stages[KB_PE_CMD_STAGES]; /* in order; the first NULL ends the list */
+    /* Data mode, once the last stage has ended without error: the values
+     * the command leaves (its result into TCM); NULL if it leaves none. */
+    void (*land)(kb_pe_op *op);
+} kb_pe_cmd;
+
+/* Bytes of a command's own fields, its kind's layout (kb_pe_op.args). */
+#define KB_PE_OP_ARGS 576
+
 /* One command in flight; the caller owns the memory until done() runs. */
 struct kb_pe_op {
     kb_pe *pe;
-    kb_pe_kind kind;
-    const char *what;    /* the tl call, for slices and errors ("tl.load"); static */
-    bool data;           /* data mode: move bytes and compute values */
-    /* load/store: the memory side as a virtual address (translated by the
-     * mmu stage) and the TCM side (a contiguous view) */
-    uint64_t va;
-    bool pa_fallback;    /* an unmapped va is used as a physical address */
-    const char *kernel;  /* the kernel's name for fault messages, or NULL */
-    kb_tview tcm;
-    /* gemm: in[0] x in[1] -> out; math: op over nin operands -> out */
-    kb_mop mop;
-    int nin;
-    kb_pe_operand in[3];
-    int axis;            /* math ops along an axis */
+    const kb_pe_cmd *cmd; /* its kind, set by its builder (kb_pe_op_load ...) */
+    const char *what;     /* the tl call, for slices and errors ("tl.load"); static */
+    bool data;            /* data mode: move bytes and compute values */
+    bool pa_fallback;     /* an unmapped va is used as a physical address */
+    const char *kernel;   /* the kernel's name for fault messages, or NULL */
+    /* The result, for kinds that make one (load, dot, math, recv): its
+     * dtype and shape from the builder, its place from the caller (the
+     * kernel's scratch, kb_kernel_alloc) before kb_pe_submit. */
     kb_tview out;
-    int64_t cycles;      /* cycles */
-    /* send / recv (ipcq.h): the direction's index (recv: -1 any), the
-     * message's sequence number in it, whether a recv reads its slot */
-    int dir;
-    uint64_t seq;
-    bool claimed;        /* recv: seq is set (a tl.recv_async future's) */
-    bool consume;
-    bool credit;         /* recv: its read freed slots, so a credit goes back */
-    kb_time t_wait;      /* when it began waiting in PE_IPCQ */
-    struct kb_pe_op *ipcq_next; /* PE_IPCQ's list of waiting commands */
     kb_pe_done_fn done;
     void *arg;
     /* filled in */
@@ -312,20 +324,28 @@ struct kb_pe_op {
     kb_time dma_ps, compute_ps;
     char *error;         /* set if a stage failed (done() runs at once) */
     bool submitting;     /* done() called from within kb_pe_submit (a zero-time command) */
-    /* internal */
-    int stage;
-    kb_time t_stage;
-    uint32_t target;     /* load/store: va's memory node and offset (mmu stage) */
-    uint64_t target_off;
-    void *buf;           /* data in transit */
+    /* the machine's and the stages' */
+    int stage;           /* index in cmd->stages */
+    kb_time t_stage;     /* when the current stage began */
+    void *buf;           /* data in transit (freed when the command ends) */
+    /* the kind's own fields, as its layout: KB_PE_ARGS(op, type) */
+    uint64_t args[KB_PE_OP_ARGS / 8];
 };
 
-/* Starts op at the current time. It never fails here: done() is called
- * exactly once when the command completes, with op->error set if a stage
- * failed (a fault at PE_MMU, no route for the DMA), from an event callback
- * or, when the whole command takes no time, from within this call
- * (op->submitting). */
+/* The kind's fields as its layout's type: KB_PE_ARGS(op, mem_args). */
+#define KB_PE_ARGS(op, type) ((type *)(void *)(op)->args)
+/* For a kind's layout: fails the build if it does not fit. */
+#define KB_PE_ARGS_FIT(type) _Static_assert(sizeof(type) <= KB_PE_OP_ARGS, #type " exceeds KB_PE_OP_ARGS")
+
+/* Starts op (its kind and operands set by a builder) at the current time.
+ * It never fails here: done() is called exactly once when the command
+ * completes, with op->error set if a stage failed (a fault at PE_MMU, no
+ * route for the DMA), from an event callback or, when the whole command
+ * takes no time, from within this call (op->submitting). */
 void kb_pe_submit(kb_pe_op *op);
+/* A command parked by a stage (KB_PE_WAIT) goes on with its next stage at
+ * `at` (>= now). */
+void kb_pe_op_continue(kb_pe_op *op, kb_time at);
 
 
 /* ---- composite commands (scheduler.c, pipeline.c, tile_data.c) ----
@@ -376,7 +396,9 @@ struct kb_composite {
     kb_time ready_at;           /* when PE_SCHEDULER may start feeding it */
     kb_composite_fn done;       /* called once, when the last tile completes */
     void *arg;
-    struct kb_kernel *kernel;   /* the issuing instance (named in errors; a reference), or NULL */
+    struct kb_kernel *kernel;   /* the issuing instance (a reference), or NULL */
+    const char *kernel_name;    /* its name, for errors (NULL: none) */
+    kb_composite_fn release;    /* called once as c is freed while it holds kernel */
     /* state */
     uint64_t ntiles, fed, completed;
     bool finished;
@@ -409,26 +431,32 @@ typedef struct kb_pipe_state {
 } kb_pipe_state;
 void kb_pipe_state_of(kb_pe *pe, kb_pipe_state *out);
 
-/* ---- building commands and composites (ops.c) ----
- * The rules of the tl calls on plain C values: a command or a composite
- * from its operands (shapes, dtypes, axes, immediates, epilogues, tile
- * sizes), with its result's dtype and shape. Nothing is issued and no time
- * passes. False with *err (the call's message, "tl.dot: ..."; the caller
- * frees it). A command's result gets only its dtype, ndim and shape here
- * (op->out; op->tcm for a load): its place is the kernel's scratch
+/* ---- building commands (each in its kind's file) ----
+ * The rules of the tl calls on plain C values: a command from its operands
+ * (shapes, dtypes, axes, immediates), with its result's dtype and shape.
+ * Nothing is issued and no time passes. False with *err (the call's
+ * message, "tl.dot: ..."; the caller frees it). A result gets only its
+ * dtype, ndim and shape here (op->out): its place is the kernel's scratch
  * (kb_kernel_alloc). op comes from kb_kernel_command. */
 
-/* A [shape] dt tensor from va into TCM. */
+/* A math operand: a tensor view or an immediate. */
+typedef struct kb_pe_operand {
+    bool is_imm;
+    double imm;
+    kb_tview v;
+} kb_pe_operand;
+
+/* A [shape] dt tensor from va into TCM (load_store.c). */
 void kb_pe_op_load(kb_pe_op *op, uint64_t va, kb_dtype dt, int ndim, const int64_t *shape);
-/* v must be contiguous (a store moves contiguous bytes). */
+/* v must be contiguous (a store moves contiguous bytes) (load_store.c). */
 bool kb_pe_op_store(kb_pe_op *op, uint64_t va, const kb_tview *v, char **err);
 /* n >= 0 cycles; 0 is the dispatch alone (tl.composite's cost). With
  * op->pe set (kb_kernel_command sets it), n cycles at that PE_CPU's clock
  * must also end within the simulated range (int64 picoseconds) when
- * dispatched now. */
+ * dispatched now (cycles.c). */
 bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err);
 /* a x b: 2-D, one dtype, a's columns b's rows; [M, N] of *out_dtype (NULL:
- * the operands'). */
+ * the operands') (gemm.c). */
 bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_dtype *out_dtype, char **err);
 /* mop over in[0 .. nin-1], views or immediates (nin is checked against the
  * op's arity before in is read). Tensors broadcast (numpy rules) to the
@@ -436,10 +464,14 @@ bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_d
  * not count). Axis ops take one tensor and *axis (NULL: none given;
  * negative counts from the end) and keep the axis with size 1; without an
  * axis, softmax takes the last and a reduction every element of a
- * contiguous view (result [1]). */
+ * contiguous view (result [1]) (math.c). */
 bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, const int64_t *axis, char **err);
-/* Math on two dtypes gives: the same one; else f32 if either is a float, i32. */
+/* Math on two dtypes gives: the same one; else f32 if either is a float, i32 (math.c). */
 kb_dtype kb_pe_common_dtype(kb_dtype a, kb_dtype b);
+
+/* ---- building composites (ops.c) ----
+ * The same for tl.composite: operands, epilogues and tile sizes. */
+
 /* x with its last two dimensions swapped, sharing its data (tl.trans). */
 bool kb_pe_trans(const kb_tview *x, kb_tview *out, char **err);
 

@@ -67,8 +67,6 @@ void kb_lane_wait(kb_lane *L, kb_producer *p); /* p->held moves in when a slot f
  * (the first error is kept, err is taken). */
 void kb_composite_finish(kb_pipe *pp, kb_composite *c);
 void kb_composite_fail(kb_composite *c, char *err);
-/* kernel.c: composite c, issued by c->kernel, is being freed. */
-void kb_kernel_release_composite(kb_composite *c);
 /* tile_data.c: token t's values after stage st (data mode). */
 void kb_tile_data(kb_pipe *pp, kb_token *t, const kb_stage *st);
 

@@ -250,7 +250,7 @@ static bool tile_target(kb_pipe *pp, kb_token *t, const kb_stage *st, kb_target 
         kb_plan_operand(s, &t->t, st->arg, &r0, &c0, &rows, &cols);
         row = (uint64_t)cols * kb_dtype_size(o->dtype);
     }
-    return kb_mmu_resolve(pp->pe, va, row, c->pa_fallback, "tl.composite", kb_kernel_name(c->kernel), &tg->node,
+    return kb_mmu_resolve(pp->pe, va, row, c->pa_fallback, "tl.composite", c->kernel_name, &tg->node,
                           &tg->offset, err);
 }
 
@@ -332,7 +332,7 @@ static void step(kb_lane *L)
             }
             if (!kb_pe_dma_submit(p->fab, p->dma, write ? &kb_msg_dma_write : &kb_msg_dma_read, tg.node, tg.offset,
                                   st->bytes, NULL, dma_done, L, NULL, &err)) {
-                kb_composite_fail(c, kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), err));
+                kb_composite_fail(c, kb_pe_error(p, "tl.composite", c->kernel_name, err));
                 return stage_end(L);
             }
             return;

@@ -24,8 +24,8 @@ void kb_composite_unref(kb_composite *c)
 {
     if (--c->refs > 0)
         return;
-    if (c->kernel)
-        kb_kernel_release_composite(c);
+    if (c->release)
+        c->release(c);
     free(c->error);
     free(c->acc);
     free(c);
@@ -156,7 +156,7 @@ static bool matrix_maps(kb_pe *p, const kb_composite *c, uint64_t va, int64_t ro
                         char **err)
 {
     return kb_mmu_check_rows(p, va, (uint64_t)rows, (uint64_t)cols * elem, c->pa_fallback, "tl.composite",
-                             kb_kernel_name(c->kernel), err);
+                             c->kernel_name, err);
 }
 
 /* Tile sizes left 0: PE_SCHEDULER's tile_m, tile_k, tile_n (32, 64, 32
@@ -204,7 +204,7 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
                                 kb_plan_max_stage(&c->plan) > UINT32_MAX
                                     ? "one of its stages would move more than 4 GiB; use smaller tiles"
                                     : "more than 2^64 tiles; use larger tiles");
-        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
+        *err = kb_pe_error(p, "tl.composite", c->kernel_name, why);
         return false;
     }
     kb_pipe *pp = pipe_of(p);
@@ -224,7 +224,7 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
                                 "(pe_fetch_store.attrs.register_file_kb): use smaller tiles (tile_shape)",
                                 (long long)c->plan.tm, (long long)c->plan.tk, (long long)c->plan.tn,
                                 (unsigned long long)worst, (unsigned long long)pp->rf_cap);
-        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), why);
+        *err = kb_pe_error(p, "tl.composite", c->kernel_name, why);
         return false;
     }
     /* a serial worker must never wait for room: its token's next stage may
@@ -232,7 +232,7 @@ bool kb_composite_submit(kb_pe *p, kb_composite *c, char **err)
      * the store frees; a write behind a read waiting for room downstream) */
     const char *why = serial_conflict(pp);
     if (why) {
-        *err = kb_pe_error(p, "tl.composite", kb_kernel_name(c->kernel), kb_xstrdup(why));
+        *err = kb_pe_error(p, "tl.composite", c->kernel_name, kb_xstrdup(why));
         return false;
     }
     /* the plan is sound: now the memory it reads and writes */

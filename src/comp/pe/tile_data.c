@@ -32,7 +32,7 @@ static bool move_rows(kb_pipe *pp, const kb_composite *c, uint64_t va, int64_t l
         uint32_t node;
         uint64_t off;
         ok = kb_mmu_resolve(pp->pe, va + (uint64_t)(r * ld) * sz, (uint64_t)cols * sz, c->pa_fallback,
-                            "tl.composite", kb_kernel_name(c->kernel), &node, &off, err);
+                            "tl.composite", c->kernel_name, &node, &off, err);
         if (!ok)
             break;
         if (write) {
