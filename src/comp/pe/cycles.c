@@ -15,8 +15,7 @@ KB_PE_ARGS_FIT(cycles_args);
 
 static kb_pe_step busy(kb_pe_op *op, kb_time now, kb_time *at)
 {
-    const kb_pe *p = op->pe;
-    *at = now + kb_cycles_ps((double)KB_PE_ARGS(op, cycles_args)->n, p->cpu_clock_ghz);
+    *at = now + kb_cycles_ps((double)KB_PE_ARGS(op, cycles_args)->n, op->pe->cpu_clock_ghz);
     return *at > now ? KB_PE_AT : KB_PE_NEXT;
 }
 
