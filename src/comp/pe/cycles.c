@@ -23,10 +23,8 @@ static const kb_pe_cmd cycles_cmd = {.name = "cycles", .stages = {kb_pe_stage_di
 
 bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err)
 {
-    if (n < 0) {
-        *err = kb_asprintf("tl.cycles: the count must be >= 0 (got %lld)", (long long)n);
-        return false;
-    }
+    if (n < 0)
+        return kb_pe_fail(err, "tl.cycles: the count must be >= 0 (got %lld)", (long long)n);
     const kb_pe *p = op->pe;
     if (p && p->cpu_clock_ghz > 0) {
         /* the busy time, in ps, must end within int64 picoseconds */
@@ -34,11 +32,11 @@ bool kb_pe_op_cycles(kb_pe_op *op, int64_t n, char **err)
         double room = (double)(KB_TIME_MAX - from), ps = (double)n * 1000.0 / p->cpu_clock_ghz;
         if (!(ps < room)) {
             char t[KB_TIME_STRLEN];
-            *err = kb_asprintf("tl.cycles: %lld cycles at %g GHz last %.6g ns, beyond the simulated range (int64 "
-                               "picoseconds, up to t=9223372036854775.807 ns): from t=%s, about %.6g cycles at most",
-                               (long long)n, p->cpu_clock_ghz, ps / 1000.0, kb_time_format(from, t),
-                               room * p->cpu_clock_ghz / 1000.0);
-            return false;
+            return kb_pe_fail(err, "tl.cycles: %lld cycles at %g GHz last %.6g ns, beyond the simulated range (int64 "
+                                   "picoseconds, up to t=9223372036854775.807 ns): from t=%s, about %.6g cycles at "
+                                   "most",
+                              (long long)n, p->cpu_clock_ghz, ps / 1000.0, kb_time_format(from, t),
+                              room * p->cpu_clock_ghz / 1000.0);
         }
     }
     op->cmd = &cycles_cmd;

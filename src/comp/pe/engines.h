@@ -33,6 +33,8 @@ double *kb_pe_view_values(const kb_memstore *m, const kb_tview *v);
 char *kb_pe_where(kb_pe *p, const char *kernel);
 /* why (taken) as the error of `call`: "call on <kb_pe_where>: why". */
 char *kb_pe_error(kb_pe *p, const char *call, const char *kernel, char *why);
+/* A builder's refusal: *err = the formatted message; returns false. */
+bool kb_pe_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- engines (dispatch.c, tcm.c, fetch_store.c, gemm.c, math.c) ----
  * Times are the builtin formulas, or the part's Lua latency model when the

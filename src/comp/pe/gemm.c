@@ -132,17 +132,13 @@ bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_d
         kb_shape_str(a->ndim, a->shape, sa, sizeof sa);
         kb_shape_str(b->ndim, b->shape, sb, sizeof sb);
         if (a->ndim != 2 || b->ndim != 2)
-            *err = kb_asprintf("tl.dot: operands must be 2-D (got shapes %s and %s)", sa, sb);
-        else
-            *err = kb_asprintf("tl.dot: shapes %s and %s cannot be multiplied (%d != %d)", sa, sb, (int)a->shape[1],
-                               (int)b->shape[0]);
-        return false;
+            return kb_pe_fail(err, "tl.dot: operands must be 2-D (got shapes %s and %s)", sa, sb);
+        return kb_pe_fail(err, "tl.dot: shapes %s and %s cannot be multiplied (%d != %d)", sa, sb, (int)a->shape[1],
+                          (int)b->shape[0]);
     }
-    if (a->dtype != b->dtype) {
-        *err = kb_asprintf("tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->dtype),
-                           kb_dtype_name(b->dtype));
-        return false;
-    }
+    if (a->dtype != b->dtype)
+        return kb_pe_fail(err, "tl.dot: operand dtypes differ (%s and %s)", kb_dtype_name(a->dtype),
+                          kb_dtype_name(b->dtype));
     op->cmd = &dot_cmd;
     kb_pe_operands *in = KB_PE_ARGS(op, kb_pe_operands);
     in->nin = 2;

@@ -140,11 +140,9 @@ void kb_pe_op_load(kb_pe_op *op, uint64_t va, kb_dtype dt, int ndim, const int64
 
 bool kb_pe_op_store(kb_pe_op *op, uint64_t va, const kb_tview *v, char **err)
 {
-    if (!kb_tview_contiguous(v)) {
-        *err = kb_xstrdup("tl.store: the handle is a transposed view (tl.trans); a store moves contiguous bytes: "
-                          "compute a contiguous result first");
-        return false;
-    }
+    if (!kb_tview_contiguous(v))
+        return kb_pe_fail(err, "tl.store: the handle is a transposed view (tl.trans); a store moves contiguous "
+                               "bytes: compute a contiguous result first");
     op->cmd = &store_cmd;
     KB_PE_ARGS(op, mem_args)->va = va;
     KB_PE_ARGS(op, mem_args)->src = *v;

@@ -12,7 +12,6 @@
 #include "core/util.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,16 +164,6 @@ static void land(kb_pe_op *op)
 static const kb_pe_cmd math_cmd = {
     .name = "math", .stages = {kb_pe_stage_dispatch, kb_pe_stage_fetch, vector, kb_pe_stage_writeback}, .land = land};
 
-static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(char **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    *err = kb_vasprintf(fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 kb_dtype kb_pe_common_dtype(kb_dtype a, kb_dtype b)
 {
     if (a == b)
@@ -194,7 +183,7 @@ static bool broadcast_error(const char *name, const kb_pe_operand *in, int last,
         snprintf(seen + len, sizeof seen - len, "%s%s", len ? " and " : "",
                  kb_shape_str(in[i].v.ndim, in[i].v.shape, s, sizeof s));
     }
-    return fail(err, "tl.%s: shapes %s cannot be broadcast together", name, seen);
+    return kb_pe_fail(err, "tl.%s: shapes %s cannot be broadcast together", name, seen);
 }
 
 /* The axis of op's tensor operand: no axis, every element of a contiguous
@@ -206,7 +195,7 @@ static bool math_axis(kb_pe_operands *args, const char *name, const int64_t *axi
     kb_tview *x = &args->in[0].v;
     if (!axis && args->mop != KB_OP_SOFTMAX) {
         if (!kb_tview_contiguous(x))
-            return fail(err, "tl.%s: reducing every element of a transposed view: give an axis", name);
+            return kb_pe_fail(err, "tl.%s: reducing every element of a transposed view: give an axis", name);
         int64_t n = kb_tview_numel(x);
         kb_tview_init(x, x->domain, x->offset, x->dtype, 1, &n);
         args->axis = 0;
@@ -216,7 +205,7 @@ static bool math_axis(kb_pe_operands *args, const char *name, const int64_t *axi
     }
     int64_t ax = axis ? *axis : -1;
     if (ax < -x->ndim || ax >= x->ndim)
-        return fail(err, "tl.%s: axis %lld is out of range for %d dimension(s)", name, (long long)ax, x->ndim);
+        return kb_pe_fail(err, "tl.%s: axis %lld is out of range for %d dimension(s)", name, (long long)ax, x->ndim);
     args->axis = (int)(ax < 0 ? ax + x->ndim : ax);
     if (args->mop != KB_OP_SOFTMAX)
         shape[args->axis] = 1;
@@ -227,7 +216,7 @@ bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, c
 {
     const kb_mop_info *info = kb_mop_info_of(mop);
     if (nin != info->arity)
-        return fail(err, "tl.%s: takes %d operand(s), got %d", info->name, info->arity, nin);
+        return kb_pe_fail(err, "tl.%s: takes %d operand(s), got %d", info->name, info->arity, nin);
     op->cmd = &math_cmd;
     kb_pe_operands *args = KB_PE_ARGS(op, kb_pe_operands);
     args->mop = mop;
@@ -240,7 +229,7 @@ bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, c
         args->in[i] = in[i];
         if (in[i].is_imm) {
             if (info->axis)
-                return fail(err, "tl.%s: the operand must be a tensor handle", info->name);
+                return kb_pe_fail(err, "tl.%s: the operand must be a tensor handle", info->name);
             continue;
         }
         const kb_tview *v = &in[i].v;
@@ -256,7 +245,7 @@ bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, c
         have_dtype = true;
     }
     if (nd == 0)
-        return fail(err, "tl.%s: at least one operand must be a tensor handle", info->name);
+        return kb_pe_fail(err, "tl.%s: at least one operand must be a tensor handle", info->name);
     if (!have_dtype) /* where(cond, x, y) with two immediates: cond's float dtype, else f32 */
         dt = kb_dtype_is_float(in[0].v.dtype) ? in[0].v.dtype : KB_F32;
     if (info->axis && !math_axis(args, info->name, axis, &nd, shape, err))

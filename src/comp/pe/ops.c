@@ -9,23 +9,12 @@
 #include "core/sim.h"
 #include "core/util.h"
 
-#include <stdarg.h>
 #include <string.h>
-
-static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(char **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    *err = kb_vasprintf(fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 bool kb_pe_trans(const kb_tview *x, kb_tview *out, char **err)
 {
     if (x->ndim < 2)
-        return fail(err, "tl.trans: needs at least 2 dimensions (got %d)", x->ndim);
+        return kb_pe_fail(err, "tl.trans: needs at least 2 dimensions (got %d)", x->ndim);
     *out = *x;
     int d = x->ndim;
     out->shape[d - 1] = x->shape[d - 2], out->stride[d - 1] = x->stride[d - 2];
@@ -38,10 +27,10 @@ bool kb_pe_trans(const kb_tview *x, kb_tview *out, char **err)
 static bool operand(const kb_composite_arg *a, const char *name, kb_composite_operand *o, char **err)
 {
     if (a->v.ndim != 2)
-        return fail(err, "tl.composite: %s must be 2-D", name);
+        return kb_pe_fail(err, "tl.composite: %s must be 2-D", name);
     uint64_t n;
     if (!kb_shape_nbytes(2, a->v.shape, kb_dtype_size(a->v.dtype), &n))
-        return fail(err, "tl.composite: %s of shape [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
+        return kb_pe_fail(err, "tl.composite: %s of shape [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
                     name, (long long)a->v.shape[0], (long long)a->v.shape[1], kb_dtype_name(a->v.dtype));
     *o = (kb_composite_operand){.pinned = a->pinned, .rows = a->v.shape[0], .cols = a->v.shape[1], .dtype = a->v.dtype};
     if (a->pinned)
@@ -53,7 +42,7 @@ static bool operand(const kb_composite_arg *a, const char *name, kb_composite_op
 
 static bool shape_error(const char *what, const kb_composite_operand *a, const kb_composite_operand *b, char **err)
 {
-    return fail(err, "tl.composite: %s: shapes [%lld, %lld] and [%lld, %lld]", what, (long long)a->rows,
+    return kb_pe_fail(err, "tl.composite: %s: shapes [%lld, %lld] and [%lld, %lld]", what, (long long)a->rows,
                 (long long)a->cols, (long long)b->rows, (long long)b->cols);
 }
 
@@ -77,7 +66,7 @@ static bool epilogue(const kb_epilogue_arg *a, int i, kb_composite *c, char **er
     while (k < KB_EPI_KINDS && (!a->op || strcmp(a->op, kb_epi_name((kb_epi_kind)k)) != 0))
         k++;
     if (k == KB_EPI_KINDS)
-        return fail(err, "tl.composite: unknown epilogue op '%s'", a->op ? a->op : "?");
+        return kb_pe_fail(err, "tl.composite: unknown epilogue op '%s'", a->op ? a->op : "?");
     kb_epilogue *e = &c->epi[i];
     e->kind = (kb_epi_kind)k;
     if (!a->scope || strcmp(a->scope, "output_tile") == 0)
@@ -85,14 +74,14 @@ static bool epilogue(const kb_epilogue_arg *a, int i, kb_composite *c, char **er
     else if (strcmp(a->scope, "k_tile") == 0)
         c->plan.scope[i] = KB_SCOPE_K_TILE;
     else
-        return fail(err, "tl.composite: epilogue[%d]: scope must be k_tile or output_tile, got %s", i + 1,
+        return kb_pe_fail(err, "tl.composite: epilogue[%d]: scope must be k_tile or output_tile, got %s", i + 1,
                     a->scope);
     if (a->has_view) {
         int64_t out[2] = {c->plan.M, c->plan.N};
         kb_tview b;
         if (!kb_tview_broadcast(&a->v, 2, out, &b)) {
             char s[96];
-            return fail(err, "tl.composite: the %s operand of shape %s does not broadcast to the output [%lld, %lld]",
+            return kb_pe_fail(err, "tl.composite: the %s operand of shape %s does not broadcast to the output [%lld, %lld]",
                         a->op, kb_shape_str(a->v.ndim, a->v.shape, s, sizeof s), (long long)out[0],
                         (long long)out[1]);
         }
@@ -113,11 +102,11 @@ static bool shapes(const kb_composite_args *a, kb_composite *c, char **err)
     bool has_b = a->nin > 1;
     if (c->plan.gemm) {
         if (!has_b)
-            return fail(err, "tl.composite: a gemm needs b");
+            return kb_pe_fail(err, "tl.composite: a gemm needs b");
         if (x->cols != y->rows)
             return shape_error("cannot be multiplied", x, y, err);
         if (x->dtype != y->dtype)
-            return fail(err, "tl.composite: operand dtypes differ (%s and %s)", kb_dtype_name(x->dtype),
+            return kb_pe_fail(err, "tl.composite: operand dtypes differ (%s and %s)", kb_dtype_name(x->dtype),
                         kb_dtype_name(y->dtype));
         c->plan.M = x->rows, c->plan.K = x->cols, c->plan.N = y->cols;
         return true;
@@ -126,13 +115,13 @@ static bool shapes(const kb_composite_args *a, kb_composite *c, char **err)
         return shape_error("must be the same", x, y, err);
     c->plan.M = x->rows, c->plan.N = x->cols;
     if (!a->math_op)
-        return fail(err, "tl.composite: a math composite needs math_op (\"exp\", \"add\" ...)");
+        return kb_pe_fail(err, "tl.composite: a math composite needs math_op (\"exp\", \"add\" ...)");
     const kb_mop_info *info = kb_mop_parse(a->math_op, &c->mop) ? kb_mop_info_of(c->mop) : NULL;
     if (!info || info->axis || info->arity != (has_b ? 2 : 1))
-        return fail(err, "tl.composite: math_op '%s' is not an element-wise op taking %d operand(s)", a->math_op,
+        return kb_pe_fail(err, "tl.composite: math_op '%s' is not an element-wise op taking %d operand(s)", a->math_op,
                     has_b ? 2 : 1);
     if (a->nepi > 0)
-        return fail(err, "tl.composite: epilogues belong to gemm composites");
+        return kb_pe_fail(err, "tl.composite: epilogues belong to gemm composites");
     return true;
 }
 
@@ -141,7 +130,7 @@ bool kb_composite_plan(const kb_composite_args *a, kb_composite *c, char **err)
     memset(c, 0, sizeof *c);
     kb_plan_spec *s = &c->plan;
     if (!a->op || (strcmp(a->op, "gemm") != 0 && strcmp(a->op, "math") != 0))
-        return fail(err, "tl.composite: op must be \"gemm\" or \"math\", got %s", a->op ? a->op : "nil");
+        return kb_pe_fail(err, "tl.composite: op must be \"gemm\" or \"math\", got %s", a->op ? a->op : "nil");
     s->gemm = strcmp(a->op, "gemm") == 0;
     bool has_b = a->nin > 1;
     if (!operand(&a->in[0], "a", &c->in[0], err) || (has_b && !operand(&a->in[1], "b", &c->in[1], err)) ||
@@ -158,16 +147,16 @@ bool kb_composite_plan(const kb_composite_args *a, kb_composite *c, char **err)
     int64_t out_shape[2] = {s->M, s->N};
     uint64_t out_bytes;
     if (!kb_shape_nbytes(2, out_shape, s->out_size, &out_bytes))
-        return fail(err, "tl.composite: the output [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
+        return kb_pe_fail(err, "tl.composite: the output [%lld, %lld] %s is larger than any memory (more than 2^46 bytes)",
                     (long long)s->M, (long long)s->N, kb_dtype_name(c->out_dtype));
     int64_t *tile[3] = {&s->tm, &s->tk, &s->tn};
     for (int i = 0; i < 3; i++) {
         if (a->has_tile[i] && a->tile[i] < 1)
-            return fail(err, "tl.composite: tile sizes must be >= 1");
+            return kb_pe_fail(err, "tl.composite: tile sizes must be >= 1");
         *tile[i] = a->has_tile[i] ? a->tile[i] : 0; /* 0: PE_SCHEDULER's, at submission */
     }
     if (a->nepi > KB_MAX_EPILOGUE)
-        return fail(err, "tl.composite: at most %d epilogue ops (got %d)", KB_MAX_EPILOGUE, a->nepi);
+        return kb_pe_fail(err, "tl.composite: at most %d epilogue ops (got %d)", KB_MAX_EPILOGUE, a->nepi);
     for (int i = 0; i < a->nepi; i++)
         if (!epilogue(&a->epi[i], i, c, err))
             return false;

@@ -7,6 +7,7 @@
 #include "core/util.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
 kb_time kb_cycles_ps(double cycles, double clock_ghz)
@@ -70,4 +71,13 @@ char *kb_pe_error(kb_pe *p, const char *call, const char *kernel, char *why)
     free(where);
     free(why);
     return msg;
+}
+
+bool kb_pe_fail(char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    *err = kb_vasprintf(fmt, ap);
+    va_end(ap);
+    return false;
 }
