@@ -298,8 +298,6 @@ for _, name in ipairs { "gather", "scatter", "send", "recv" } do
   end
 end
 
-M.functions = D
-
 --- Adds torch.distributed to runtime rt (lua/kernbench/torch/runtime.lua);
 -- its state, rt.ext.dist: the process group once initialised.
 function M.attach(rt)
