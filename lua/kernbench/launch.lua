@@ -105,183 +105,188 @@ function M.resolve_grid(grid, P, call)
   return { pes = pes, cubes = cubes }
 end
 
---- Adds launch and launch_async to torch. rt: the runtime's internals
--- {s, P, sip() (current SIP), pa_fallback, count_request(),
--- handle(ev, what, on_value), wait(ev), data}.
-function M.attach(torch, rt)
-  local s, P = rt.s, rt.P
-  local serial = 0
-
-  local function tensor_arg(i, t)
-    local shards = {}
-    for _, sh in ipairs(t.shards) do
-      shards[#shards + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe, pa = sh.pa, nbytes = sh.nbytes,
-                              offset_bytes = sh.offset_bytes }
-    end
-    if t.freed then
-      error(("torch.launch: argument %d (device tensor '%s') was freed: a kernel cannot use it"):format(i, t.name), 5)
-    end
-    return { arg_kind = "tensor", tensor_pa_map = { shards = shards }, va_base = t.va_base, name = t.name }
+local function tensor_arg(i, t)
+  local shards = {}
+  for _, sh in ipairs(t.shards) do
+    shards[#shards + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe, pa = sh.pa, nbytes = sh.nbytes,
+                            offset_bytes = sh.offset_bytes }
   end
-
-  --- The message's args, and what the launch must wait for: host
-  -- operations are ordered, so a launch is submitted once its tensor
-  -- arguments are mapped and their pending writes have landed.
-  local function build_args(args)
-    local out, pending = {}, {}
-    for i = 1, args.n do
-      local a = args[i]
-      if type(a) == "table" and a.shards and a.va_base then
-        out[i] = tensor_arg(i, a)
-        for _, h in ipairs(a.pending or {}) do pending[#pending + 1] = h.finished end
-        a.pending = {}
-      elseif math.type(a) == "integer" then
-        out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
-        local d = rt.tensor_at and rt.tensor_at(a) -- an address into a tensor: its writes land first too
-        if d then
-          for _, h in ipairs(d.pending or {}) do pending[#pending + 1] = h.finished end
-          d.pending = {}
-        end
-      elseif math.type(a) == "float" then
-        out[i] = { arg_kind = "scalar", dtype = "fp32", value = a }
-      elseif type(a) == "boolean" then
-        out[i] = { arg_kind = "scalar", dtype = "bool", value = a }
-      else
-        local what = (type(a) == "userdata" and tostring(a):match("^tensor")) and
-          "a host tensor (place it on the device first: torch.to_device(t, dp) or dp= at creation)" or type(a)
-        error(("torch.launch: argument %d is %s; arguments are device tensors, numbers and booleans"):format(i, what), 4)
-      end
-    end
-    return out, pending
+  if t.freed then
+    error(("torch.launch: argument %d (device tensor '%s') was freed: a kernel cannot use it"):format(i, t.name), 5)
   end
+  return { arg_kind = "tensor", tensor_pa_map = { shards = shards }, va_base = t.va_base, name = t.name }
+end
 
-  --- Submits a checked KernelLaunch message; fn runs on every targeted PE.
-  -- Returns a handle whose value is the merged answer.
-  function torch.submit_launch(msg, fn)
-    local why = M.problem(msg)
-    if why then error("KernelLaunch rejected: " .. why, 2) end
-    if msg.failure_policy == "collect_all" then
-      error("KernelLaunch: failure_policy collect_all is not implemented: a kernel error stops the run " ..
-            "(fail_fast)", 2)
-    end
-    if msg.kernel_ref.kind == "deployed" then
-      error("KernelLaunch: deployed kernels (a binary placed in memory) are not modelled: kernels are Lua " ..
-            "functions, kernel_ref.kind = builtin", 2)
-    end
-    if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
-    local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
-    if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end
-    -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
-    local grid, targets = msg.grid, {}
-    if grid then
-      grid = M.resolve_grid({ grid.pes, grid.cubes }, P, "KernelLaunch")
-      for cube = 0, grid.cubes - 1 do
-        for pe = 0, grid.pes - 1 do targets[#targets + 1] = { sip = sip, cube = cube, pe = pe } end
+--- The message's args, and what the launch must wait for: host
+-- operations are ordered, so a launch is submitted once its tensor
+-- arguments are mapped and their pending writes have landed.
+local function build_args(rt, args)
+  local out, pending = {}, {}
+  for i = 1, args.n do
+    local a = args[i]
+    if type(a) == "table" and a.shards and a.va_base then
+      out[i] = tensor_arg(i, a)
+      for _, h in ipairs(a.pending or {}) do pending[#pending + 1] = h.finished end
+      a.pending = {}
+    elseif math.type(a) == "integer" then
+      out[i] = { arg_kind = "scalar", dtype = "i64", value = a }
+      local d = rt:tensor_at(a) -- an address into a tensor: its writes land first too
+      if d then
+        for _, h in ipairs(d.pending or {}) do pending[#pending + 1] = h.finished end
+        d.pending = {}
       end
+    elseif math.type(a) == "float" then
+      out[i] = { arg_kind = "scalar", dtype = "fp32", value = a }
+    elseif type(a) == "boolean" then
+      out[i] = { arg_kind = "scalar", dtype = "bool", value = a }
     else
-      local seen, maxpe, maxcube = {}, 0, 0
-      for _, a in ipairs(msg.args) do
-        for _, sh in ipairs(a.arg_kind == "tensor" and a.tensor_pa_map.shards or {}) do
-          local key = sh.cube * P.pes_per_cube + sh.pe
-          if sh.sip == sip and not seen[key] then
-            seen[key] = true
-            targets[#targets + 1] = { sip = sip, cube = sh.cube, pe = sh.pe }
-            maxpe, maxcube = math.max(maxpe, sh.pe), math.max(maxcube, sh.cube)
-          end
-        end
-      end
-      table.sort(targets, function(x, y) return x.cube * P.pes_per_cube + x.pe < y.cube * P.pes_per_cube + y.pe end)
-      grid = { pes = maxpe + 1, cubes = maxcube + 1 }
-      if #targets == 0 then error("KernelLaunch rejected: no tensor shard on " .. msg.target_device, 2) end
+      local what = (type(a) == "userdata" and tostring(a):match("^tensor")) and
+        "a host tensor (place it on the device first: torch.to_device(t, dp) or dp= at creation)" or type(a)
+      error(("torch.launch: argument %d is %s; arguments are device tensors, numbers and booleans"):format(i, what), 4)
     end
-    local kargs = {}
-    for i, a in ipairs(msg.args) do
-      kargs[i] = a.arg_kind == "tensor" and a.va_base or a.value
-    end
-    local nargs = #msg.args
-    local name = msg.kernel_ref.name
-    rt.count_request()
+  end
+  return out, pending
+end
 
-    -- In timing-only runs a kernel's stores write no values: the tensor
-    -- they land in is marked, and reading it back is an error (torch.lua).
-    local on_write
-    if not rt.data and rt.tensor_at then
-      local writer = ("launch '%s' (%s)"):format(name, msg.correlation_id)
-      on_write = function(va)
-        local d = math.type(va) == "integer" and rt.tensor_at(va)
-        if d then d.uncomputed = writer end
-      end
+--- torch.submit_launch(msg, fn): submits a checked KernelLaunch message; fn
+-- runs on every targeted PE. Returns a handle whose value is the merged
+-- answer.
+function M.submit_launch(rt, msg, fn)
+  local s, P = rt.s, rt.P
+  local why = M.problem(msg)
+  if why then error("KernelLaunch rejected: " .. why, 2) end
+  if msg.failure_policy == "collect_all" then
+    error("KernelLaunch: failure_policy collect_all is not implemented: a kernel error stops the run " ..
+          "(fail_fast)", 2)
+  end
+  if msg.kernel_ref.kind == "deployed" then
+    error("KernelLaunch: deployed kernels (a binary placed in memory) are not modelled: kernels are Lua " ..
+          "functions, kernel_ref.kind = builtin", 2)
+  end
+  if type(fn) ~= "function" then error("torch.submit_launch: the kernel function is missing", 2) end
+  local sip = tonumber(msg.target_device:match("^sip:(%d+)$"))
+  if not sip or sip >= P.sips then error(("KernelLaunch rejected: target_device %s"):format(msg.target_device), 2) end
+  -- Which PEs: the grid if given, else every (cube, pe) owning a shard on this SIP.
+  local grid, targets = msg.grid, {}
+  if grid then
+    grid = M.resolve_grid({ grid.pes, grid.cubes }, P, "KernelLaunch")
+    for cube = 0, grid.cubes - 1 do
+      for pe = 0, grid.pes - 1 do targets[#targets + 1] = { sip = sip, cube = cube, pe = pe } end
     end
-    local procs = {} -- the kernel processes, once started
-
-    -- what each PE's kernel process runs, with its kernel instance
-    local function body(ctx, _, cube, pe)
-      procs[#procs + 1] = s:current()
-      local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
-                                  on_write = on_write })
-      fn(tl, table.unpack(kargs, 1, nargs)) -- this launch's function, whatever else shares its name
-      ctx:wait()   -- composites still in flight are the kernel's too (their errors its own)
-      ctx:finish() -- PE_CPU answers
-    end
-
-    local ev = s:launch { name = name, targets = targets, grid = grid, data = rt.data,
-                          pa_fallback = rt.pa_fallback, body = body }
-    local h = rt.handle(ev, "launch " .. name, function(answer) msg.target_start_ns = answer.target_start_ns end)
-    h.message = msg
-    h.grid = grid
-    -- The device tensors it may use (its tensor arguments, and those an
-    -- integer argument points into) cannot be freed until it completes or
-    -- one of its kernels fails.
-    if rt.use then
-      local function active()
-        if h.end_ns then return false end
-        for _, p in ipairs(procs) do
-          if p:triggered() and p:ok() == false then return false end
-        end
-        return true
-      end
-      local seen = {}
-      for _, a in ipairs(kargs) do
-        local d = math.type(a) == "integer" and rt.tensor_at(a)
-        if d and not seen[d] then
-          seen[d] = true
-          rt.use(d, ("launch '%s' (%s, not complete)"):format(name, msg.correlation_id), active, h)
+  else
+    local seen, maxpe, maxcube = {}, 0, 0
+    for _, a in ipairs(msg.args) do
+      for _, sh in ipairs(a.arg_kind == "tensor" and a.tensor_pa_map.shards or {}) do
+        local key = sh.cube * P.pes_per_cube + sh.pe
+        if sh.sip == sip and not seen[key] then
+          seen[key] = true
+          targets[#targets + 1] = { sip = sip, cube = sh.cube, pe = sh.pe }
+          maxpe, maxcube = math.max(maxpe, sh.pe), math.max(maxcube, sh.cube)
         end
       end
     end
-    return h
+    table.sort(targets, function(x, y) return x.cube * P.pes_per_cube + x.pe < y.cube * P.pes_per_cube + y.pe end)
+    grid = { pes = maxpe + 1, cubes = maxcube + 1 }
+    if #targets == 0 then error("KernelLaunch rejected: no tensor shard on " .. msg.target_device, 2) end
+  end
+  local kargs = {}
+  for i, a in ipairs(msg.args) do
+    kargs[i] = a.arg_kind == "tensor" and a.va_base or a.value
+  end
+  local nargs = #msg.args
+  local name = msg.kernel_ref.name
+  rt:count_request()
+
+  -- In timing-only runs a kernel's stores write no values: the tensor
+  -- they land in is marked, and reading it back is an error
+  -- (lua/kernbench/torch/device.lua).
+  local on_write
+  if not rt.data then
+    local writer = ("launch '%s' (%s)"):format(name, msg.correlation_id)
+    on_write = function(va)
+      local d = math.type(va) == "integer" and rt:tensor_at(va)
+      if d then d.uncomputed = writer end
+    end
+  end
+  local procs = {} -- the kernel processes, once started
+
+  -- what each PE's kernel process runs, with its kernel instance
+  local function body(ctx, _, cube, pe)
+    procs[#procs + 1] = rt.s:current() -- rt, not s: one upvalue shared with on_write
+    local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
+                                on_write = on_write })
+    fn(tl, table.unpack(kargs, 1, nargs)) -- this launch's function, whatever else shares its name
+    ctx:wait()   -- composites still in flight are the kernel's too (their errors its own)
+    ctx:finish() -- PE_CPU answers
   end
 
-  local function launch(kernel, grid, ...)
-    local name, fn = M.resolve_kernel(kernel)
-    local g = M.resolve_grid(grid, P)
-    local sip = rt.sip()
-    serial = serial + 1
-    local args, pending = build_args(table.pack(...))
-    if #pending > 0 then rt.wait(s:all_of(pending)) end
-    local msg = {
-      msg_type = "KernelLaunch", correlation_id = ("launch-%d"):format(serial), request_id = "0",
-      target_device = ("sip:%d"):format(sip),
-      kernel_ref = { name = name, kind = "builtin", deploy_sip = sip, deploy_cube = 0, deploy_pe = 0,
-                     nbytes_code = 0 },
-      args = args, grid = g, failure_policy = "fail_fast",
-    }
-    return torch.submit_launch(msg, fn)
+  local ev = s:launch { name = name, targets = targets, grid = grid, data = rt.data,
+                        pa_fallback = rt.pa_fallback, body = body }
+  local h = rt:handle(ev, "launch " .. name, function(answer) msg.target_start_ns = answer.target_start_ns end)
+  h.message = msg
+  h.grid = grid
+  -- The device tensors it may use (its tensor arguments, and those an
+  -- integer argument points into) cannot be freed until it completes or
+  -- one of its kernels fails.
+  local function active()
+    if h.end_ns then return false end
+    for _, p in ipairs(procs) do
+      if p:triggered() and p:ok() == false then return false end
+    end
+    return true
   end
+  local seen = {}
+  for _, a in ipairs(kargs) do
+    local d = math.type(a) == "integer" and rt:tensor_at(a)
+    if d and not seen[d] then
+      seen[d] = true
+      rt:use(d, ("launch '%s' (%s, not complete)"):format(name, msg.correlation_id), active, h)
+    end
+  end
+  return h
+end
 
-  --- Launches and returns at once with the handle (torch.wait(h) it).
-  function torch.launch_async(kernel, grid, ...)
-    return launch(kernel, grid, ...)
-  end
+local function launch(rt, kernel, grid, ...)
+  local name, fn = M.resolve_kernel(kernel)
+  local g = M.resolve_grid(grid, rt.P)
+  local sip = rt:sip()
+  local st = rt.ext.launch
+  st.serial = st.serial + 1
+  local args, pending = build_args(rt, table.pack(...))
+  if #pending > 0 then rt:wait(rt.s:all_of(pending)) end
+  local msg = {
+    msg_type = "KernelLaunch", correlation_id = ("launch-%d"):format(st.serial), request_id = "0",
+    target_device = ("sip:%d"):format(sip),
+    kernel_ref = { name = name, kind = "builtin", deploy_sip = sip, deploy_cube = 0, deploy_pe = 0,
+                   nbytes_code = 0 },
+    args = args, grid = g, failure_policy = "fail_fast",
+  }
+  return M.submit_launch(rt, msg, fn)
+end
 
-  --- Launches, runs the simulation until every PE has finished, returns the
-  -- handle: h:elapsed_ns(), h.result = {pe_exec_ns, dma_ns, compute_ns, pes}.
-  function torch.launch(kernel, grid, ...)
-    local h = launch(kernel, grid, ...)
-    torch.wait(h)
-    h.result = h.event:value()
-    return h
-  end
+--- torch.launch_async(kernel, grid, ...): launches and returns at once with
+-- the handle (torch.wait(h) it).
+function M.launch_async(rt, kernel, grid, ...)
+  return launch(rt, kernel, grid, ...)
+end
+
+--- torch.launch(kernel, grid, ...): launches, runs the simulation until
+-- every PE has finished, returns the handle: h:elapsed_ns(), h.result =
+-- {pe_exec_ns, dma_ns, compute_ns, pes}.
+function M.launch(rt, kernel, grid, ...)
+  local h = launch(rt, kernel, grid, ...)
+  rt:wait(h)
+  h.result = h.event:value()
+  return h
+end
+
+--- Adds torch.submit_launch, launch_async and launch to runtime rt
+-- (lua/kernbench/torch/runtime.lua); its state: rt.ext.launch.
+function M.attach(rt)
+  rt.ext.launch = { serial = 0 } -- launches so far (their correlation ids)
+  rt:export("submit_launch", rt:bind(M.submit_launch))
+  rt:export("launch_async", rt:bind(M.launch_async))
+  rt:export("launch", rt:bind(M.launch))
 end
 
 return M

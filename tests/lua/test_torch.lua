@@ -202,3 +202,32 @@ function TestTorch:test_elapsed_ns_is_exact()
   lu.assertTrue(naive_differs > 0, "no launch in this test would catch a subtraction of ns doubles")
   torch.close()
 end
+
+-- The extension interface (docs/torch.md, "Extending the runtime"): a bound
+-- function reaches the runtime's methods, its errors name the caller's line
+-- (as the facade's do), and a name is exported once.
+function TestTorch:test_an_extension_exports_bound_functions_whose_errors_name_the_caller()
+  local rt = require("kernbench.torch.runtime").new { topology = kb.topology.load("small_1cube_1pe") }
+  rt:export("plus_sip", rt:bind(function(r, x)
+    if math.type(x) ~= "integer" then error("plus_sip: x must be an integer", 2) end
+    return r:sip() + x
+  end))
+  lu.assertEquals(rt.api.plus_sip(3), 3)
+  local line = debug.getinfo(1, "l").currentline + 1
+  local ok, err = pcall(function() rt.api.plus_sip("x") end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "test_torch.lua:" .. line .. ": plus_sip: x must be an integer")
+  lu.assertErrorMsgContains("torch runtime: 'plus_sip' is exported twice", rt.export, rt, "plus_sip", 1)
+  rt:close()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_1pe") }
+  line = debug.getinfo(1, "l").currentline + 1
+  ok, err = pcall(function() torch.manual_seed(1.5) end)
+  lu.assertStrContains(err, "test_torch.lua:" .. line .. ": torch.manual_seed: the seed must be an integer")
+  local d = torch.empty({ 2 }, { dp = torch.DPPolicy {}, name = "w" })
+  d:free()
+  line = debug.getinfo(1, "l").currentline + 1
+  ok, err = pcall(function() d:free() end)
+  lu.assertStrContains(err, "test_torch.lua:" .. line .. ": torch: free of w: it was freed already")
+  lu.assertEquals(d.numpy, d.cpu)
+  torch.close()
+end

@@ -7,6 +7,7 @@
 --                                   n_slots = 4, slot_size = 4096, backpressure = "sleep"}
 --   print(kb.ipcq.dump(plan))
 --   torch.uninstall_ipcq()   -- clears the PEs' queues, frees the rings (torch.cleanup does it too)
+local ac = require "kernbench.alloc_c"
 local topologies = require "kernbench.ccl.topologies"
 
 local M = {}
@@ -83,148 +84,155 @@ local function rank_pes(o, P, sip)
   return out
 end
 
---- torch.install_ipcq, torch.uninstall_ipcq and torch.ipcq_plan on a runtime.
--- ctx: s, P, topo, slice_allocator(sip, cube, pe), sip() (the current
--- device), wait(ev), count_request().
-function M.attach(torch, ctx)
-  local ac = require "kernbench.alloc_c"
-  local s, P = ctx.s, ctx.P
-  local windows, srams = {}, {}
-  local current -- the installed plan and its reservations
-  local holding = {} -- "sip.cube.pe" -> {sip, cube, pe}: PEs whose PE_IPCQ holds a plan
+local function key(pe) return ("%d.%d.%d"):format(pe.sip, pe.cube, pe.pe) end
 
-  local function key(pe) return ("%d.%d.%d"):format(pe.sip, pe.cube, pe.pe) end
-
-  -- The PEs holding a plan that `pes` (nil: none) leaves out, in a stable order.
-  local function leaving(pes)
-    local keep = {}
-    for _, pe in ipairs(pes or {}) do keep[key(pe)] = true end
-    local out = {}
-    for k, pe in pairs(holding) do
-      if not keep[k] then out[#out + 1] = { sip = pe.sip, cube = pe.cube, pe = pe.pe } end
-    end
-    table.sort(out, function(a, b)
-      if a.sip ~= b.sip then return a.sip < b.sip end
-      if a.cube ~= b.cube then return a.cube < b.cube end
-      return a.pe < b.pe
-    end)
-    return out
+-- The PEs holding a plan (st.holding) that `pes` (nil: none) leaves out, in
+-- a stable order.
+local function leaving(st, pes)
+  local keep = {}
+  for _, pe in ipairs(pes or {}) do keep[key(pe)] = true end
+  local out = {}
+  for k, pe in pairs(st.holding) do
+    if not keep[k] then out[#out + 1] = { sip = pe.sip, cube = pe.cube, pe = pe.pe } end
   end
+  table.sort(out, function(a, b)
+    if a.sip ~= b.sip then return a.sip < b.sip end
+    if a.cube ~= b.cube then return a.cube < b.cube end
+    return a.pe < b.pe
+  end)
+  return out
+end
 
-  local sram_node = ctx.topo:node_at { kind = "sram", sip = 0, cube = 0 }
-  local sram_bytes = sram_node and math.floor(ctx.topo:node(sram_node).attrs.size_mb * 1024 * 1024) or 0
+local function keyed(set, k, make)
+  set[k] = set[k] or make()
+  return set[k]
+end
 
-  local function keyed(set, key, make)
-    set[key] = set[key] or make()
-    return set[key]
-  end
-
-  -- Reserves one ring of `bytes` for the PE: its PA and how to free it.
-  local function reserve(kind, pe, bytes)
-    local where = ("sip%d.cube%d.pe%d"):format(pe.sip, pe.cube, pe.pe)
-    if kind == "tcm" then
-      -- the PE_LOCAL sub-unit IPCQ: 256 KiB unless the topology sizes it (pe_ipcq.attrs.window_kb)
-      local q = ctx.topo:node_at { kind = "pe_ipcq", sip = pe.sip, cube = pe.cube, pe = pe.pe }
-      local window = math.floor(ctx.topo:node(q).attrs.window_kb * 1024)
-      local a = keyed(windows, where, function() return ac.new(0, window, 16) end)
-      local off, err = a:alloc(bytes, 16)
-      if not off then
-        fail("%s: its IPCQ window (%d KiB) cannot hold another ring of %d bytes (%s): fewer directions, "
-          .. "smaller n_slots x slot_size, or buffer_kind = \"sram\" / \"hbm\"", where, window // 1024, bytes, err)
-      end
-      return kb.addr.pe_local(pe.sip, pe.cube, pe.pe, "IPCQ", off), function() a:free(off) end
-    elseif kind == "sram" then
-      local a = keyed(srams, pe.sip .. "." .. pe.cube, function() return ac.new(0, sram_bytes, 16) end)
-      local off, err = a:alloc(bytes, 16)
-      if not off then fail("%s: the cube SRAM (%d MiB) cannot hold another ring of %d bytes (%s)", where,
-        sram_bytes // (1024 * 1024), bytes, err) end
-      return kb.addr.cube_sram(pe.sip, pe.cube, off), function() a:free(off) end
-    end
-    local a = ctx.slice_allocator(pe.sip, pe.cube, pe.pe)
+-- Reserves one ring of `bytes` for the PE: its PA and how to free it.
+local function reserve(rt, kind, pe, bytes)
+  local st = rt.ext.ipcq
+  local where = ("sip%d.cube%d.pe%d"):format(pe.sip, pe.cube, pe.pe)
+  if kind == "tcm" then
+    -- the PE_LOCAL sub-unit IPCQ: 256 KiB unless the topology sizes it (pe_ipcq.attrs.window_kb)
+    local q = rt.topo:node_at { kind = "pe_ipcq", sip = pe.sip, cube = pe.cube, pe = pe.pe }
+    local window = math.floor(rt.topo:node(q).attrs.window_kb * 1024)
+    local a = keyed(st.windows, where, function() return ac.new(0, window, 16) end)
     local off, err = a:alloc(bytes, 16)
-    if not off then fail("%s: its HBM slice cannot hold another ring of %d bytes (%s)", where, bytes, err) end
-    return kb.addr.pe_hbm(pe.sip, pe.cube, pe.pe, off, P.hbm_slice_bytes), function() a:free(off) end
+    if not off then
+      fail("%s: its IPCQ window (%d KiB) cannot hold another ring of %d bytes (%s): fewer directions, "
+        .. "smaller n_slots x slot_size, or buffer_kind = \"sram\" / \"hbm\"", where, window // 1024, bytes, err)
+    end
+    return kb.addr.pe_local(pe.sip, pe.cube, pe.pe, "IPCQ", off), function() a:free(off) end
+  elseif kind == "sram" then
+    local a = keyed(st.srams, pe.sip .. "." .. pe.cube, function() return ac.new(0, st.sram_bytes, 16) end)
+    local off, err = a:alloc(bytes, 16)
+    if not off then fail("%s: the cube SRAM (%d MiB) cannot hold another ring of %d bytes (%s)", where,
+      st.sram_bytes // (1024 * 1024), bytes, err) end
+    return kb.addr.cube_sram(pe.sip, pe.cube, off), function() a:free(off) end
   end
+  local a = rt:slice_allocator(pe.sip, pe.cube, pe.pe)
+  local off, err = a:alloc(bytes, 16)
+  if not off then fail("%s: its HBM slice cannot hold another ring of %d bytes (%s)", where, bytes, err) end
+  return kb.addr.pe_hbm(pe.sip, pe.cube, pe.pe, off, rt.P.hbm_slice_bytes), function() a:free(off) end
+end
 
-  local function free_rings()
-    if not current then return end
-    for i = #current.frees, 1, -1 do current.frees[i]() end
-    current = nil
-  end
+local function free_rings(st)
+  if not st.current then return end
+  for i = #st.current.frees, 1, -1 do st.current.frees[i]() end
+  st.current = nil
+end
 
-  --- Removes the queues: a timed message clears every PE_IPCQ that holds
-  -- the plan (they must be idle), then the rings are freed.
-  function torch.uninstall_ipcq()
-    local clear = leaving(nil)
-    if #clear > 0 then
-      ctx.count_request()
-      ctx.wait(s:ipcq_install { buffer_kind = "tcm", backpressure = "sleep", n_slots = 1, slot_size = 16, pes = {},
+--- torch.uninstall_ipcq(): removes the queues: a timed message clears every
+-- PE_IPCQ that holds the plan (they must be idle), then the rings are freed.
+function M.uninstall(rt)
+  local st = rt.ext.ipcq
+  local clear = leaving(st, nil)
+  if #clear > 0 then
+    rt:count_request()
+    rt:wait(rt.s:ipcq_install { buffer_kind = "tcm", backpressure = "sleep", n_slots = 1, slot_size = 16, pes = {},
                                 clear = clear })
-      holding = {}
-    end
-    free_rings()
+    st.holding = {}
   end
+  free_rings(st)
+end
 
-  function torch.install_ipcq(o)
-    local opts = options(o)
-    local pes = rank_pes(o, P, ctx.sip())
-    local world = #pes
-    local ok, tables = pcall(topologies.build, opts.topology, world, { w = opts.w, h = opts.h })
-    if not ok then fail("%s", tostring(tables):gsub("^.-ccl%.topologies: ", "")) end
-    local ok2, pairs_or_err = pcall(topologies.pairs_of, tables, world)
-    if not ok2 then fail("%s", tostring(pairs_or_err):gsub("^.-ccl%.topologies: ", "")) end
-    free_rings()
-    -- each rank's directions in name order; the index a peer names
-    local dirs, index = {}, {}
-    for r = 0, world - 1 do
-      dirs[r] = sorted_keys(tables[r])
-      index[r] = {}
-      for i, d in ipairs(dirs[r]) do index[r][d] = i - 1 end
-    end
-    local bytes = opts.n_slots * opts.slot_size
-    local plan = { world = world, buffer_kind = opts.buffer_kind, n_slots = opts.n_slots, slot_size = opts.slot_size,
-                   backpressure = opts.backpressure, ranks = {}, frees = {} }
-    local msg = { buffer_kind = opts.buffer_kind, backpressure = opts.backpressure, n_slots = opts.n_slots,
-                  slot_size = opts.slot_size, pes = {} }
-    current = plan
-    for _, pr in ipairs(pairs_or_err) do
-      local r = pr.rank
-      local pe = pes[r + 1]
-      local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
-      plan.ranks[r + 1] = rank
-      local ok3, pa, free = pcall(reserve, opts.buffer_kind, pe, bytes)
-      if not ok3 then
-        free_rings()
-        error(pa, 2)
-      end
-      plan.frees[#plan.frees + 1] = free
-      rank.dirs[#rank.dirs + 1] = { name = pr.dir, peer = pr.peer, peer_dir = pr.peer_dir, rx_pa = pa }
-    end
-    for r = 0, world - 1 do
-      local pe = pes[r + 1]
-      local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
-      plan.ranks[r + 1] = rank
-      table.sort(rank.dirs, function(a, b) return a.name < b.name end)
-      local m = { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
-      for i, d in ipairs(rank.dirs) do
-        m.dirs[i] = { name = d.name, peer = d.peer, peer_dir = index[d.peer][d.peer_dir], rx_pa = d.rx_pa }
-      end
-      msg.pes[r + 1] = m
-    end
-    local clear = leaving(pes)
-    if #clear > 0 then msg.clear = clear end -- PEs of the last plan that leave the queues
-    local ok4, ev = pcall(s.ipcq_install, s, msg)
-    if not ok4 then
-      free_rings()
-      error("torch.install_ipcq: " .. tostring(ev):gsub("^s:ipcq_install{}: ", ""), 2)
-    end
-    ctx.count_request()
-    ctx.wait(ev)
-    holding = {}
-    for _, pe in ipairs(pes) do holding[key(pe)] = pe end
-    plan.install_done_ns = s:now()
-    return setmetatable(plan, { __index = { dump = M.dump }, __name = "ipcq.plan" })
+--- torch.install_ipcq(o) (the header's example).
+function M.install(rt, o)
+  local st, s = rt.ext.ipcq, rt.s
+  local opts = options(o)
+  local pes = rank_pes(o, rt.P, rt:sip())
+  local world = #pes
+  local ok, tables = pcall(topologies.build, opts.topology, world, { w = opts.w, h = opts.h })
+  if not ok then fail("%s", tostring(tables):gsub("^.-ccl%.topologies: ", "")) end
+  local ok2, pairs_or_err = pcall(topologies.pairs_of, tables, world)
+  if not ok2 then fail("%s", tostring(pairs_or_err):gsub("^.-ccl%.topologies: ", "")) end
+  free_rings(st)
+  -- each rank's directions in name order; the index a peer names
+  local dirs, index = {}, {}
+  for r = 0, world - 1 do
+    dirs[r] = sorted_keys(tables[r])
+    index[r] = {}
+    for i, d in ipairs(dirs[r]) do index[r][d] = i - 1 end
   end
+  local bytes = opts.n_slots * opts.slot_size
+  local plan = { world = world, buffer_kind = opts.buffer_kind, n_slots = opts.n_slots, slot_size = opts.slot_size,
+                 backpressure = opts.backpressure, ranks = {}, frees = {} }
+  local msg = { buffer_kind = opts.buffer_kind, backpressure = opts.backpressure, n_slots = opts.n_slots,
+                slot_size = opts.slot_size, pes = {} }
+  st.current = plan
+  for _, pr in ipairs(pairs_or_err) do
+    local r = pr.rank
+    local pe = pes[r + 1]
+    local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+    plan.ranks[r + 1] = rank
+    local ok3, pa, free = pcall(reserve, rt, opts.buffer_kind, pe, bytes)
+    if not ok3 then
+      free_rings(st)
+      error(pa, 2)
+    end
+    plan.frees[#plan.frees + 1] = free
+    rank.dirs[#rank.dirs + 1] = { name = pr.dir, peer = pr.peer, peer_dir = pr.peer_dir, rx_pa = pa }
+  end
+  for r = 0, world - 1 do
+    local pe = pes[r + 1]
+    local rank = plan.ranks[r + 1] or { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+    plan.ranks[r + 1] = rank
+    table.sort(rank.dirs, function(a, b) return a.name < b.name end)
+    local m = { sip = pe.sip, cube = pe.cube, pe = pe.pe, dirs = {} }
+    for i, d in ipairs(rank.dirs) do
+      m.dirs[i] = { name = d.name, peer = d.peer, peer_dir = index[d.peer][d.peer_dir], rx_pa = d.rx_pa }
+    end
+    msg.pes[r + 1] = m
+  end
+  local clear = leaving(st, pes)
+  if #clear > 0 then msg.clear = clear end -- PEs of the last plan that leave the queues
+  local ok4, ev = pcall(s.ipcq_install, s, msg)
+  if not ok4 then
+    free_rings(st)
+    error("torch.install_ipcq: " .. tostring(ev):gsub("^s:ipcq_install{}: ", ""), 2)
+  end
+  rt:count_request()
+  rt:wait(ev)
+  st.holding = {}
+  for _, pe in ipairs(pes) do st.holding[key(pe)] = pe end
+  plan.install_done_ns = s:now()
+  return setmetatable(plan, { __index = { dump = M.dump }, __name = "ipcq.plan" })
+end
+
+--- Adds torch.install_ipcq and torch.uninstall_ipcq to runtime rt
+-- (lua/kernbench/torch/runtime.lua); torch.cleanup() uninstalls first. Its
+-- state, rt.ext.ipcq: the installed plan and its reservations.
+function M.attach(rt)
+  local sram_node = rt.topo:node_at { kind = "sram", sip = 0, cube = 0 }
+  rt.ext.ipcq = {
+    windows = {}, srams = {}, -- ring allocators: per PE IPCQ window, per cube SRAM
+    current = nil,            -- the installed plan
+    holding = {},             -- "sip.cube.pe" -> {sip, cube, pe}: PEs whose PE_IPCQ holds a plan
+    sram_bytes = sram_node and math.floor(rt.topo:node(sram_node).attrs.size_mb * 1024 * 1024) or 0,
+  }
+  rt:export("uninstall_ipcq", rt:bind(M.uninstall))
+  rt:export("install_ipcq", rt:bind(M.install))
+  rt:on_cleanup(M.uninstall)
 end
 
 --- The plan as text: per rank, each direction's peer and receive ring.

@@ -2,7 +2,11 @@
 -- naming the file and the key, expanding the points (grid, zip or an
 -- explicit list) and giving each a stable id: the fnv1a64 digest of its
 -- canonical parameters (sorted "kind:key=value" lines), so reordering the
--- file changes no id.
+-- file changes no id. A Loader object holds what one load has read so far;
+-- its methods check the file part by part (the points: sweep/points.lua;
+-- values, ranges and errors: sweep/values.lua).
+local V = require "kernbench.sweep.values"
+
 local M = {}
 
 local KNOWN = {
@@ -10,100 +14,16 @@ local KNOWN = {
   case = true, data = true, verify = true, timeout = true, axes = true, order = true, mode = true, points = true,
   metrics = true, derived = true, plots = true,
 }
-local AXIS_KINDS = { param = true, set = true, topology = true, case = true }
 local PLOT_KEYS = { name = true, x = true, y = true, series = true, logx = true, logy = true, title = true,
                     xlabel = true, ylabel = true, style = true }
-local MAX_POINTS = 10000000
 
 --- A sweep-file error: the command line prints it and exits 2.
-local Err = {}
-Err.__tostring = function(e) return e.message end
-M.Error = Err
-function M.is_error(e) return getmetatable(e) == Err end
+M.Error = V.Error
+M.is_error = V.is_error
+M.fnv1a64 = V.fnv1a64
+M.text = V.text
 
-local function fail(file, key, fmt, ...)
-  error(setmetatable({ message = ("%s: %s%s"):format(file, key and (key .. ": ") or "", fmt:format(...)) }, Err), 0)
-end
-
---- FNV-1a 64 of text, as 16 hex digits (the topology digest's hash).
-function M.fnv1a64(text)
-  local h = -3750763034362895579 -- 14695981039346656037, the offset basis
-  for i = 1, #text do h = (h ~ text:byte(i)) * 1099511628211 end
-  return ("%016x"):format(h)
-end
-
---- A value as it is written on the command line: integers (and integral
--- floats) in decimal, other floats in the shortest form that reads back
--- exactly, booleans as true/false, strings as they are.
-function M.text(v)
-  if type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge then
-    return require("kernbench.json").number(v)
-  end
-  return tostring(v)
-end
-
-local function sorted_keys(t)
-  local ks = {}
-  for k in pairs(t) do ks[#ks + 1] = k end
-  table.sort(ks, function(a, b) return tostring(a) < tostring(b) end)
-  return ks
-end
-
-local function check_scalar(file, key, v)
-  local ty = type(v)
-  if ty == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then fail(file, key, "%s is not a finite number", tostring(v)) end
-  elseif ty ~= "string" and ty ~= "boolean" then
-    fail(file, key, "a value must be a string, a number or a boolean, got a %s", ty)
-  end
-  return v
-end
-
--- The values of an axis: a list, or a range {from =, to =, step =} /
--- {from =, to =, times =} (a geometric range), to included when reached.
-local function axis_values(file, key, spec)
-  if type(spec) ~= "table" then
-    fail(file, key, "expected a list of values or a range {from =, to =, step = | times =}, got a %s", type(spec))
-  end
-  if spec.from ~= nil or spec.to ~= nil or spec.step ~= nil or spec.times ~= nil then
-    for k in pairs(spec) do
-      if k ~= "from" and k ~= "to" and k ~= "step" and k ~= "times" then
-        fail(file, key, "a range takes from, to and step or times; unknown key '%s'", tostring(k))
-      end
-    end
-    local a, b, step, times = spec.from, spec.to, spec.step, spec.times
-    if type(a) ~= "number" or type(b) ~= "number" then fail(file, key, "a range needs numbers from = and to =") end
-    if (step == nil) == (times == nil) then fail(file, key, "a range needs exactly one of step = and times =") end
-    if step ~= nil and (type(step) ~= "number" or step <= 0) then fail(file, key, "step must be a number > 0") end
-    if times ~= nil and (type(times) ~= "number" or times <= 1 or a <= 0) then
-      fail(file, key, "times must be a number > 1, with from > 0")
-    end
-    if b < a then fail(file, key, "a range needs from <= to (from = %s, to = %s)", M.text(a), M.text(b)) end
-    local out, v = {}, a
-    while v <= b * (1 + 1e-12) do
-      out[#out + 1] = v
-      if #out > MAX_POINTS then fail(file, key, "the range has more than %d values", MAX_POINTS) end
-      if step then v = a + #out * step else v = v * times end
-    end
-    return out
-  end
-  local n = #spec
-  if n == 0 then fail(file, key, "an axis needs at least one value (a list or a range)") end
-  for k in pairs(spec) do
-    if math.type(k) ~= "integer" or k < 1 or k > n then
-      fail(file, key, "expected a list of values (keys 1..%d), found key %s", n, tostring(k))
-    end
-  end
-  local seen, out = {}, {}
-  for i = 1, n do
-    local v = check_scalar(file, ("%s[%d]"):format(key, i), spec[i])
-    local t = type(v) .. ":" .. M.text(v)
-    if seen[t] then fail(file, key, "value %s is listed twice", M.text(v)) end
-    seen[t] = true
-    out[i] = v
-  end
-  return out
-end
+local fail, sorted_keys, check_scalar = V.fail, V.sorted_keys, V.check_scalar
 
 local function is_dir_path(p)
   local f = io.open(p .. "/.", "r")
@@ -144,27 +64,13 @@ local function find_bench(file, name)
   return b, path
 end
 
--- Checks that bench b takes --param key=value.
-local function check_param(file, where, b, key, v)
-  if type(key) ~= "string" or not key:match("^[%a_][%w_]*$") then
-    fail(file, where, "a parameter name must be an identifier, got %s", tostring(key))
-  end
-  local ok, err = pcall(require("kernbench.bench_params").resolve, b, { key .. "=" .. M.text(v) }, function() end)
-  if not ok then fail(file, where, "%s", tostring(err)) end
-end
+local Loader = {}
+Loader.__index = Loader
+for k, f in pairs(require("kernbench.sweep.points").methods) do Loader[k] = f end
 
-local function check_set_key(file, where, key)
-  if type(key) ~= "string" or not key:match("^[%a_][%w_]*[%w_.%[%]]*$") then
-    fail(file, where, "a --set key must be a topology field path such as cube.links.router_link_bw_gbs, got %s",
-      tostring(key))
-  end
-end
-
---- Loads and checks the sweep file at `path`. Returns the sweep table
--- (normalised: columns, points with ids and command parts, metrics,
--- derived, plots). Raises an M.Error naming the file and key.
-function M.load(path, opts)
-  opts = opts or {}
+--- A loader of the sweep file at `path`: the file run and its table checked
+-- for unknown keys.
+function Loader.new(path)
   local file = path
   local chunk, err = loadfile(path)
   if not chunk then
@@ -182,7 +88,14 @@ function M.load(path, opts)
       fail(file, tostring(k), "unknown key (known: %s)", table.concat(sorted_keys(KNOWN), ", "))
     end
   end
-  local S = { file = file, description = t.description }
+  return setmetatable({ file = file, t = t, S = { file = file, description = t.description }, columns = {},
+                        by_name = {}, raw_points = {}, mnames = {} }, Loader)
+end
+
+--- The name, what runs (a bench or probe cases), the data mode, the
+-- timeout and the fixed options.
+function Loader:header()
+  local file, t, S = self.file, self.t, self.S
   -- name
   local base = file:match("([^/]+)%.lua$") or file:match("([^/]+)$")
   S.name = t.name or base
@@ -228,181 +141,44 @@ function M.load(path, opts)
       if type(tab) ~= "table" then fail(file, kind, "must be a table {KEY = VALUE, ...}") end
       for _, k in ipairs(sorted_keys(tab)) do
         local where = ("%s[%q]"):format(kind, tostring(k))
-        if kind == "set" then check_set_key(file, where, k) end
+        if kind == "set" then V.check_set_key(file, where, k) end
         check_scalar(file, where, tab[k])
-        if kind == "param" then check_param(file, where, S.bench_table, k, tab[k]) end
+        if kind == "param" then V.check_param(file, where, S.bench_table, k, tab[k]) end
         S.fixed[#S.fixed + 1] = { kind = kind, key = k, value = tab[k] }
       end
     end
   end
-  -- axes
-  local columns, by_name = {}, {}
-  local function add_column(kind, key, where)
-    local name = (kind == "topology" or kind == "case") and kind or key
-    if by_name[name] then
-      fail(file, where, "column '%s' is already an axis (%s)", name, by_name[name].kind)
-    end
-    for _, f in ipairs(S.fixed) do
-      if f.kind == kind and f.key == key then
-        fail(file, where, "'%s' is both a fixed option and an axis", key)
-      end
-    end
-    if name == "id" or name == "status" or name == "exit_code" then fail(file, where, "'%s' is reserved", name) end
-    local c = { name = name, kind = kind, key = key }
-    columns[#columns + 1] = c
-    by_name[name] = c
-    return c
-  end
+end
+
+--- The axes or the explicit points (sweep/points.lua).
+function Loader:expand()
+  local file, t, S = self.file, self.t, self.S
   if t.mode ~= nil and t.mode ~= "grid" and t.mode ~= "zip" then
     fail(file, "mode", "must be \"grid\" or \"zip\", got %s", tostring(t.mode))
   end
   if t.points ~= nil and t.axes ~= nil then fail(file, "points", "give axes = or points =, not both") end
   if t.points ~= nil and t.mode ~= nil then fail(file, "mode", "mode applies to axes, not to explicit points") end
-  local raw_points = {} -- list of {column name -> value}
-  -- `order`: the axis columns in this order (the grid's nesting, outermost
-  -- first); the others after them, sorted by name
-  local function ranks()
-    local rank = {}
-    if t.order ~= nil then
-      if type(t.order) ~= "table" then fail(file, "order", "must be a list of axis column names") end
-      for i, name in ipairs(t.order) do
-        if not by_name[name] then fail(file, "order", "'%s' is not an axis column", tostring(name)) end
-        if rank[name] then fail(file, "order", "'%s' is listed twice", name) end
-        rank[name] = i
-      end
-    end
-    return rank
-  end
   if t.axes ~= nil then
-    if type(t.axes) ~= "table" then fail(file, "axes", "must be a table {param = {...}, set = {...}, ...}") end
-    local axes = {}
-    for _, kind in ipairs(sorted_keys(t.axes)) do
-      if not AXIS_KINDS[kind] then
-        fail(file, "axes." .. tostring(kind), "unknown axis kind (param, set, topology or case)")
-      end
-      local spec = t.axes[kind]
-      if kind == "param" and S.probe then fail(file, "axes.param", "probe points take no bench parameters") end
-      if kind == "case" and not S.probe then fail(file, "axes.case", "probe cases need probe = true") end
-      if kind == "topology" or kind == "case" then
-        local where = "axes." .. kind
-        local c = add_column(kind, kind, where)
-        axes[#axes + 1] = { column = c, values = axis_values(file, where, spec) }
-      else
-        if type(spec) ~= "table" then fail(file, "axes." .. kind, "must be a table {KEY = {values...}, ...}") end
-        for _, k in ipairs(sorted_keys(spec)) do
-          local where = ("axes.%s[%q]"):format(kind, tostring(k))
-          if kind == "set" then check_set_key(file, where, k) end
-          local vals = axis_values(file, where, spec[k])
-          if kind == "param" then
-            for i, v in ipairs(vals) do check_param(file, ("%s[%d]"):format(where, i), S.bench_table, k, v) end
-          end
-          axes[#axes + 1] = { column = add_column(kind, k, where), values = vals }
-        end
-      end
-    end
-    if #axes == 0 then fail(file, "axes", "no axis given") end
-    -- grid nesting: `order` (outermost first), else the column names sorted
-    local rank = ranks()
-    table.sort(axes, function(a, b)
-      local ra, rb = rank[a.column.name] or math.huge, rank[b.column.name] or math.huge
-      if ra ~= rb then return ra < rb end
-      return a.column.name < b.column.name
-    end)
-    columns = {}
-    for i, a in ipairs(axes) do columns[i] = a.column end
-    S.mode = t.mode or "grid"
-    if S.mode == "zip" then
-      local n = #axes[1].values
-      for _, a in ipairs(axes) do
-        if #a.values ~= n then
-          fail(file, "axes", "mode = \"zip\" needs axes of one length: %s has %d values, %s has %d",
-            axes[1].column.name, n, a.column.name, #a.values)
-        end
-      end
-      for i = 1, n do
-        local p = {}
-        for _, a in ipairs(axes) do p[a.column.name] = a.values[i] end
-        raw_points[i] = p
-      end
-    else
-      local total = 1
-      for _, a in ipairs(axes) do
-        total = total * #a.values
-        if total > MAX_POINTS then fail(file, "axes", "the grid has more than %d points", MAX_POINTS) end
-      end
-      local idx = {}
-      for i = 1, #axes do idx[i] = 1 end
-      for _ = 1, total do
-        local p = {}
-        for i, a in ipairs(axes) do p[a.column.name] = a.values[idx[i]] end
-        raw_points[#raw_points + 1] = p
-        for i = #axes, 1, -1 do -- the last axis varies fastest
-          idx[i] = idx[i] + 1
-          if idx[i] <= #axes[i].values then break end
-          idx[i] = 1
-        end
-      end
-    end
+    self:axes()
   elseif t.points ~= nil then
-    if type(t.points) ~= "table" or #t.points == 0 then
-      fail(file, "points", "must be a non-empty list of {param = {...}, set = {...}, topology =, case =}")
-    end
-    S.mode = "points"
-    local seen_cols = {}
-    for i, pt in ipairs(t.points) do
-      local where = ("points[%d]"):format(i)
-      if type(pt) ~= "table" then fail(file, where, "must be a table {param = {...}, set = {...}, ...}") end
-      local p = {}
-      for _, kind in ipairs(sorted_keys(pt)) do
-        if not AXIS_KINDS[kind] then
-          fail(file, where .. "." .. tostring(kind), "unknown key (param, set, topology or case)")
-        end
-        if kind == "param" and S.probe then fail(file, where .. ".param", "probe points take no bench parameters") end
-        if kind == "case" and not S.probe then fail(file, where .. ".case", "probe cases need probe = true") end
-        local function put(key, v, w)
-          local name = (kind == "topology" or kind == "case") and kind or key
-          local c = seen_cols[name]
-          if not c then
-            c = add_column(kind, key, w)
-            seen_cols[name] = c
-          elseif c.kind ~= kind then
-            fail(file, w, "column '%s' is a %s elsewhere", name, c.kind)
-          end
-          p[name] = check_scalar(file, w, v)
-          if kind == "param" then check_param(file, w, S.bench_table, key, v) end
-        end
-        if kind == "topology" or kind == "case" then
-          put(kind, pt[kind], where .. "." .. kind)
-        else
-          if type(pt[kind]) ~= "table" then fail(file, where .. "." .. kind, "must be a table {KEY = VALUE}") end
-          for _, k in ipairs(sorted_keys(pt[kind])) do
-            local w = ("%s.%s[%q]"):format(where, kind, tostring(k))
-            if kind == "set" then check_set_key(file, w, k) end
-            put(k, pt[kind][k], w)
-          end
-        end
-      end
-      raw_points[i] = p
-    end
-    local rank = ranks()
-    table.sort(columns, function(a, b)
-      local ra, rb = rank[a.name] or math.huge, rank[b.name] or math.huge
-      if ra ~= rb then return ra < rb end
-      return a.name < b.name
-    end)
+    self:points()
   else
     fail(file, nil, "no points: give axes = {...} or points = {...}")
   end
   if S.probe then
-    local has_case = by_name.case ~= nil
+    local has_case = self.by_name.case ~= nil
     for _, f in ipairs(S.fixed) do has_case = has_case or f.kind == "case" end
     if not has_case then fail(file, "case", "a probe sweep needs a case (case = NAME or axes.case = {...})") end
   end
-  S.columns = columns
-  S.column = by_name
-  -- metrics: {name = "path"} and/or a list of paths (named by their last part)
+  S.columns = self.columns
+  S.column = self.by_name
+end
+
+--- metrics: {name = "path"} and/or a list of paths (named by their last
+-- part); self.mnames: the names of the metric and derived columns.
+function Loader:metrics()
+  local file, t, S, by_name, mnames = self.file, self.t, self.S, self.by_name, self.mnames
   S.metrics = {}
-  local mnames = {}
   local function add_metric(name, mpath, where)
     if type(mpath) ~= "string" or not mpath:match("^[%w_]+[%w_.%-]*$") or mpath:find("%.%.") or mpath:find("%.$") then
       fail(file, where, "a metric is a path into the point's results JSON such as \"result.crit_ns\", got %s",
@@ -426,7 +202,11 @@ function M.load(path, opts)
       if math.type(k) ~= "integer" then add_metric(k, t.metrics[k], ("metrics.%s"):format(tostring(k))) end
     end
   end
-  -- derived columns: {name = function(row)} (sorted) or {{name, fn}, ...}
+end
+
+--- derived columns: {name = function(row)} (sorted) or {{name, fn}, ...}.
+function Loader:derived()
+  local file, t, S, by_name, mnames = self.file, self.t, self.S, self.by_name, self.mnames
   S.derived = {}
   if t.derived ~= nil then
     if type(t.derived) ~= "table" then fail(file, "derived", "must be a table {NAME = function(row) ... end}") end
@@ -450,7 +230,11 @@ function M.load(path, opts)
       S.derived[#S.derived + 1] = { name = d.name, fn = d.fn }
     end
   end
-  -- plots
+end
+
+--- plots = {{x =, y =, series =, ...}, ...}, naming columns.
+function Loader:plots()
+  local file, t, S, by_name, mnames = self.file, self.t, self.S, self.by_name, self.mnames
   S.plots = {}
   if t.plots ~= nil then
     if type(t.plots) ~= "table" then fail(file, "plots", "must be a list of {x =, y =, series =, ...}") end
@@ -491,6 +275,11 @@ function M.load(path, opts)
                                 style = pl.style or "linespoints" }
     end
   end
+end
+
+--- The points with their canonical lines, ids and values.
+function Loader:identify()
+  local file, S, columns, raw_points = self.file, self.S, self.columns, self.raw_points
   -- the points: canonical lines, id, values
   local common = { S.probe and "probe" or ("bench=" .. S.bench) }
   if S.data_mode then common[#common + 1] = "mode=" .. S.data_mode end
@@ -519,8 +308,22 @@ function M.load(path, opts)
     ids[id] = i
     S.points[i] = { index = i, id = id, values = rp, canon = canon }
   end
-  M.check_topologies(S)
-  return S
+end
+
+--- Loads and checks the sweep file at `path`. Returns the sweep table
+-- (normalised: columns, points with ids and command parts, metrics,
+-- derived, plots). Raises an M.Error naming the file and key.
+function M.load(path, opts)
+  opts = opts or {}
+  local L = Loader.new(path)
+  L:header()
+  L:expand()
+  L:metrics()
+  L:derived()
+  L:plots()
+  L:identify()
+  M.check_topologies(L.S)
+  return L.S
 end
 
 --- Loads each distinct topology with the fixed --set values, and each
