@@ -12,7 +12,7 @@
  * `graph.line.link.bw_gbs`, `graph.line.link.mm`, `system.ns_per_mm`,
  * `graph.line.node.attrs.overhead_ns` and `system.flit_bytes`.
  *
- * The model is kernbench's (src/fabric/fabric.c, src/comp/transit.c), step
+ * The model is kernbench's (src/fabric/delivery.c, src/comp/transit.c), step
  * for step, so the finish time and the event count are the same:
  *  - a node is one serial in-order worker: a flit arriving at `now` starts at
  *    max(busy_until, now), plus the overhead on a transaction's first flit;
@@ -146,7 +146,7 @@ static inline void complete(chain *c, uint32_t done, int64_t now)
 }
 
 /* Flit e handled by node h at `now` (transit.c's transit_flit, then
- * fabric.c's kb_fabric_send_flit). */
+ * delivery.c's kb_fabric_send_flit). */
 static inline void handle(chain *c, uint32_t e, uint32_t h, int64_t now)
 {
     uint32_t info = c->info[e];

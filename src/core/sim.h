@@ -30,7 +30,7 @@ void kb_sim_after(kb_sim *sim, kb_time delay, int prio, kb_callback fn, void *ar
  * place within its instant that kb_sim_at would have given it when the key
  * was taken (events of one time and priority run in key order). The
  * fabric's wires use it to keep only their first flit in flight in the
- * queue (src/fabric/fabric.c). */
+ * queue (src/fabric/delivery.c). */
 uint64_t kb_sim_take_key(kb_sim *sim, int prio);
 void kb_sim_at_key(kb_sim *sim, kb_time t, uint64_t key, kb_callback fn, void *arg);
 

@@ -140,7 +140,7 @@ typedef struct kb_wire {
     uint64_t bytes, flits;
     kb_time busy_ps;    /* total serialisation time */
     kb_time max_wait_ps; /* longest a flit waited for the wire (queueing) */
-    /* Flits in flight, oldest first, as runs (fabric.c): only the oldest
+    /* Flits in flight, oldest first, as runs (delivery.c): only the oldest
      * has an event in the queue. */
     struct kb_run *head, *tail;
     struct kb_comp *to; /* the edge's destination: where its flits arrive */

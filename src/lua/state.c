@@ -6,12 +6,12 @@
 #include "lua/laddr.h"
 #include "lua/lalloc.h"
 #include "lua/lmachine.h"
-#include "lua/procpool.h"
 #include "lua/ltensor.h"
 #include "lua/ltl.h"
 #include "lua/ltopo.h"
 #include "lua/lyaml.h"
 #include "luasim/loutput.h"
+#include "luasim/lprocpool.h"
 #include "luasim/lsim.h"
 
 #include <lauxlib.h>

@@ -1,4 +1,4 @@
---- kernbench.procpool (src/lua/procpool.c): commands run at most `jobs` at
+--- kernbench.procpool (src/luasim/lprocpool.c): commands run at most `jobs` at
 -- once, their exit statuses and signals, output captured to files, on_done
 -- called once per command, failures reported, a missing program refused
 -- before anything starts, a failing callback terminating the other

@@ -1,4 +1,4 @@
---- kernbench.procpool's one-child calls (src/lua/procpool.c), used by the
+--- kernbench.procpool's one-child calls (src/luasim/lprocpool_spawn.c), used by the
 -- sweep backends to follow GNU parallel while they poll files: spawn
 -- returns at once, wait polls or waits a bounded time and reaps, kill
 -- signals a child or its process group, sleep sleeps. Behaviour only: the
