@@ -369,6 +369,7 @@ int luaopen_sim(lua_State *L)
     lsim_open_proc(L);
     lsim_open_event(L);
     lsim_open_store(L);
+    lsim_open_request(L);
     luaL_newlib(L, lib);
     lua_pushliteral(L, KB_VERSION);
     lua_setfield(L, -2, "version");

@@ -17,6 +17,7 @@
 
 #include "core/event.h"
 #include "core/proc.h"
+#include "core/request.h"
 #include "core/resource.h"
 #include "core/sim.h"
 #include "core/store.h"
@@ -29,6 +30,7 @@
 #define LPROC_MT "kernbench.process"
 #define LSTORE_MT "kernbench.store"
 #define LRES_MT "kernbench.resource"
+#define LREQ_MT "kernbench.request"
 #define LERROR_MT "kernbench.error"
 
 struct lproc;
@@ -56,7 +58,10 @@ typedef struct lsim {
 enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_UV_FAILURES, LSIM_NUV = LSIM_UV_FAILURES };
 
 /* Kinds of awaitable userdata; all start with an levent header. */
-typedef enum { LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC } levent_kind;
+typedef enum {
+    LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC,
+    LEV_PUT, LEV_GET, LEV_ACQUIRE /* requests (lreq) */
+} levent_kind;
 
 /* A success value built when it is first read (a wait, ev:value(), a
  * condition over the event): an operation's result, kept as a C record
@@ -90,6 +95,18 @@ typedef struct lproc {
     void *blocked_on; /* what the blocking call's continuation needs (its object) */
     char *name;      /* owned copy: outlives the simulation, for messages */
 } lproc;
+
+/* A request as an event (core/request.h): a store's put or get, a
+ * resource's request. User values: LEV_UV_VALUE (a get's item once taken
+ * from the store), LEV_UV_SIM, LEV_UV_EXTRA (the store or resource). While
+ * the core may touch it (kb_request_busy) it is anchored in the
+ * simulation's process table, as SimPy's queues hold their requests. */
+typedef struct lreq {
+    levent hdr; /* its event: must stay first */
+    kb_request req;
+    bool anchored;
+    bool item_taken; /* a served get's item was moved from the store to LEV_UV_VALUE */
+} lreq;
 
 /* lsim.c */
 lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not closed */
@@ -172,6 +189,7 @@ int lsim_event_value(lua_State *L);
 int lsim_event_triggered(lua_State *L);
 int lsim_event_processed(lua_State *L);
 int lsim_event_ok(lua_State *L);
+int lsim_event_id(lua_State *L);
 void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives, frees a deferred value */
 /* Keeps the reason at reason_idx for ev, which has just failed, so that an
  * unhandled failure (nothing took it when it was processed) can be raised
@@ -187,8 +205,25 @@ void lsim_unhandled(void *ctx, kb_event *ev);
  * text = `text`, time_ns = now, and process = `process` unless NULL. */
 void lsim_push_error(lua_State *L, lsim *S, int msg_idx, const char *process, const char *text);
 
+/* lsim_request.c */
+void lsim_open_request(lua_State *L);
+/* Pushes a new request of `kind` on the object at obj_idx (its sim
+ * userdata at sim_idx); the caller then hands q->req to the core
+ * (kb_store_put_request ...) and calls lsim_request_started. */
+lreq *lsim_request_new(lua_State *L, lsim *S, int sim_idx, int obj_idx, levent_kind kind);
+/* The core holds q->req now: q takes its event and is anchored (the
+ * request is at req_idx, the sim userdata at sim_idx). */
+void lsim_request_started(lua_State *L, lreq *q, int req_idx, int sim_idx);
+/* A request at idx (error naming `call` otherwise). */
+lreq *lsim_check_request(lua_State *L, int idx, const char *call);
+/* r:release(req) and req:release(): req at idx. */
+int lsim_request_release(lua_State *L, lreq *q, int idx, const char *call);
+
 /* lsim_store.c */
 void lsim_open_store(lua_State *L);
+/* A get request's item: moves the item of `ref` out of the store at
+ * st_idx to the stack top (nil if the store is gone). */
+void lsim_store_take(lua_State *L, int st_idx, lua_Integer ref);
 int lsim_store_new(lua_State *L);
 int lsim_resource_new(lua_State *L);
 

@@ -16,14 +16,16 @@
 levent *lsim_test_awaitable(lua_State *L, int idx)
 {
     levent *e = lbind_testudata(L, idx, LEVENT_MT);
-    return e ? e : lbind_testudata(L, idx, LPROC_MT);
+    if (!e)
+        e = lbind_testudata(L, idx, LPROC_MT);
+    return e ? e : lbind_testudata(L, idx, LREQ_MT);
 }
 
 levent *lsim_check_awaitable(lua_State *L, int idx)
 {
     levent *e = lsim_test_awaitable(L, idx);
     if (!e)
-        luaL_typeerror(L, idx, "event or process");
+        luaL_typeerror(L, idx, "event, process or request");
     lsim_check_open(L, e->S);
     return e;
 }
@@ -71,6 +73,22 @@ static int push_values(lua_State *L, int idx, levent *e, int first)
         }
         lua_getiuservalue(L, idx, LEV_UV_VALUE);
         return 1;
+    case LEV_PUT:
+    case LEV_ACQUIRE: /* SimPy's value: None */
+        lua_pushnil(L);
+        return 1;
+    case LEV_GET: {
+        lreq *q = (lreq *)(void *)e;
+        if (!q->item_taken) { /* moved out of the store on this first read, then kept */
+            lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+            lsim_store_take(L, -1, q->req.qw.item.i);
+            lua_setiuservalue(L, idx, LEV_UV_VALUE);
+            lua_pop(L, 1);
+            q->item_taken = true;
+        }
+        lua_getiuservalue(L, idx, LEV_UV_VALUE);
+        return 1;
+    }
     case LEV_PROC: {
         lua_getiuservalue(L, idx, LEV_UV_VALUE);
         int t = lua_gettop(L);
@@ -250,7 +268,7 @@ int lsim_event_value(lua_State *L)
     return finish_wait(L, e, e->ev->ok);
 }
 
-static int ev_id(lua_State *L)
+int lsim_event_id(lua_State *L)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_pushinteger(L, (lua_Integer)e->ev->id);
@@ -314,7 +332,7 @@ static int make_condition(lua_State *L, bool any)
         lua_geti(L, 2, i);
         levent *c = lsim_test_awaitable(L, -1);
         if (!c)
-            return luaL_error(L, "%s: element %I is a %s, not an event or process", call, i,
+            return luaL_error(L, "%s: element %I is a %s, not an event, process or request", call, i,
                               luaL_typename(L, -1));
         if (c->S != S)
             return luaL_error(L, "%s: element %I belongs to another simulation", call, i);
@@ -342,7 +360,7 @@ void lsim_open_event(lua_State *L)
                                        {"triggered", lsim_event_triggered},
                                        {"processed", lsim_event_processed},
                                        {"ok", lsim_event_ok},
-                                       {"id", ev_id},
+                                       {"id", lsim_event_id},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", ev_gc}, {"__tostring", ev_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LEVENT_MT, methods, meta);

@@ -109,6 +109,11 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
     lua_setfield(L, -2, "traceback");
     int err = lua_gettop(L);
 
+    /* As Python's `with` blocks exit while the exception leaves the
+     * generator, the coroutine's pending <close> variables (a request's
+     * cancel and release) are closed before the process fails. */
+    lua_resetthread(p->co);
+
     push_proc_ud(S, p);
     lua_pushvalue(L, err);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);

@@ -132,6 +132,7 @@ local function resume(p, ev)
       res = table.pack(coroutine.resume(p.co, false, ev._value))
     end
     if not res[1] then
+      coroutine.close(p.co) -- Python's `with` blocks exit as the exception leaves
       local e = res[2]
       if type(e) ~= 'table' or getmetatable(e) == nil or e.process == nil then e = errobj(e, p) end
       p._ok = false; p._value = e
@@ -281,6 +282,34 @@ function Store:get()
   return e._value
 end
 function Store:count() return #self.items end
+function Store:getters() return #self.getq end
+function Store:putters() return #self.putq end
+
+-- requests as events: SimPy's Put/Get events, cancel, `with` (close)
+local function unqueue(q, e)
+  for i, x in ipairs(q) do if x == e then table.remove(q, i); return true end end
+  return false
+end
+function Store:put_event(v)
+  local e = mk_put(self, function(e) e.item = v end)
+  e.queue = self.putq
+  return e
+end
+function Store:get_event()
+  local e = mk_get(self)
+  e.queue = self.getq
+  return e
+end
+function Event:cancel()
+  if self._value ~= PENDING then return false end
+  return unqueue(self.queue, self)
+end
+function Event:release() self.res:release(self) end
+function Event:close()
+  if self.queue then self:cancel() end
+  if self.res then self.res:release(self) end
+end
+Event.__close = function(e) e:close() end
 
 local Res = {}; Res.__index = Res
 function Sim:resource(cap)
@@ -302,9 +331,18 @@ function Res:acquire()
   local e = mk_put(self)
   block(self.s, e)
 end
-function Res:release()
+function Res:request()
+  local e = mk_put(self)
+  e.queue = self.putq; e.res = self
+  return e
+end
+function Res:release(given)
   local p = self.s._active
-  local req
+  local req = given
+  if given then
+    mk_get(self, function(e) e.request = req end)
+    return
+  end
   for _, u in ipairs(self.users) do if u.proc == p then req = u; break end end
   if not req then error('release: no slot held') end
   mk_get(self, function(e) e.request = req end)

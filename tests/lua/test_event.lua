@@ -119,7 +119,7 @@ end
 
 function TestEvent:test_conditions_reject_foreign_members()
   local s, other = sim.new(), sim.new()
-  lu.assertErrorMsgContains("element 2 is a number, not an event or process", s.all_of, s, { s:event(), 5 })
+  lu.assertErrorMsgContains("element 2 is a number, not an event, process or request", s.all_of, s, { s:event(), 5 })
   lu.assertErrorMsgContains("element 1 belongs to another simulation", s.any_of, s, { other:event() })
 end
 
