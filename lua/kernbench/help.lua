@@ -21,6 +21,7 @@ M.groups = {
   { name = "sim", summary = "the event core (also kb.sim)", doc = "lua-api.md", entries = {
     { "sim.new", "sim.new([{topology = t, op_log = false}]) -> s", "a new, independent simulation; with a topology, its fabric" },
     { "sim.version", "sim.version", "the kernbench version string" },
+    { "sim.is_interrupt", "sim.is_interrupt(e) -> bool", "whether an error is an interrupt (p:interrupt); its fields: cause, process (a name), by (a process or nil), time_ns, text" },
   } },
 
   { name = "Simulation", recv = "s", mt = "kernbench.sim", made = "s = sim.new()", doc = "lua-api.md",
@@ -80,6 +81,7 @@ M.groups = {
     { "p:triggered", "p:triggered() -> bool", "as for events" },
     { "p:processed", "p:processed() -> bool", "as for events" },
     { "p:ok", "p:ok() -> bool|nil", "as for events" },
+    { "p:interrupt", "p:interrupt([cause])", "throw an interrupt error into the process at its blocking call (now, before ordinary events); what it waited on goes on without it" },
   } },
 
   { name = "Store", recv = "st", mt = "kernbench.store", made = "st = s:store()", doc = "lua-api.md",
@@ -89,16 +91,34 @@ M.groups = {
     { "st:count", "st:count() -> n", "items held (also #st)" },
     { "st:capacity", "st:capacity() -> n|nil", "capacity, nil if unbounded" },
     { "st:name", "st:name() -> string", "its name (default store#N)" },
+    { "st:put_event", "st:put_event(v) -> req", "a put request, not waited on (an event; cancel, close)" },
+    { "st:get_event", "st:get_event() -> req", "a get request, not waited on; its value is the item" },
+    { "st:getters", "st:getters() -> n", "gets waiting (blocking calls and requests)" },
+    { "st:putters", "st:putters() -> n", "puts waiting (blocking calls and requests)" },
   } },
 
   { name = "Resource", recv = "r", mt = "kernbench.resource", made = "r = s:resource(n)", doc = "lua-api.md",
     summary = "a resource with slots", entries = {
     { "r:acquire", "r:acquire()", "(blocking while all slots are in use) take a slot" },
-    { "r:release", "r:release()", "free a slot now" },
+    { "r:release", "r:release([req])", "free a slot taken by r:acquire(), or request req's slot, now" },
+    { "r:request", "r:request() -> req", "a request for a slot, not waited on (an event; release, close)" },
     { "r:in_use", "r:in_use() -> n", "slots in use" },
     { "r:capacity", "r:capacity() -> n", "slots in all" },
     { "r:queued", "r:queued() -> n", "acquires waiting" },
     { "r:name", "r:name() -> string", "its name" },
+  } },
+
+  { name = "Request", recv = "req", mt = "kernbench.request", made = "req = r:request()", doc = "lua-api.md",
+    summary = "a put, get or resource request as an event", entries = {
+    { "req:wait", "req:wait() -> value", "(blocking) until served and processed; a get's item" },
+    { "req:value", "req:value() -> value", "the same without blocking" },
+    { "req:triggered", "req:triggered() -> bool", "served" },
+    { "req:processed", "req:processed() -> bool", "as for events" },
+    { "req:ok", "req:ok() -> bool|nil", "as for events" },
+    { "req:id", "req:id() -> n", "its event's number" },
+    { "req:cancel", "req:cancel() -> bool", "leave the queue if not served yet (true), else false" },
+    { "req:release", "req:release()", "(resource requests) free its slot" },
+    { "req:close", "req:close()", "cancel, then (resource requests) release: what <close> does" },
   } },
 
   { name = "kb", summary = "the kernbench library (require \"kernbench\")", doc = { "lua-api.md", "benches.md", "repl.md" }, entries = {

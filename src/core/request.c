@@ -80,3 +80,11 @@ void kb_request_processed(kb_request *r, kb_owned *o)
         r->on_processed(r);
     kb_owned_ran(o); /* may free the object: last */
 }
+
+void kb_request_settle(kb_request *r)
+{
+    kb_waiter_cancel(&r->hook);
+    r->ev->state = KB_EVENT_PROCESSED;
+    r->ev->ok = true;
+    r->ev->value = r->qw.item;
+}

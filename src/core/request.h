@@ -53,6 +53,11 @@ bool kb_request_cancel(kb_request *r);
  * (kb_request_cancel and a resource's release first). */
 void kb_request_fini(kb_request *r);
 
+/* A request that took over a served blocking call (kb_store_adopt): its
+ * event becomes processed without being queued, once that call's
+ * processing has run. */
+void kb_request_settle(kb_request *r);
+
 /* "get request #12 from store 'q'" */
 void kb_request_label(const kb_request *r, char *buf, size_t n);
 

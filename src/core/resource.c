@@ -140,6 +140,23 @@ void kb_resource_request(kb_resource *r, kb_request *req)
         grant(r, w);
 }
 
+void kb_resource_adopt(kb_resource *r, kb_request *req, kb_waiter *w, kb_callback served_done)
+{
+    kb_request_init(r->sim, req, KB_REQ_ACQUIRE, r, request_processed);
+    if (kb_waiter_queued(w)) { /* not granted: the request waits in its place */
+        kb_list_push_back(&w->link, &req->qw.link); /* just before w */
+        kb_waiter_cancel(w);
+        return;
+    }
+    /* Granted, its processing queued: the slot is the request's. */
+    kb_list_push_back(&r->users, &req->user);
+    r->nusers++;
+    req->since = r->sim->now;
+    req->qw.request = false;
+    req->qw.wake = served_done;
+    kb_sim_redirect(r->sim, acquire_processed, w, acquire_processed, &req->qw);
+}
+
 bool kb_resource_release_request(kb_resource *r, kb_request *req)
 {
     bool held = kb_link_linked(&req->user);

@@ -50,6 +50,9 @@ bool kb_resource_release(kb_resource *r);
  * and request, granted by the same rules; once granted it is one of the
  * users until released. */
 void kb_resource_request(kb_resource *r, kb_request *req);
+/* An interrupt: req takes over w, a process's blocking acquire, as
+ * kb_store_adopt does (store.h); a granted one makes req a user. */
+void kb_resource_adopt(kb_resource *r, kb_request *req, kb_waiter *w, kb_callback served_done);
 /* SimPy's release(req): frees req's slot if it holds one (true) and, held
  * or not, queues a release whose processing grants the first waiter. A
  * request still waiting stays queued (cancel it first). */

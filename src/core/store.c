@@ -261,6 +261,24 @@ void kb_store_get_request(kb_store *st, kb_request *r)
     serve_getter(st);
 }
 
+void kb_store_adopt(kb_store *st, kb_request *r, kb_waiter *w, kb_request_kind kind,
+                    kb_callback served_done)
+{
+    bool put = kind == KB_REQ_PUT;
+    kb_callback processed = put ? put_processed : get_processed;
+    kb_request_init(st->sim, r, kind, st, put ? put_request_processed : get_request_processed);
+    r->qw.item = w->item;
+    if (kb_waiter_queued(w)) { /* not served: the request waits in its place */
+        kb_list_push_back(&w->link, &r->qw.link); /* just before w */
+        kb_waiter_cancel(w);
+        return;
+    }
+    /* Served, its processing queued: that processing goes on for r. */
+    r->qw.request = false;
+    r->qw.wake = served_done;
+    kb_sim_redirect(st->sim, processed, w, processed, &r->qw);
+}
+
 void kb_store_describe(const kb_store *st, char *buf, size_t n)
 {
     char cap[32] = "unbounded";

@@ -357,7 +357,7 @@ static int error_tostring(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
+static const luaL_Reg lib[] = {{"new", l_new}, {"is_interrupt", lsim_is_interrupt}, {NULL, NULL}};
 
 int luaopen_sim(lua_State *L)
 {
@@ -370,6 +370,7 @@ int luaopen_sim(lua_State *L)
     lsim_open_event(L);
     lsim_open_store(L);
     lsim_open_request(L);
+    lsim_open_interrupt(L);
     luaL_newlib(L, lib);
     lua_pushliteral(L, KB_VERSION);
     lua_setfield(L, -2, "version");

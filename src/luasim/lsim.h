@@ -91,7 +91,9 @@ typedef struct lproc {
     kb_waiter waiter;
     lua_State *co;
     int start_nargs; /* arguments for the first resume */
-    int blocked;     /* set by a blocking call just before it yields */
+    int blocked;     /* set by a blocking call just before it yields: an lsim_block_kind */
+    bool interrupted; /* resumed by p:interrupt(): the error is on the stack top */
+    const char *call; /* the blocking call, for messages */
     void *blocked_on; /* what the blocking call's continuation needs (its object) */
     char *name;      /* owned copy: outlives the simulation, for messages */
 } lproc;
@@ -107,6 +109,17 @@ typedef struct lreq {
     bool anchored;
     bool item_taken; /* a served get's item was moved from the store to LEV_UV_VALUE */
 } lreq;
+
+/* What a blocked process waits in (lproc.blocked): the sim's own calls,
+ * which p:interrupt() can withdraw it from, or a call of a layer above. */
+typedef enum lsim_block_kind {
+    LSIM_BLOCK_OTHER = 1, /* tl.*, a component's receive: cannot be interrupted */
+    LSIM_BLOCK_SLEEP,
+    LSIM_BLOCK_WAIT,      /* on an event, process, condition or request */
+    LSIM_BLOCK_PUT,
+    LSIM_BLOCK_GET,
+    LSIM_BLOCK_ACQUIRE
+} lsim_block_kind;
 
 /* lsim.c */
 lsim *lsim_check(lua_State *L, int idx);      /* a sim userdata that is not closed */
@@ -164,14 +177,42 @@ static inline void lsim_prepare_block(lua_State *L, lproc *p, const char *call)
 {
     if (!lua_isyieldable(L))
         lsim_cannot_block(L, call);
+    p->call = call;
     kb_waiter_init(&p->waiter, lsim_proc_wake, &p->proc);
 }
 
 static inline int lsim_block(lua_State *L, lproc *p, lua_KFunction k)
 {
-    p->blocked = 1;
+    p->blocked = LSIM_BLOCK_OTHER;
     return lua_yieldk(L, 0, (lua_KContext)p, k);
 }
+
+/* The same for the sim's own blocking calls, which an interrupt can end:
+ * their continuation k starts with LSIM_INTERRUPTED(L, p). */
+static inline int lsim_block_as(lua_State *L, lproc *p, lua_KFunction k, lsim_block_kind kind)
+{
+    p->blocked = (int)kind;
+    return lua_yieldk(L, 0, (lua_KContext)p, k);
+}
+
+/* Raises the interrupt error the resume put on the stack top. */
+int lsim_raise_interrupt(lua_State *L, lproc *p);
+#define LSIM_INTERRUPTED(L, p)                     \
+    do {                                           \
+        if (__builtin_expect((p)->interrupted, 0)) \
+            return lsim_raise_interrupt(L, p);     \
+    } while (0)
+
+/* lsim_interrupt.c */
+int lsim_interrupt(lua_State *L);     /* p:interrupt([cause]) */
+int lsim_is_interrupt(lua_State *L);  /* sim.is_interrupt(v) */
+void lsim_open_interrupt(lua_State *L);
+/* lsim_proc.c, for lsim_interrupt.c: resumes p with nargs values on its
+ * stack; drops p's pending wake from a sleep (the timeout stays queued). */
+void lsim_proc_resume(lproc *p, int nargs);
+void lsim_proc_cancel_sleep(kb_sim *sim, lproc *p);
+/* The blocked process's object (its blocking call's self) on L's top. */
+void lsim_proc_push_blocked_self(lua_State *L, lproc *p);
 
 /* lsim_event.c */
 void lsim_open_event(lua_State *L);
@@ -214,6 +255,10 @@ lreq *lsim_request_new(lua_State *L, lsim *S, int sim_idx, int obj_idx, levent_k
 /* The core holds q->req now: q takes its event and is anchored (the
  * request is at req_idx, the sim userdata at sim_idx). */
 void lsim_request_started(lua_State *L, lreq *q, int req_idx, int sim_idx);
+/* An interrupt: a request (kind LEV_PUT, LEV_GET or LEV_ACQUIRE) takes
+ * over p's blocking call on the object at obj_idx and goes on without it,
+ * anchored as any request (L: the running s:run's state). */
+void lsim_request_adopt(lua_State *L, lsim *S, lproc *p, int obj_idx, levent_kind kind);
 /* A request at idx (error naming `call` otherwise). */
 lreq *lsim_check_request(lua_State *L, int idx, const char *call);
 /* r:release(req) and req:release(): req at idx. */

@@ -173,6 +173,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
+    LSIM_INTERRUPTED(L, p);
     return finish_wait(L, lsim_test_awaitable(L, 1), p->waiter.ok);
 }
 
@@ -187,7 +188,7 @@ int lsim_event_wait(lua_State *L)
         return lsim_would_block(L, "ev:wait()", "the event has not happened yet");
     lsim_prepare_block(L, p, "ev:wait()");
     kb_event_wait(e->ev, &p->waiter);
-    return lsim_block(L, p, wait_k);
+    return lsim_block_as(L, p, wait_k, LSIM_BLOCK_WAIT);
 }
 
 int lsim_event_triggered(lua_State *L)

@@ -284,7 +284,8 @@ int lsim_spawn(lua_State *L)
 
 static int sleep_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -309,7 +310,25 @@ int lsim_sleep(lua_State *L)
         return 0;
     }
     kb_sim_after(S->sim, d, KB_PRIO_NORMAL, sleep_done, p);
-    return lsim_block(L, p, sleep_k);
+    return lsim_block_as(L, p, sleep_k, LSIM_BLOCK_SLEEP);
+}
+
+/* ---- for interrupts (lsim_interrupt.c) ---- */
+
+void lsim_proc_resume(lproc *p, int nargs) { proc_resume(p, nargs); }
+
+/* SimPy's timeout stays queued without its process: it still counts. */
+static void sleep_stale(kb_sim *sim, void *arg) { (void)sim, (void)arg; }
+
+void lsim_proc_cancel_sleep(kb_sim *sim, lproc *p) { kb_sim_redirect(sim, sleep_done, p, sleep_stale, NULL); }
+
+void lsim_proc_push_blocked_self(lua_State *L, lproc *p)
+{
+    lua_Debug ar; /* the blocking C function's first argument, as debug.getlocal reads it */
+    if (p->co && lua_getstack(p->co, 0, &ar) && lua_getlocal(p->co, &ar, 1))
+        lua_xmove(p->co, L, 1);
+    else
+        lua_pushnil(L);
 }
 
 int lsim_current_process(lua_State *L)
@@ -384,6 +403,7 @@ void lsim_open_proc(lua_State *L)
                                        {"triggered", lsim_event_triggered},
                                        {"processed", lsim_event_processed},
                                        {"ok", lsim_event_ok},
+                                       {"interrupt", lsim_interrupt},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", p_gc}, {"__tostring", p_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LPROC_MT, methods, meta);

@@ -76,6 +76,31 @@ void lsim_request_started(lua_State *L, lreq *q, int req_idx, int sim_idx)
     anchor(L, q, lua_absindex(L, req_idx), lua_absindex(L, sim_idx));
 }
 
+/* A request that took over a served blocking call: that call's processing
+ * has run (it served the other side); the request is settled, and let go
+ * unless it holds a slot. A get's item goes with the request. */
+static void adopted_served(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    lreq *q = KB_CONTAINER_OF(arg, lreq, req.qw);
+    kb_request_settle(&q->req);
+    on_processed(&q->req);
+}
+
+void lsim_request_adopt(lua_State *L, lsim *S, lproc *p, int obj_idx, levent_kind kind)
+{
+    obj_idx = lua_absindex(L, obj_idx);
+    lreq *q = lsim_request_new(L, S, S->sim_idx, obj_idx, kind);
+    kb_waiter *w = &p->waiter;
+    if (kind == LEV_ACQUIRE)
+        kb_resource_adopt(w->target, &q->req, w, adopted_served);
+    else
+        kb_store_adopt(w->target, &q->req, w, kind == LEV_PUT ? KB_REQ_PUT : KB_REQ_GET,
+                       adopted_served);
+    lsim_request_started(L, q, -1, S->sim_idx);
+    lua_pop(L, 1);
+}
+
 lreq *lsim_check_request(lua_State *L, int idx, const char *call)
 {
     lreq *q = lbind_testudata(L, idx, LREQ_MT);

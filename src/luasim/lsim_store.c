@@ -213,7 +213,8 @@ void lsim_store_take(lua_State *L, int st_idx, lua_Integer ref)
 
 static int put_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -236,13 +237,14 @@ static int st_put(lua_State *L)
         return lsim_would_block(L, "st:put()", kb_list_empty(&s->st->putters) ? "the store is full"
                                                    : "puts made earlier are waiting for room");
     }
-    return lsim_block(L, p, put_k);
+    return lsim_block_as(L, p, put_k, LSIM_BLOCK_PUT);
 }
 
 static int get_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
+    LSIM_INTERRUPTED(L, p);
     take_item(L, p->blocked_on, p->waiter.item.i);
     return 1;
 }
@@ -262,7 +264,7 @@ static int st_get(lua_State *L)
         return lsim_would_block(L, "st:get()", kb_store_count(s->st) == 0 ? "the store is empty"
                                                    : "gets made earlier are waiting for its items");
     p->blocked_on = s;
-    return lsim_block(L, p, get_k);
+    return lsim_block_as(L, p, get_k, LSIM_BLOCK_GET);
 }
 
 /* ---- requests as events (lsim_request.c) ---- */
@@ -389,7 +391,8 @@ int lsim_resource_new(lua_State *L)
 
 static int acquire_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -406,7 +409,7 @@ static int r_acquire(lua_State *L)
         return lsim_would_block(L, "r:acquire()", r->r->in_use >= r->r->capacity
                                                        ? "every slot is in use"
                                                        : "requests made earlier are waiting for a slot");
-    return lsim_block(L, p, acquire_k);
+    return lsim_block_as(L, p, acquire_k, LSIM_BLOCK_ACQUIRE);
 }
 
 /* r:request(): a request for a slot, not waited on (lsim_request.c). */

@@ -64,7 +64,7 @@ end
 
 function Sim:event() return new_event(self) end
 function Sim:now() return self._now end
-function Sim:current() return self._active and self._active.handle end
+function Sim:current() return self._active end
 function Sim:peek() if #self._q == 0 then return math.huge end return self._q[1][1] end
 
 function Sim:timeout(d, v)
@@ -146,7 +146,9 @@ local function resume(p, ev)
     end
     ev = res[2]
     if ev.callbacks ~= nil then
-      ev.callbacks[#ev.callbacks + 1] = function(e) resume(p, e) end
+      local cb = function(e) resume(p, e) end
+      ev.callbacks[#ev.callbacks + 1] = cb
+      p._target = ev; p._cb = cb -- what an interrupt withdraws
       break
     end
   end
@@ -172,6 +174,30 @@ function Sim:spawn(a, ...)
 end
 
 function Sim:sleep(d) block(self, self:timeout(d)) end
+
+-- interrupts: SimPy's Interruption event (URGENT), which removes the
+-- process's resume callback from its target and throws into it
+local INTR = {__tostring = function(e) return 'interrupt: ' .. tostring(e.cause) end}
+function M.is_interrupt(e) return getmetatable(e) == INTR end
+function Event:interrupt(cause)
+  local s = self.s
+  if self._value ~= PENDING then error('process has terminated and cannot be interrupted') end
+  if s._active == self then error('a process is not allowed to interrupt itself') end
+  local it = new_event(s)
+  it._ok = false; it._defused = true
+  it._value = setmetatable({cause = cause}, INTR)
+  it.callbacks[1] = function(ev)
+    if self._value ~= PENDING then return end
+    local t = self._target
+    if t and t.callbacks then
+      for i, cb in ipairs(t.callbacks) do
+        if cb == self._cb then table.remove(t.callbacks, i); break end
+      end
+    end
+    resume(self, ev)
+  end
+  s:schedule(it, URGENT)
+end
 
 -- conditions
 local function condition(s, evs, all)
