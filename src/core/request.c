@@ -1,6 +1,7 @@
 #include "core/request.h"
 
 #include "core/resource.h"
+#include "core/shared.h"
 #include "core/sim_internal.h"
 #include "core/store.h"
 
@@ -25,6 +26,9 @@ void kb_request_fini(kb_request *r)
 {
     if (!r->ev)
         return;
+    /* Misuse (still busy) must not leave links into freed memory. */
+    kb_waiter_cancel(&r->qw);
+    kb_waiter_cancel(&r->hook);
     if (r->ev->req == r)
         r->ev->req = NULL; /* the event may outlive it (other references) */
     kb_event_unref(r->ev);
@@ -45,6 +49,14 @@ void kb_request_label(const kb_request *r, char *buf, size_t n)
     case KB_REQ_ACQUIRE: {
         const kb_resource *res = r->qw.target;
         snprintf(buf, n, "request #%" PRIu64 " for resource '%s'", id, res->name ? res->name : "?");
+        return;
+    }
+    case KB_REQ_SH_PUT:
+    case KB_REQ_SH_GET: {
+        const kb_shared *sh = r->qw.target;
+        bool put = r->kind == KB_REQ_SH_PUT;
+        snprintf(buf, n, "%s #%" PRIu64 " %s %s '%s'", put ? sh->ops->put_noun : "get request", id,
+                 put ? sh->ops->put_prep : "from", sh->ops->what, sh->name ? sh->name : "?");
         return;
     }
     }

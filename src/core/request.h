@@ -25,7 +25,9 @@
 typedef enum kb_request_kind {
     KB_REQ_PUT = 1, /* to a store */
     KB_REQ_GET,     /* from a store */
-    KB_REQ_ACQUIRE  /* a resource slot */
+    KB_REQ_ACQUIRE, /* a resource slot */
+    KB_REQ_SH_PUT,  /* to a shared object (shared.h): a put, or a priority resource's request */
+    KB_REQ_SH_GET   /* from a shared object */
 } kb_request_kind;
 
 struct kb_request {
@@ -36,6 +38,11 @@ struct kb_request {
     kb_link user;   /* in a resource's users while it holds a slot */
     kb_time since;  /* when a resource request was granted */
     uint8_t kind;   /* kb_request_kind */
+    bool preempt;   /* a priority resource's request may preempt */
+    double key;     /* a priority store's item priority, a priority request's priority,
+                       a container's amount */
+    kb_time time;   /* when a priority resource's request was made */
+    kb_proc *proc;  /* the process that made it, if any (preemption interrupts it) */
     /* Optional: told after the object's part of the event's processing
      * (before any waiter is woken). */
     void (*on_processed)(kb_request *r);
@@ -49,8 +56,10 @@ static inline bool kb_request_pending(const kb_request *r) { return kb_waiter_qu
  * cancel): true if it was queued; false, and nothing changes, if it was
  * already served (or cancelled). Nothing else is served by a cancel. */
 bool kb_request_cancel(kb_request *r);
-/* Drops the request's event reference; the request must not be busy
- * (kb_request_cancel and a resource's release first). */
+/* Drops the request's event reference; the request should not be busy
+ * (kb_request_cancel and a resource's release first): one still queued or
+ * triggered is detached (its object's part of processing then never runs),
+ * and it must not hold a slot. */
 void kb_request_fini(kb_request *r);
 
 /* A request that took over a served blocking call (kb_store_adopt): its

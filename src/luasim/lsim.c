@@ -343,6 +343,11 @@ static const luaL_Reg sim_methods[] = {
     {"any_of", lsim_any_of},
     {"store", lsim_store_new},
     {"resource", lsim_resource_new},
+    {"container", lsim_container_new},
+    {"priority_store", lsim_priority_store_new},
+    {"filter_store", lsim_filter_store_new},
+    {"priority_resource", lsim_priority_resource_new},
+    {"preemptive_resource", lsim_preemptive_resource_new},
     {NULL, NULL}};
 
 static const luaL_Reg sim_meta[] = {
@@ -371,6 +376,7 @@ int luaopen_sim(lua_State *L)
     lsim_open_store(L);
     lsim_open_request(L);
     lsim_open_interrupt(L);
+    lsim_open_shared(L);
     luaL_newlib(L, lib);
     lua_pushliteral(L, KB_VERSION);
     lua_setfield(L, -2, "version");

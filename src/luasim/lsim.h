@@ -60,7 +60,8 @@ enum { LSIM_UV_PROCS = 1, LSIM_UV_ERROR, LSIM_UV_MODEL, LSIM_UV_FAILURES, LSIM_N
 /* Kinds of awaitable userdata; all start with an levent header. */
 typedef enum {
     LEV_PLAIN, LEV_TIMEOUT, LEV_ALL, LEV_ANY, LEV_PROC,
-    LEV_PUT, LEV_GET, LEV_ACQUIRE /* requests (lreq) */
+    LEV_PUT, LEV_GET, LEV_ACQUIRE, /* requests (lreq) of stores and resources */
+    LEV_SH_PUT, LEV_SH_GET, LEV_SH_ACQUIRE /* ... of shared objects (lsim_shared.c) */
 } levent_kind;
 
 /* A success value built when it is first read (a wait, ev:value(), a
@@ -205,6 +206,10 @@ int lsim_raise_interrupt(lua_State *L, lproc *p);
 
 /* lsim_interrupt.c */
 int lsim_interrupt(lua_State *L);     /* p:interrupt([cause]) */
+/* Schedules an interruption of p (its userdata at proc_idx) with the cause
+ * at cause_idx, by the process at by_idx (nil: none); sim userdata at
+ * sim_idx. The checks are the caller's. */
+void lsim_interrupt_schedule(lua_State *L, lproc *p, int proc_idx, int cause_idx, int by_idx, int sim_idx);
 int lsim_is_interrupt(lua_State *L);  /* sim.is_interrupt(v) */
 void lsim_open_interrupt(lua_State *L);
 /* lsim_proc.c, for lsim_interrupt.c: resumes p with nargs values on its
@@ -226,6 +231,9 @@ int lsim_all_of(lua_State *L);
 int lsim_any_of(lua_State *L);
 /* Methods shared by events and processes. */
 int lsim_event_wait(lua_State *L);
+/* ev:wait() for the awaitable at 1 under another name: the blocking calls
+ * made of a request and its wait; `why` says why it would block. */
+int lsim_wait_as(lua_State *L, const char *call, const char *why);
 int lsim_event_value(lua_State *L);
 int lsim_event_triggered(lua_State *L);
 int lsim_event_processed(lua_State *L);
@@ -259,10 +267,35 @@ void lsim_request_started(lua_State *L, lreq *q, int req_idx, int sim_idx);
  * over p's blocking call on the object at obj_idx and goes on without it,
  * anchored as any request (L: the running s:run's state). */
 void lsim_request_adopt(lua_State *L, lsim *S, lproc *p, int obj_idx, levent_kind kind);
+/* User value 4 of a request: a filter store get's filter. */
+enum { LREQ_UV_FILTER = LEV_NUV + 1, LREQ_NUV = LREQ_UV_FILTER };
+/* The core let go of q (a preempted slot): unanchor it if nothing holds it. */
+void lsim_request_settled(lua_State *L, lreq *q, int sim_idx);
+/* lsim_request_started in two halves, for a request the core may call
+ * back about while it takes it (a filter): anchor first, then take the
+ * event the core made. */
+void lsim_request_anchor(lua_State *L, lreq *q, int req_idx, int sim_idx);
+void lsim_request_took(lua_State *L, lreq *q, int req_idx, int sim_idx);
+/* req:cancel() of the request q at idx: true if it left its queue. */
+bool lsim_request_cancel(lua_State *L, lreq *q, int idx);
 /* A request at idx (error naming `call` otherwise). */
 lreq *lsim_check_request(lua_State *L, int idx, const char *call);
 /* r:release(req) and req:release(): req at idx. */
 int lsim_request_release(lua_State *L, lreq *q, int idx, const char *call);
+
+/* lsim_shared.c: containers, priority and filter stores, priority and
+ * preemptive resources */
+void lsim_open_shared(lua_State *L);
+int lsim_container_new(lua_State *L);
+int lsim_priority_store_new(lua_State *L);
+int lsim_filter_store_new(lua_State *L);
+int lsim_priority_resource_new(lua_State *L);
+int lsim_preemptive_resource_new(lua_State *L);
+/* A shared store's item `item` (the object's userdata at obj_idx) moved
+ * out to the stack top; nil for a container. */
+void lsim_shared_take(lua_State *L, int obj_idx, kb_item item);
+/* A cancelled put's item given back to nobody. */
+void lsim_shared_drop(lua_State *L, int obj_idx, kb_item item);
 
 /* lsim_store.c */
 void lsim_open_store(lua_State *L);

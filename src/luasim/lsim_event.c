@@ -77,11 +77,19 @@ static int push_values(lua_State *L, int idx, levent *e, int first)
     case LEV_ACQUIRE: /* SimPy's value: None */
         lua_pushnil(L);
         return 1;
-    case LEV_GET: {
+    case LEV_SH_PUT:
+    case LEV_SH_ACQUIRE:
+        lua_pushnil(L);
+        return 1;
+    case LEV_GET:
+    case LEV_SH_GET: {
         lreq *q = (lreq *)(void *)e;
         if (!q->item_taken) { /* moved out of the store on this first read, then kept */
             lua_getiuservalue(L, idx, LEV_UV_EXTRA);
-            lsim_store_take(L, -1, q->req.qw.item.i);
+            if (e->kind == LEV_GET)
+                lsim_store_take(L, -1, q->req.ev->value.i);
+            else
+                lsim_shared_take(L, -1, q->req.ev->value);
             lua_setiuservalue(L, idx, LEV_UV_VALUE);
             lua_pop(L, 1);
             q->item_taken = true;
@@ -177,19 +185,21 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx)
     return finish_wait(L, lsim_test_awaitable(L, 1), p->waiter.ok);
 }
 
-int lsim_event_wait(lua_State *L)
+int lsim_wait_as(lua_State *L, const char *call, const char *why)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_settop(L, 1);
     if (e->ev->state == KB_EVENT_PROCESSED)
         return finish_wait(L, e, e->ev->ok);
-    lproc *p = lsim_current(L, e->S, "ev:wait()");
+    lproc *p = lsim_current(L, e->S, call);
     if (!p)
-        return lsim_would_block(L, "ev:wait()", "the event has not happened yet");
-    lsim_prepare_block(L, p, "ev:wait()");
+        return lsim_would_block(L, call, why);
+    lsim_prepare_block(L, p, call);
     kb_event_wait(e->ev, &p->waiter);
     return lsim_block_as(L, p, wait_k, LSIM_BLOCK_WAIT);
 }
+
+int lsim_event_wait(lua_State *L) { return lsim_wait_as(L, "ev:wait()", "the event has not happened yet"); }
 
 int lsim_event_triggered(lua_State *L)
 {

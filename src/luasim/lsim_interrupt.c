@@ -155,24 +155,37 @@ int lsim_interrupt(lua_State *L)
                              "(only the sim module's own blocking calls can)",
                           p->name, p->call ? p->call : "a call of another module");
     lua_settop(L, 2);
+    lua_getiuservalue(L, 1, LEV_UV_SIM); /* 3 */
+    lua_getiuservalue(L, 3, LSIM_UV_PROCS);
+    if (S->running) /* the interrupter */
+        lua_rawgetp(L, -1, S->running);
+    else
+        lua_pushnil(L);
+    lsim_interrupt_schedule(L, p, 1, 2, 5, 3);
+    return 0;
+}
+
+void lsim_interrupt_schedule(lua_State *L, lproc *p, int proc_idx, int cause_idx, int by_idx, int sim_idx)
+{
+    proc_idx = lua_absindex(L, proc_idx);
+    cause_idx = lua_absindex(L, cause_idx);
+    by_idx = lua_absindex(L, by_idx);
+    sim_idx = lua_absindex(L, sim_idx);
+    lsim *S = p->hdr.S;
     lintr *it = lua_newuserdatauv(L, sizeof *it, LINTR_NUV);
     it->S = S;
     it->p = p;
-    lua_pushvalue(L, 2);
-    lua_setiuservalue(L, 3, LINTR_UV_CAUSE);
-    lua_pushvalue(L, 1);
-    lua_setiuservalue(L, 3, LINTR_UV_PROC);
-    lua_getiuservalue(L, 1, LEV_UV_SIM);
-    lua_getiuservalue(L, -1, LSIM_UV_PROCS); /* 5 */
-    if (S->running) /* the interrupter */
-        lua_rawgetp(L, 5, S->running);
-    else
-        lua_pushnil(L);
-    lua_setiuservalue(L, 3, LINTR_UV_BY);
-    lua_pushvalue(L, 3);
+    lua_pushvalue(L, cause_idx);
+    lua_setiuservalue(L, -2, LINTR_UV_CAUSE);
+    lua_pushvalue(L, proc_idx);
+    lua_setiuservalue(L, -2, LINTR_UV_PROC);
+    lua_pushvalue(L, by_idx);
+    lua_setiuservalue(L, -2, LINTR_UV_BY);
+    lua_getiuservalue(L, sim_idx, LSIM_UV_PROCS);
+    lua_pushvalue(L, -2);
     lua_rawsetp(L, -2, it);
+    lua_pop(L, 2);
     kb_sim_at(S->sim, kb_sim_now(S->sim), KB_PRIO_URGENT, interruption_run, it);
-    return 0;
 }
 
 int lsim_is_interrupt(lua_State *L)

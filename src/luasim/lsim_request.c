@@ -10,6 +10,7 @@
  * never depends on when the collector runs. */
 #include "luasim/lsim.h"
 
+#include "core/presource.h"
 #include "luasim/lbind.h"
 
 #include <string.h>
@@ -50,13 +51,17 @@ static void on_processed(kb_request *r)
 /* ---- construction ---- */
 
 static const char *const kind_names[] = {[LEV_PUT] = "put request", [LEV_GET] = "get request",
-                                         [LEV_ACQUIRE] = "resource request"};
+                                         [LEV_ACQUIRE] = "resource request",
+                                         [LEV_SH_PUT] = "put request", [LEV_SH_GET] = "get request",
+                                         [LEV_SH_ACQUIRE] = "resource request"};
+
+void lsim_request_settled(lua_State *L, lreq *q, int sim_idx) { release_anchor(L, q, lua_absindex(L, sim_idx)); }
 
 lreq *lsim_request_new(lua_State *L, lsim *S, int sim_idx, int obj_idx, levent_kind kind)
 {
     sim_idx = lua_absindex(L, sim_idx);
     obj_idx = lua_absindex(L, obj_idx);
-    lreq *q = lua_newuserdatauv(L, sizeof *q, LEV_NUV);
+    lreq *q = lua_newuserdatauv(L, sizeof *q, LREQ_NUV);
     memset(q, 0, sizeof *q);
     q->hdr.S = S;
     q->hdr.kind = kind;
@@ -74,6 +79,19 @@ void lsim_request_started(lua_State *L, lreq *q, int req_idx, int sim_idx)
     q->hdr.ev = q->req.ev;
     kb_event_ref(q->hdr.ev);
     anchor(L, q, lua_absindex(L, req_idx), lua_absindex(L, sim_idx));
+}
+
+void lsim_request_anchor(lua_State *L, lreq *q, int req_idx, int sim_idx)
+{
+    anchor(L, q, lua_absindex(L, req_idx), lua_absindex(L, sim_idx));
+}
+
+void lsim_request_took(lua_State *L, lreq *q, int req_idx, int sim_idx)
+{
+    (void)req_idx;
+    q->hdr.ev = q->req.ev;
+    kb_event_ref(q->hdr.ev);
+    release_anchor(L, q, lua_absindex(L, sim_idx)); /* busy unless a hook let it go */
 }
 
 /* A request that took over a served blocking call: that call's processing
@@ -122,17 +140,22 @@ static lreq *check_self(lua_State *L, const char *call)
     return q;
 }
 
-/* Withdraws a request not served yet; a put's item is dropped. */
-static bool cancel(lua_State *L, lreq *q)
+/* Withdraws a request not served yet (at idx); a put's item is dropped. */
+bool lsim_request_cancel(lua_State *L, lreq *q, int idx)
 {
+    idx = lua_absindex(L, idx);
     if (!kb_request_cancel(&q->req))
         return false;
     if (q->hdr.kind == LEV_PUT) {
-        lua_getiuservalue(L, 1, LEV_UV_EXTRA);
+        lua_getiuservalue(L, idx, LEV_UV_EXTRA);
         lsim_store_take(L, -1, q->req.qw.item.i);
         lua_pop(L, 2);
+    } else if (q->hdr.kind == LEV_SH_PUT) {
+        lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+        lsim_shared_drop(L, -1, q->req.qw.item);
+        lua_pop(L, 1);
     }
-    lua_getiuservalue(L, 1, LEV_UV_SIM);
+    lua_getiuservalue(L, idx, LEV_UV_SIM);
     release_anchor(L, q, lua_gettop(L));
     lua_pop(L, 1);
     return true;
@@ -144,19 +167,22 @@ static int req_cancel(lua_State *L)
 {
     lreq *q = check_self(L, "req:cancel()");
     lua_settop(L, 1);
-    lua_pushboolean(L, cancel(L, q));
+    lua_pushboolean(L, lsim_request_cancel(L, q, 1));
     return 1;
 }
 
 int lsim_request_release(lua_State *L, lreq *q, int idx, const char *call)
 {
-    if (q->hdr.kind != LEV_ACQUIRE)
+    if (q->hdr.kind != LEV_ACQUIRE && q->hdr.kind != LEV_SH_ACQUIRE)
         return luaL_error(L, "%s: a %s holds nothing to release (cancel it with req:cancel())",
                           call, kind_names[q->hdr.kind]);
     if (kb_request_pending(&q->req))
         return luaL_error(L, "%s: the request is still waiting for a slot; cancel it "
                              "(req:cancel()) or close it (req:close())", call);
-    kb_resource_release_request(q->req.qw.target, &q->req);
+    if (q->hdr.kind == LEV_ACQUIRE)
+        kb_resource_release_request(q->req.qw.target, &q->req);
+    else
+        kb_presource_release(q->req.qw.target, &q->req);
     lua_getiuservalue(L, idx, LEV_UV_SIM);
     release_anchor(L, q, lua_gettop(L));
     lua_pop(L, 1);
@@ -181,8 +207,8 @@ static int req_close(lua_State *L)
     if (!q->hdr.S->sim || !q->hdr.ev) /* the simulation is gone: nothing to give back */
         return 0;
     lua_settop(L, 1);
-    cancel(L, q);
-    if (q->hdr.kind == LEV_ACQUIRE)
+    lsim_request_cancel(L, q, 1);
+    if (q->hdr.kind == LEV_ACQUIRE || q->hdr.kind == LEV_SH_ACQUIRE)
         lsim_request_release(L, q, 1, "req:close()");
     return 0;
 }
@@ -209,14 +235,22 @@ static int req_gc(lua_State *L)
         kb_request_cancel(&q->req);
         kb_waiter_cancel(&q->req.hook);
         if (kb_link_linked(&q->req.user)) {
-            kb_resource *r = q->req.qw.target;
-            kb_link_unlink(&q->req.user);
-            r->nusers--;
-            r->in_use--;
+            if (q->hdr.kind == LEV_ACQUIRE) {
+                kb_resource *r = q->req.qw.target;
+                kb_link_unlink(&q->req.user);
+                r->nusers--;
+                r->in_use--;
+            } else {
+                kb_presource_forget(q->req.qw.target, &q->req);
+            }
         }
-        if (q->hdr.kind == LEV_GET && q->hdr.ev->state != KB_EVENT_PENDING && !q->item_taken) {
+        if ((q->hdr.kind == LEV_GET || q->hdr.kind == LEV_SH_GET) &&
+            q->hdr.ev->state != KB_EVENT_PENDING && !q->item_taken) {
             lua_getiuservalue(L, 1, LEV_UV_EXTRA); /* an item nobody read: the store lets it go */
-            lsim_store_take(L, -1, q->req.qw.item.i);
+            if (q->hdr.kind == LEV_GET)
+                lsim_store_take(L, -1, q->req.ev->value.i);
+            else
+                lsim_shared_drop(L, -1, q->req.ev->value);
             q->item_taken = true;
         }
         kb_request_fini(&q->req);

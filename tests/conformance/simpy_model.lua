@@ -376,6 +376,175 @@ end
 function Res:in_use() return #self.users end
 function Res:queued() return #self.putq end
 
+-- BaseResource's general loop (Container, PriorityStore, FilterStore,
+-- PriorityResource, PreemptiveResource): go on while do_* says so
+local function trigger_loop(obj, q, fn)
+  local idx = 1
+  while idx <= #q do
+    local e = q[idx]
+    local proceed = fn(obj, e)
+    if e._value == PENDING then idx = idx + 1 else table.remove(q, idx) end
+    if not proceed then break end
+  end
+end
+local Shared = {}; Shared.__index = Shared
+local function new_shared(s, kind, fields)
+  local o = setmetatable(fields, Shared)
+  o.s = s; o.kind = kind; o.putq = {}; o.getq = {}
+  return o
+end
+function Shared:mk(put, init)
+  local e = new_event(self.s)
+  e.proc = self.s._active
+  if init then init(e) end
+  local q = put and self.putq or self.getq
+  e.queue = q
+  if put and self.sorted then
+    local pos = #q + 1
+    for i, x in ipairs(q) do if self.less(e, x) then pos = i; break end end
+    table.insert(q, pos, e)
+  else
+    q[#q + 1] = e
+  end
+  if put then
+    e.callbacks[1] = function() trigger_loop(self, self.getq, self.do_get) end
+    trigger_loop(self, self.putq, self.do_put)
+  else
+    e.callbacks[1] = function() trigger_loop(self, self.putq, self.do_put) end
+    trigger_loop(self, self.getq, self.do_get)
+  end
+  return e
+end
+function Shared:blocking(e)
+  if self.s._active then return block(self.s, e) end
+  if e._value == PENDING then e:cancel(); error('would block') end
+  return e._value
+end
+function Shared:getters() return #self.getq end
+function Shared:putters() return #self.putq end
+
+-- Container
+function Sim:container(a, b)
+  local cap, init = math.huge, 0
+  if type(a) == 'table' then cap = a.capacity or cap; init = a.init or 0 else cap = a or cap; init = b or 0 end
+  return new_shared(self, 'container', {cap = cap, lvl = init,
+    do_put = function(c, e)
+      if c.cap - c.lvl >= e.amount then c.lvl = c.lvl + e.amount; e:succeed(nil); return true end
+    end,
+    do_get = function(c, e)
+      if c.lvl >= e.amount then c.lvl = c.lvl - e.amount; e:succeed(nil); return true end
+    end})
+end
+function Shared:level() return self.lvl end
+function Shared:put_event(a, b)
+  if self.kind == 'container' then return self:mk(true, function(e) e.amount = a end) end
+  return self:mk(true, function(e) e.item = a; e.prio = b == nil and a or b end)
+end
+function Shared:get_event(f)
+  if self.kind == 'container' then return self:mk(false, function(e) e.amount = f end) end
+  return self:mk(false, function(e) e.filter = f end)
+end
+function Shared:put(a, b) self:blocking(self:put_event(a, b)) end
+function Shared:get(f) return self:blocking(self:get_event(f)) end
+
+-- PriorityStore: Python's heapq on the priorities
+local function siftdown(h, start, pos)
+  local new = h[pos]
+  while pos > start do
+    local parent = (pos - 2) // 2 + 1
+    if new.prio < h[parent].prio then h[pos] = h[parent]; pos = parent else break end
+  end
+  h[pos] = new
+end
+local function siftup(h, pos)
+  local n, start, new = #h, pos, h[pos]
+  local child = 2 * pos
+  while child <= n do
+    local right = child + 1
+    if right <= n and not (h[child].prio < h[right].prio) then child = right end
+    h[pos] = h[child]; pos = child; child = 2 * pos
+  end
+  h[pos] = new
+  siftdown(h, start, pos)
+end
+function Sim:priority_store(cap)
+  return new_shared(self, 'pstore', {cap = cap or math.huge, items = {},
+    do_put = function(st, e)
+      if #st.items < st.cap then
+        st.items[#st.items + 1] = {prio = e.prio, item = e.item}
+        siftdown(st.items, 1, #st.items)
+        e:succeed(nil)
+      end
+    end,
+    do_get = function(st, e)
+      local h = st.items
+      if #h > 0 then
+        local last = table.remove(h)
+        local top = last
+        if #h > 0 then top = h[1]; h[1] = last; siftup(h, 1) end
+        e:succeed(top.item)
+      end
+    end})
+end
+function Sim:filter_store(cap)
+  return new_shared(self, 'fstore', {cap = cap or math.huge, items = {},
+    do_put = function(st, e)
+      if #st.items < st.cap then st.items[#st.items + 1] = {item = e.item}; e:succeed(nil) end
+    end,
+    do_get = function(st, e)
+      for i, it in ipairs(st.items) do
+        if not e.filter or e.filter(it.item) then
+          table.remove(st.items, i); e:succeed(it.item); break
+        end
+      end
+      return true
+    end})
+end
+function Shared:count() return #self.items end
+
+-- PriorityResource / PreemptiveResource
+local function key_less(a, b)
+  if a.prio ~= b.prio then return a.prio < b.prio end
+  if a.time ~= b.time then return a.time < b.time end
+  return a.preempt and not b.preempt
+end
+local function presource(s, cap, preemptive)
+  return new_shared(s, 'pres', {cap = cap or 1, users = {}, sorted = true, less = key_less,
+    do_put = function(r, e)
+      if preemptive and #r.users >= r.cap and e.preempt then
+        local victim
+        for _, u in ipairs(r.users) do if not victim or not key_less(u, victim) then victim = u end end
+        if key_less(e, victim) then
+          for i, u in ipairs(r.users) do if u == victim then table.remove(r.users, i); break end end
+          victim.proc:interrupt({by = e.proc, usage_since = victim.usage_since, resource = r})
+        end
+      end
+      if #r.users < r.cap then
+        r.users[#r.users + 1] = e; e.usage_since = r.s._now; e:succeed(nil)
+      end
+    end,
+    do_get = function() end})
+end
+function Sim:priority_resource(cap) return presource(self, cap, false) end
+function Sim:preemptive_resource(cap) return presource(self, cap, true) end
+function Shared:request(prio, preempt)
+  if type(prio) == 'table' then preempt = prio.preempt; prio = prio.priority end
+  local e = self:mk(true, function(e)
+    e.prio = prio or 0; e.preempt = preempt ~= false; e.time = self.s._now
+  end)
+  e.res = self
+  return e
+end
+function Shared:release(req)
+  for i, u in ipairs(self.users) do if u == req then table.remove(self.users, i); break end end
+  local rel = new_event(self.s)
+  rel._ok = true; rel._value = nil
+  rel.callbacks[1] = function() trigger_loop(self, self.putq, self.do_put) end
+  self.s:schedule(rel)
+end
+function Shared:in_use() return #self.users end
+function Shared:queued() return #self.putq end
+
 -- running
 function Sim:step()
   if #self._q == 0 then return 0 end
