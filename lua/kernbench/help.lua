@@ -42,7 +42,7 @@ M.groups = {
     { "s:filter_store", "s:filter_store([capacity[, name]]) -> fs", "a store whose gets take the oldest item their filter accepts" },
     { "s:priority_resource", "s:priority_resource([capacity[, name]]) -> r", "a resource whose queue is served by request priority" },
     { "s:preemptive_resource", "s:preemptive_resource([capacity[, name]]) -> r", "a priority resource whose better requests preempt users (an interrupt)" },
-    { "s:run", "s:run([until_ns]) -> \"empty\"|\"until\"|\"stopped\"", "process events until none remain (deadlock check) or until until_ns" },
+    { "s:run", "s:run([until_ns | ev]) -> \"empty\"|\"until\"|\"stopped\" | ev's value", "process events until none remain (deadlock check), until until_ns, or until ev is processed (its value)" },
     { "s:step", "s:step([n]) -> count", "process at most n events (default 1)" },
     { "s:peek", "s:peek() -> ns", "the time of the next queued event, math.huge if none" },
     { "s:stop", "s:stop()", "(from a process) end the current run after this event" },
@@ -74,6 +74,9 @@ M.groups = {
     { "ev:processed", "ev:processed() -> bool", "waiters have been woken" },
     { "ev:ok", "ev:ok() -> bool|nil", "true / false once triggered, nil while pending" },
     { "ev:id", "ev:id() -> n", "the event's number" },
+    { "ev:add_callback", "ev:add_callback(fn)", "call fn(ev) when the event is processed (in order with its waiters; must not block)" },
+    { "ev:defuse", "ev:defuse()", "a failure of the event no longer fails the run when nothing waits on it" },
+    { "ev:defused", "ev:defused() -> bool", "whether its failure was taken (defused)" },
   } },
 
   { name = "Process", recv = "p", mt = "kernbench.process", made = "p = s:spawn(fn)", doc = "lua-api.md",
@@ -86,6 +89,9 @@ M.groups = {
     { "p:triggered", "p:triggered() -> bool", "as for events" },
     { "p:processed", "p:processed() -> bool", "as for events" },
     { "p:ok", "p:ok() -> bool|nil", "as for events" },
+    { "p:add_callback", "p:add_callback(fn)", "as for events" },
+    { "p:defuse", "p:defuse()", "as for events" },
+    { "p:defused", "p:defused() -> bool", "as for events" },
     { "p:interrupt", "p:interrupt([cause])", "throw an interrupt error into the process at its blocking call (now, before ordinary events); what it waited on goes on without it" },
   } },
 
@@ -111,6 +117,8 @@ M.groups = {
     { "r:capacity", "r:capacity() -> n", "slots in all" },
     { "r:queued", "r:queued() -> n", "acquires waiting" },
     { "r:name", "r:name() -> string", "its name" },
+    { "r:users", "r:users() -> {req, ...}", "the requests holding a slot, in the order they got it" },
+    { "r:queue", "r:queue() -> {req|p, ...}", "what waits: requests, and processes blocked in r:acquire()" },
   } },
 
   { name = "Request", recv = "req", mt = "kernbench.request", made = "req = r:request()", doc = "lua-api.md",
@@ -124,6 +132,7 @@ M.groups = {
     { "req:cancel", "req:cancel() -> bool", "leave the queue if not served yet (true), else false" },
     { "req:release", "req:release()", "(resource requests) free its slot" },
     { "req:close", "req:close()", "cancel, then (resource requests) release: what <close> does" },
+    { "req:add_callback", "req:add_callback(fn)", "as for events" },
   } },
 
   { name = "Container", recv = "c", mt = "kernbench.container", made = "c = s:container(cap, init)", doc = "lua-api.md",
@@ -174,6 +183,8 @@ M.groups = {
     { "pr:queued", "pr:queued() -> n", "requests waiting" },
     { "pr:preemptive", "pr:preemptive() -> bool", "whether better requests preempt users" },
     { "pr:name", "pr:name() -> string", "its name" },
+    { "pr:users", "pr:users() -> {req, ...}", "the requests holding a slot" },
+    { "pr:queue", "pr:queue() -> {req, ...}", "the requests waiting, in queue (priority) order" },
   } },
 
   { name = "kb", summary = "the kernbench library (require \"kernbench\")", doc = { "lua-api.md", "benches.md", "repl.md" }, entries = {

@@ -248,9 +248,65 @@ static void leave_run(lsim *S)
         S->session->runs_active--;
 }
 
+/* ---- s:run(ev): SimPy's run(until=ev) ---- */
+
+typedef struct until_waiter {
+    kb_waiter w;
+    kb_event *ev;
+    bool hit;
+} until_waiter;
+
+/* SimPy's StopSimulation.callback: the run ends with this event, and its
+ * failure is the run's to raise (not an unhandled one). */
+static void until_hit(kb_sim *sim, void *arg)
+{
+    until_waiter *u = KB_CONTAINER_OF(arg, until_waiter, w);
+    u->hit = true;
+    if (!u->w.ok)
+        u->ev->defused = true;
+    kb_sim_stop(sim);
+}
+
+static int run_until_event(lua_State *L, lsim *S, levent *e)
+{
+    if (e->S != S)
+        return luaL_error(L, "s:run(ev): the event belongs to another simulation");
+    lua_settop(L, 2);
+    if (e->ev->state != KB_EVENT_PROCESSED) {
+        enter_run(L, S, "s:run(ev)");
+        until_waiter u = {.ev = e->ev, .hit = false};
+        kb_waiter_init(&u.w, until_hit, NULL);
+        kb_event_wait(e->ev, &u.w);
+        kb_run_status st = kb_sim_run(S->sim, KB_TIME_MAX);
+        leave_run(S);
+        kb_waiter_cancel(&u.w);
+        if (st == KB_RUN_FAILED)
+            return raise_run_error(L, S);
+        if (st == KB_RUN_INTERRUPTED)
+            return raise_interrupted(L, S);
+        if (!u.hit) {
+            if (st == KB_RUN_STOPPED) {
+                lua_pushliteral(L, "stopped");
+                return 1;
+            }
+            char what[200];
+            kb_event_describe(e->ev, what, sizeof what);
+            return luaL_error(L, "s:run(ev): no events left but %s was not triggered", what);
+        }
+    }
+    /* its value, or its failure raised (SimPy returns / raises it) */
+    lua_pushcfunction(L, lsim_event_value);
+    lua_pushvalue(L, 2);
+    lua_call(L, 1, LUA_MULTRET);
+    return lua_gettop(L) - 2;
+}
+
 static int l_run(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
+    levent *until_ev = lsim_test_awaitable(L, 2);
+    if (until_ev)
+        return run_until_event(L, S, until_ev);
     kb_time until = KB_TIME_MAX;
     if (!lua_isnoneornil(L, 2)) {
         until = lsim_check_duration(L, 2, "s:run(until_ns)");

@@ -79,12 +79,15 @@ typedef struct levent {
     lsim *S;
     levent_kind kind;
     lsim_deferred *deferred; /* owned; the value once built is LEV_UV_VALUE */
+    kb_time delay;           /* a timeout's, for what it prints */
 } levent;
 
 /* User values of event and process userdata. */
 enum { LEV_UV_VALUE = 1, LEV_UV_SIM, LEV_UV_EXTRA, LEV_NUV = LEV_UV_EXTRA };
 /* LEV_UV_VALUE: success value, failure reason, or (processes) the table of
  * returned values; LEV_UV_EXTRA: children (conditions) or thread (processes). */
+/* A process's fourth: its function, for what it prints. */
+enum { LPROC_UV_FN = LEV_NUV + 1, LPROC_NUV = LPROC_UV_FN };
 
 typedef struct lproc {
     levent hdr; /* completion event: must stay first */
@@ -253,6 +256,14 @@ void lsim_unhandled(void *ctx, kb_event *ev);
 /* Pushes a new error object (LERROR_MT): message = the value at msg_idx,
  * text = `text`, time_ns = now, and process = `process` unless NULL. */
 void lsim_push_error(lua_State *L, lsim *S, int msg_idx, const char *process, const char *text);
+/* Pushes the text of the value at idx (its __tostring may raise: then its
+ * type name) and returns it. */
+const char *lsim_safe_tostring(lua_State *L, int idx);
+
+/* lsim_callback.c: callbacks on events, defused failures */
+int lsim_add_callback(lua_State *L); /* ev:add_callback(fn) */
+int lsim_defuse(lua_State *L);       /* ev:defuse() */
+int lsim_defused(lua_State *L);      /* ev:defused() */
 
 /* lsim_request.c */
 void lsim_open_request(lua_State *L);
@@ -276,6 +287,11 @@ void lsim_request_settled(lua_State *L, lreq *q, int sim_idx);
  * event the core made. */
 void lsim_request_anchor(lua_State *L, lreq *q, int req_idx, int sim_idx);
 void lsim_request_took(lua_State *L, lreq *q, int req_idx, int sim_idx);
+/* Views: pushes what waits in a queue entry (a request, or the process of
+ * a blocking call), and a list of a queue's entries (kb_waiter links) or,
+ * with `users`, of a resource's users (kb_request.user links). */
+void lsim_push_queued(lua_State *L, int sim_idx, kb_waiter *w);
+void lsim_push_list(lua_State *L, int sim_idx, const kb_link *head, bool users);
 /* req:cancel() of the request q at idx: true if it left its queue. */
 bool lsim_request_cancel(lua_State *L, lreq *q, int idx);
 /* A request at idx (error naming `call` otherwise). */

@@ -48,6 +48,7 @@ levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent
     e->S = S;
     e->kind = kind;
     e->deferred = NULL;
+    e->delay = 0;
     luaL_setmetatable(L, LEVENT_MT);
     lua_pushvalue(L, sim_idx);
     lua_setiuservalue(L, -2, LEV_UV_SIM);
@@ -268,14 +269,18 @@ static int ev_fail(lua_State *L)
     return 0;
 }
 
-/* Non-blocking: the value of a processed event; raises its reason if it
- * failed, and an error if it has not been processed yet. */
+/* Non-blocking: the value of a triggered event (processed or not, as
+ * SimPy's ev.value); raises its reason if it failed, and an error while it
+ * is pending. */
 int lsim_event_value(lua_State *L)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_settop(L, 1);
-    if (e->ev->state != KB_EVENT_PROCESSED)
-        return luaL_error(L, "ev:value(): the event has not been processed yet");
+    if (e->ev->state == KB_EVENT_PENDING) {
+        char what[200];
+        kb_event_label(e->ev, what, sizeof what);
+        return luaL_error(L, "ev:value(): %s has not been triggered yet (it has no value)", what);
+    }
     return finish_wait(L, e, e->ev->ok);
 }
 
@@ -294,6 +299,21 @@ static int ev_tostring(lua_State *L)
         return 1;
     }
     char what[160];
+    if (e->kind == LEV_TIMEOUT) { /* what SimPy's Timeout(delay, value=v) says */
+        static const char *const states[] = {"pending", "triggered", "processed"};
+        char delay[KB_TIME_STRLEN];
+        kb_time_format(e->delay, delay);
+        lua_getiuservalue(L, 1, LEV_UV_VALUE);
+        if (lua_isnil(L, -1)) {
+            lua_pushfstring(L, "timeout #%I (%s, %s)", (lua_Integer)e->ev->id, delay, states[e->ev->state]);
+            return 1;
+        }
+        const char *v = lsim_safe_tostring(L, -1);
+        lua_pushfstring(L, "timeout #%I (%s, value %s%s%s, %s)", (lua_Integer)e->ev->id, delay,
+                        lua_type(L, -2) == LUA_TSTRING ? "'" : "", v,
+                        lua_type(L, -2) == LUA_TSTRING ? "'" : "", states[e->ev->state]);
+        return 1;
+    }
     kb_event_describe(e->ev, what, sizeof what);
     lua_pushstring(L, what);
     return 1;
@@ -321,7 +341,7 @@ int lsim_timeout(lua_State *L)
     lsim *S = lsim_check(L, 1);
     kb_time d = lsim_check_delay(L, S, 2, "s:timeout(ns)");
     lua_settop(L, 3);
-    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
+    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT)->delay = d;
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     return 1;
@@ -372,6 +392,9 @@ void lsim_open_event(lua_State *L)
                                        {"processed", lsim_event_processed},
                                        {"ok", lsim_event_ok},
                                        {"id", lsim_event_id},
+                                       {"add_callback", lsim_add_callback},
+                                       {"defuse", lsim_defuse},
+                                       {"defused", lsim_defused},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", ev_gc}, {"__tostring", ev_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LEVENT_MT, methods, meta);
@@ -412,7 +435,7 @@ static int tostring_value(lua_State *L)
 }
 
 /* The text of the value at idx (its __tostring may raise: then its type). */
-static const char *safe_tostring(lua_State *L, int idx)
+const char *lsim_safe_tostring(lua_State *L, int idx)
 {
     idx = lua_absindex(L, idx);
     lua_pushcfunction(L, tostring_value);
@@ -454,7 +477,7 @@ void lsim_unhandled(void *ctx, kb_event *ev)
             return;
         }
     }
-    const char *why = safe_tostring(L, reason);
+    const char *why = lsim_safe_tostring(L, reason);
     char *text = kb_asprintf("%s failed at t=%s and nothing waited on it: %s", label, now, why);
     lsim_push_error(L, S, reason, NULL, text);
     free(text);

@@ -127,6 +127,22 @@ static int pr_capacity(lua_State *L)
 static int pr_queued(lua_State *L) { return lsh_queue_len(L, R_ARGS, "r:queued()", true); }
 static int pr_name(lua_State *L) { return lsh_push_name(L, lsh_check(L, R_ARGS, "r:name()")); }
 
+static int pr_users(lua_State *L)
+{
+    lshared *s = lsh_check(L, R_ARGS, "r:users()");
+    lua_getiuservalue(L, 1, 1 /* the sim */);
+    lsim_push_list(L, -1, kb_presource_users(s->sh), true);
+    return 1;
+}
+
+static int pr_queue(lua_State *L)
+{
+    lshared *s = lsh_check(L, R_ARGS, "r:queue()");
+    lua_getiuservalue(L, 1, 1 /* the sim */);
+    lsim_push_list(L, -1, &s->sh->putq, false);
+    return 1;
+}
+
 static int pr_preemptive(lua_State *L)
 {
     lua_pushboolean(L, kb_presource_preemptive(lsh_check(L, R_ARGS, "r:preemptive()")->sh));
@@ -138,6 +154,6 @@ void lsim_open_presource(lua_State *L, const luaL_Reg *meta)
     static const luaL_Reg pr_methods[] = {
         {"request", pr_request}, {"release", pr_release}, {"in_use", pr_in_use},
         {"capacity", pr_capacity}, {"queued", pr_queued}, {"name", pr_name},
-        {"preemptive", pr_preemptive}, {NULL, NULL}};
+        {"preemptive", pr_preemptive}, {"users", pr_users}, {"queue", pr_queue}, {NULL, NULL}};
     lsim_new_meta(L, LPRES_MT, pr_methods, meta);
 }

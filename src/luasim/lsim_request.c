@@ -119,6 +119,37 @@ void lsim_request_adopt(lua_State *L, lsim *S, lproc *p, int obj_idx, levent_kin
     lua_pop(L, 1);
 }
 
+void lsim_push_queued(lua_State *L, int sim_idx, kb_waiter *w)
+{
+    sim_idx = lua_absindex(L, sim_idx);
+    lua_getiuservalue(L, sim_idx, LSIM_UV_PROCS);
+    if (w->request)
+        lua_rawgetp(L, -1, KB_CONTAINER_OF(KB_CONTAINER_OF(w, kb_request, qw), lreq, req));
+    else if (w->proc)
+        lua_rawgetp(L, -1, KB_CONTAINER_OF(w->proc, lproc, proc));
+    else
+        lua_pushnil(L);
+    lua_remove(L, -2);
+}
+
+void lsim_push_list(lua_State *L, int sim_idx, const kb_link *head, bool users)
+{
+    sim_idx = lua_absindex(L, sim_idx);
+    lua_newtable(L);
+    lua_Integer i = 0;
+    for (const kb_link *l = head->next; l != head; l = l->next) {
+        if (users) {
+            const kb_request *r = KB_CONTAINER_OF(l, kb_request, user);
+            lua_getiuservalue(L, sim_idx, LSIM_UV_PROCS);
+            lua_rawgetp(L, -1, KB_CONTAINER_OF(r, lreq, req));
+            lua_remove(L, -2);
+        } else {
+            lsim_push_queued(L, sim_idx, KB_CONTAINER_OF(l, kb_waiter, link));
+        }
+        lua_rawseti(L, -2, ++i);
+    }
+}
+
 lreq *lsim_check_request(lua_State *L, int idx, const char *call)
 {
     lreq *q = lbind_testudata(L, idx, LREQ_MT);
@@ -270,6 +301,7 @@ void lsim_open_request(lua_State *L)
                                        {"cancel", req_cancel},
                                        {"release", req_release},
                                        {"close", req_close},
+                                       {"add_callback", lsim_add_callback},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {
         {"__gc", req_gc}, {"__close", req_close}, {"__tostring", req_tostring}, {NULL, NULL}};

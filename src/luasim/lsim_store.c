@@ -462,6 +462,26 @@ static int r_queued(lua_State *L)
     return 1;
 }
 
+/* r:users(): the requests holding a slot, in the order they got it (slots
+ * taken by r:acquire() have no request: in_use - #users of them). */
+static int r_users(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_getiuservalue(L, 1, LRES_UV_SIM);
+    lsim_push_list(L, -1, &r->r->users, true);
+    return 1;
+}
+
+/* r:queue(): what waits for a slot, in order: requests, and the processes
+ * blocked in r:acquire(). */
+static int r_queue(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_getiuservalue(L, 1, LRES_UV_SIM);
+    lsim_push_list(L, -1, &r->r->waiters, false);
+    return 1;
+}
+
 static int r_name(lua_State *L)
 {
     lua_pushstring(L, check_res(L)->r->name);
@@ -503,6 +523,7 @@ void lsim_open_store(lua_State *L)
 
     static const luaL_Reg r_methods[] = {{"acquire", r_acquire}, {"release", r_release},
                                          {"request", r_request},
+                                         {"users", r_users},     {"queue", r_queue},
                                          {"in_use", r_in_use},   {"capacity", r_capacity},
                                          {"queued", r_queued},   {"name", r_name},
                                          {NULL, NULL}};

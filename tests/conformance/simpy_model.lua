@@ -99,7 +99,7 @@ function Event:triggered() return self._value ~= PENDING end
 function Event:processed() return self.callbacks == nil end
 function Event:ok() if self._value == PENDING then return nil end return self._ok end
 function Event:value()
-  if self.callbacks ~= nil then error('not processed') end
+  if self._value == PENDING then error('not triggered') end
   if not self._ok then error(self._value, 0) end
   if self.rets then return table.unpack(self.rets, 1, self.rets.n) end
   if self.anyidx then return self._value, self.anyidx end
@@ -115,6 +115,12 @@ function Event:wait()
   return self:value()
 end
 function Event:alive() return self._value == PENDING end
+function Event:add_callback(fn)
+  if self.callbacks == nil then error('processed') end
+  self.callbacks[#self.callbacks + 1] = function(e) fn(e) end
+end
+function Event:defuse() self._defused = true end
+function Event:defused() return self._defused == true end
 function Event:name() return self._name end
 
 -- processes
@@ -339,17 +345,17 @@ Event.__close = function(e) e:close() end
 
 local Res = {}; Res.__index = Res
 function Sim:resource(cap)
-  return setmetatable({s = self, cap = cap or 1, users = {}, putq = {}, getq = {}}, Res)
+  return setmetatable({s = self, cap = cap or 1, _users = {}, putq = {}, getq = {}}, Res)
 end
 function Res:do_put(e)
-  if #self.users < self.cap then
-    self.users[#self.users + 1] = e
+  if #self._users < self.cap then
+    self._users[#self._users + 1] = e
     e:succeed(nil)
   end
 end
 function Res:do_get(e)
-  for i, u in ipairs(self.users) do
-    if u == e.request then table.remove(self.users, i); break end
+  for i, u in ipairs(self._users) do
+    if u == e.request then table.remove(self._users, i); break end
   end
   e:succeed(nil)
 end
@@ -369,11 +375,13 @@ function Res:release(given)
     mk_get(self, function(e) e.request = req end)
     return
   end
-  for _, u in ipairs(self.users) do if u.proc == p then req = u; break end end
+  for _, u in ipairs(self._users) do if u.proc == p then req = u; break end end
   if not req then error('release: no slot held') end
   mk_get(self, function(e) e.request = req end)
 end
-function Res:in_use() return #self.users end
+function Res:in_use() return #self._users end
+function Res:users() local t = {} for i, u in ipairs(self._users) do t[i] = u end return t end
+function Res:queue() local t = {} for i, u in ipairs(self.putq) do t[i] = u end return t end
 function Res:queued() return #self.putq end
 
 -- BaseResource's general loop (Container, PriorityStore, FilterStore,
@@ -509,18 +517,18 @@ local function key_less(a, b)
   return a.preempt and not b.preempt
 end
 local function presource(s, cap, preemptive)
-  return new_shared(s, 'pres', {cap = cap or 1, users = {}, sorted = true, less = key_less,
+  return new_shared(s, 'pres', {cap = cap or 1, _users = {}, sorted = true, less = key_less,
     do_put = function(r, e)
-      if preemptive and #r.users >= r.cap and e.preempt then
+      if preemptive and #r._users >= r.cap and e.preempt then
         local victim
-        for _, u in ipairs(r.users) do if not victim or not key_less(u, victim) then victim = u end end
+        for _, u in ipairs(r._users) do if not victim or not key_less(u, victim) then victim = u end end
         if key_less(e, victim) then
-          for i, u in ipairs(r.users) do if u == victim then table.remove(r.users, i); break end end
+          for i, u in ipairs(r._users) do if u == victim then table.remove(r._users, i); break end end
           victim.proc:interrupt({by = e.proc, usage_since = victim.usage_since, resource = r})
         end
       end
-      if #r.users < r.cap then
-        r.users[#r.users + 1] = e; e.usage_since = r.s._now; e:succeed(nil)
+      if #r._users < r.cap then
+        r._users[#r._users + 1] = e; e.usage_since = r.s._now; e:succeed(nil)
       end
     end,
     do_get = function() end})
@@ -536,13 +544,15 @@ function Shared:request(prio, preempt)
   return e
 end
 function Shared:release(req)
-  for i, u in ipairs(self.users) do if u == req then table.remove(self.users, i); break end end
+  for i, u in ipairs(self._users) do if u == req then table.remove(self._users, i); break end end
   local rel = new_event(self.s)
   rel._ok = true; rel._value = nil
   rel.callbacks[1] = function() trigger_loop(self, self.putq, self.do_put) end
   self.s:schedule(rel)
 end
-function Shared:in_use() return #self.users end
+function Shared:in_use() return #self._users end
+function Shared:users() local t = {} for i, u in ipairs(self._users) do t[i] = u end return t end
+function Shared:queue() local t = {} for i, u in ipairs(self.putq) do t[i] = u end return t end
 function Shared:queued() return #self.putq end
 
 -- running
@@ -566,6 +576,21 @@ end
 -- crashed stops a later run at that time.
 function Sim:run(untl)
   self._stop = false
+  if type(untl) == 'table' then -- run(until=event)
+    local ev = untl
+    if ev.callbacks == nil then return ev:value() end
+    local hit = false
+    ev.callbacks[#ev.callbacks + 1] = function(e)
+      hit = true; self._stop = true
+      if not e._ok then e._defused = true end
+    end
+    while not self._stop do
+      if self:step() == 0 then break end
+    end
+    self._stop = false
+    if not hit then error('no events left but the until event was not triggered') end
+    return ev:value()
+  end
   if untl then
     if untl <= self._now then error('until must be > now') end
     local u = new_event(self); u._ok = true; u._value = nil
