@@ -264,6 +264,12 @@ static void until_hit(kb_sim *sim, void *arg)
     u->hit = true;
     if (!u->w.ok)
         u->ev->defused = true;
+    /* SimPy stops by raising from this callback: the event's later
+     * callbacks never run. Those waiters are dropped; a process among them
+     * stays blocked on the event (its reports say so). */
+    kb_link *l;
+    while ((l = kb_list_pop_front(&u->ev->waiters)) != NULL)
+        ;
     kb_sim_stop(sim);
 }
 
@@ -272,7 +278,8 @@ static int run_until_event(lua_State *L, lsim *S, levent *e)
     if (e->S != S)
         return luaL_error(L, "s:run(ev): the event belongs to another simulation");
     lua_settop(L, 2);
-    if (e->ev->state != KB_EVENT_PROCESSED) {
+    bool was_pending = e->ev->state != KB_EVENT_PROCESSED;
+    if (was_pending) {
         enter_run(L, S, "s:run(ev)");
         until_waiter u = {.ev = e->ev, .hit = false};
         kb_waiter_init(&u.w, until_hit, NULL);
@@ -285,8 +292,8 @@ static int run_until_event(lua_State *L, lsim *S, levent *e)
         if (st == KB_RUN_INTERRUPTED)
             return raise_interrupted(L, S);
         if (!u.hit) {
-            if (st == KB_RUN_STOPPED) {
-                lua_pushliteral(L, "stopped");
+            if (st == KB_RUN_STOPPED || st == KB_RUN_UNTIL) { /* s:stop(); a stale run(until) event */
+                lua_pushstring(L, st == KB_RUN_STOPPED ? "stopped" : "until");
                 return 1;
             }
             char what[200];
@@ -294,7 +301,14 @@ static int run_until_event(lua_State *L, lsim *S, levent *e)
             return luaL_error(L, "s:run(ev): no events left but %s was not triggered", what);
         }
     }
-    /* its value, or its failure raised (SimPy returns / raises it) */
+    /* Its value, or its failure: raised when this run processed it, returned
+     * when it was processed before (SimPy returns until.value then). */
+    if (!e->ev->ok && lua_gettop(L) == 2 && e->ev->state == KB_EVENT_PROCESSED && !was_pending) {
+        lua_pushcfunction(L, lsim_event_reason);
+        lua_pushvalue(L, 2);
+        lua_call(L, 1, 1);
+        return 1;
+    }
     lua_pushcfunction(L, lsim_event_value);
     lua_pushvalue(L, 2);
     lua_call(L, 1, LUA_MULTRET);

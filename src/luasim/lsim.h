@@ -242,6 +242,8 @@ int lsim_event_triggered(lua_State *L);
 int lsim_event_processed(lua_State *L);
 int lsim_event_ok(lua_State *L);
 int lsim_event_id(lua_State *L);
+/* The failure reason of the failed awaitable at 1, returned (not raised). */
+int lsim_event_reason(lua_State *L);
 void lsim_release_event(levent *e); /* drops the kb_event reference if the sim lives, frees a deferred value */
 /* Keeps the reason at reason_idx for ev, which has just failed, so that an
  * unhandled failure (nothing took it when it was processed) can be raised

@@ -284,6 +284,14 @@ int lsim_event_value(lua_State *L)
     return finish_wait(L, e, e->ev->ok);
 }
 
+int lsim_event_reason(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_settop(L, 1);
+    push_reason(L, 1, e);
+    return 1;
+}
+
 int lsim_event_id(lua_State *L)
 {
     levent *e = lsim_check_awaitable(L, 1);

@@ -576,19 +576,42 @@ end
 -- crashed stops a later run at that time.
 function Sim:run(untl)
   self._stop = false
-  if type(untl) == 'table' then -- run(until=event)
+  if type(untl) == 'table' then -- run(until=event): SimPy's StopSimulation
     local ev = untl
-    if ev.callbacks == nil then return ev:value() end
-    local hit = false
-    ev.callbacks[#ev.callbacks + 1] = function(e)
-      hit = true; self._stop = true
-      if not e._ok then e._defused = true end
+    if ev.callbacks == nil then -- SimPy returns until.value, a failure's too
+      if not ev._ok then return ev._value end
+      return ev:value()
     end
-    while not self._stop do
-      if self:step() == 0 then break end
+    local STOP = {}
+    local stopcb = function() error(STOP, 0) end
+    ev.callbacks[#ev.callbacks + 1] = stopcb
+    -- a run that ends before ev is processed takes its callback back
+    -- (kernbench's choice; SimPy leaves it, to stop a later run)
+    local function unhook()
+      if ev.callbacks then
+        for i, cb in ipairs(ev.callbacks) do
+          if cb == stopcb then table.remove(ev.callbacks, i); break end
+        end
+      end
+    end
+    local hit, stopped = false, false
+    while true do
+      local ok, r = pcall(self.step, self)
+      if not ok then
+        if r == STOP then hit = true; break end
+        self._stop = false
+        unhook()
+        error(r, 0)
+      end
+      if r == 0 then break end
+      if self._stop then stopped = true; break end -- a stale until event
     end
     self._stop = false
-    if not hit then error('no events left but the until event was not triggered') end
+    if not hit then unhook() end
+    if not hit then
+      if stopped then return 'until' end
+      error('no events left but the until event was not triggered')
+    end
     return ev:value()
   end
   if untl then
