@@ -1,6 +1,7 @@
 #include "core/event.h"
 
 #include "core/proc.h"
+#include "core/request.h"
 #include "core/sim_internal.h"
 #include "core/util.h"
 
@@ -28,6 +29,12 @@ struct kb_cond {
     cond_waiter *waiters;
 };
 
+/* The condition of a condition event, NULL for every other kind. */
+static inline kb_cond *cond_of(const kb_event *ev)
+{
+    return ev->kind == KB_EVENT_COND ? ev->cond : NULL;
+}
+
 void kb_event_pool_init(kb_sim *sim) { kb_pool_init(&sim->event_pool, sizeof(kb_event), 256); }
 
 void kb_event_pool_destroy(kb_sim *sim)
@@ -40,10 +47,11 @@ void kb_event_pool_destroy(kb_sim *sim)
         for (size_t i = 0, used = kb_pool_chunk_used(pool, c); i < used; i++) {
             kb_event *ev = (kb_event *)(void *)(chunk + i * pool->obj_size);
             if (ev->sim == sim && ev->refs > 0) {
-                if (ev->cond) {
-                    free(ev->cond->children);
-                    free(ev->cond->waiters);
-                    free(ev->cond);
+                kb_cond *cd = cond_of(ev);
+                if (cd) {
+                    free(cd->children);
+                    free(cd->waiters);
+                    free(cd);
                 }
                 free(ev->name);
             }
@@ -87,7 +95,7 @@ void kb_event_unref(kb_event *ev)
      * through misuse; detach them rather than leave dangling links. */
     kb_waiter_cancel_all(&ev->waiters);
     kb_sim *sim = ev->sim;
-    if (ev->cond)
+    if (cond_of(ev))
         cond_free(ev->cond);
     free(ev->name);
     ev->sim = NULL;
@@ -123,7 +131,7 @@ static void event_process(kb_sim *sim, void *arg)
 {
     kb_event *ev = arg;
     ev->state = KB_EVENT_PROCESSED;
-    if (ev->cond)
+    if (cond_of(ev))
         detach_nested(ev->cond);
     kb_link *l;
     while ((l = kb_list_pop_front(&ev->waiters)) != NULL) {
@@ -197,7 +205,7 @@ static void stop_listening(kb_cond *c)
 static void detach_nested(kb_cond *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        kb_cond *inner = c->children[i]->cond;
+        kb_cond *inner = cond_of(c->children[i]);
         if (inner) {
             stop_listening(inner);
             detach_nested(inner);
@@ -241,6 +249,7 @@ static kb_event *cond_new(kb_sim *sim, kb_event *const *children, size_t n, bool
     c->self = self;
     c->children = kb_xcalloc(n, sizeof *c->children);
     c->waiters = kb_xcalloc(n, sizeof *c->waiters);
+    self->kind = KB_EVENT_COND;
     self->cond = c;
     for (size_t i = 0; i < n; i++) {
         c->children[i] = children[i];
@@ -278,21 +287,26 @@ kb_event *kb_event_any_of(kb_sim *sim, kb_event *const *children, size_t n)
     return cond_new(sim, children, n, true);
 }
 
-int kb_event_cond_index(const kb_event *ev) { return ev->cond ? ev->cond->index : -1; }
+int kb_event_cond_index(const kb_event *ev) { return cond_of(ev) ? ev->cond->index : -1; }
 
 kb_event *kb_event_cond_failed_child(const kb_event *ev)
 {
-    if (!ev->cond || ev->ok || ev->state == KB_EVENT_PENDING || ev->cond->index < 0)
+    if (!cond_of(ev) || ev->ok || ev->state == KB_EVENT_PENDING || ev->cond->index < 0)
         return NULL;
     return ev->cond->children[ev->cond->index];
 }
 
-size_t kb_event_cond_done(const kb_event *ev) { return ev->cond ? ev->cond->done : 0; }
+size_t kb_event_cond_done(const kb_event *ev) { return cond_of(ev) ? ev->cond->done : 0; }
 
 
 void kb_event_label(const kb_event *ev, char *buf, size_t n)
 {
-    const char *kind = ev->cond ? (ev->cond->any ? "any_of event" : "all_of event") : "event";
+    if (ev->kind == KB_EVENT_REQUEST && ev->req) {
+        kb_request_label(ev->req, buf, n);
+        return;
+    }
+    const kb_cond *c = cond_of(ev);
+    const char *kind = c ? (c->any ? "any_of event" : "all_of event") : "event";
     if (ev->name)
         snprintf(buf, n, "%s '%s' #%" PRIu64, kind, ev->name, ev->id);
     else
@@ -304,8 +318,8 @@ void kb_event_describe(const kb_event *ev, char *buf, size_t n)
     static const char *const states[] = {"pending", "triggered", "processed"};
     char label[200], detail[64] = "";
     kb_event_label(ev, label, sizeof label);
-    if (ev->cond)
-        snprintf(detail, sizeof detail, ", %zu of %zu children processed", ev->cond->done,
-                 ev->cond->n);
+    const kb_cond *c = cond_of(ev);
+    if (c)
+        snprintf(detail, sizeof detail, ", %zu of %zu children processed", c->done, c->n);
     snprintf(buf, n, "%s (%s%s)", label, states[ev->state], detail);
 }

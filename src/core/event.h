@@ -28,9 +28,18 @@ typedef enum kb_event_state {
 } kb_event_state;
 
 typedef struct kb_cond kb_cond;
+typedef struct kb_request kb_request;
+
+/* What an event is, beyond a plain one: what its `cond` / `req` means. */
+typedef enum kb_event_kind {
+    KB_EVENT_PLAIN,   /* made by kb_event_new, a timeout, a process */
+    KB_EVENT_COND,    /* all_of / any_of: cond is set */
+    KB_EVENT_REQUEST  /* a store or resource request (request.h): req is set */
+} kb_event_kind;
 
 struct kb_event {
     kb_waitable w;
+    uint8_t kind;   /* kb_event_kind */
     kb_sim *sim;
     uint32_t refs;
     uint8_t state;  /* kb_event_state */
@@ -38,7 +47,10 @@ struct kb_event {
     bool defused;   /* a failure that a waiter took */
     kb_item value;  /* success value or failure reason */
     kb_link waiters;
-    kb_cond *cond;  /* set for all_of / any_of */
+    union {
+        kb_cond *cond;   /* KB_EVENT_COND */
+        kb_request *req; /* KB_EVENT_REQUEST: the request it completes */
+    };
     char *name;     /* optional, owned */
     uint64_t id;
 };

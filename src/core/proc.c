@@ -2,6 +2,7 @@
 
 #include "core/event.h"
 #include "core/resource.h"
+#include "core/shared.h"
 #include "core/sim_internal.h"
 #include "core/store.h"
 #include "core/util.h"
@@ -70,6 +71,9 @@ static void describe_waitable(const kb_waitable *w, char *buf, size_t n)
         return;
     case KB_WAITABLE_RESOURCE:
         kb_resource_describe((const kb_resource *)(const void *)w, buf, n);
+        return;
+    case KB_WAITABLE_SHARED:
+        kb_shared_describe((const kb_shared *)(const void *)w, buf, n);
         return;
     }
     snprintf(buf, n, "unknown object");

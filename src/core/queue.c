@@ -225,3 +225,31 @@ kb_time kb_queue_min_time(const kb_queue *q)
         return KB_TIME_MAX;
     return bucket_min(&q->bucket[__builtin_ctzll(q->bucket_mask)]);
 }
+
+/* A linear scan of every entry: for rare rewrites (an interrupted
+ * process's pending wake, sim.h), never on a hot path. */
+size_t kb_queue_redirect(kb_queue *q, kb_callback fn, void *arg, kb_callback new_fn, void *new_arg)
+{
+    size_t n = 0;
+#define KB_REDIRECT(e)                                   \
+    if ((e)->fn == fn && (e)->arg == arg) {              \
+        (e)->fn = new_fn;                                \
+        (e)->arg = new_arg;                              \
+        n++;                                             \
+    }
+    if (!q->radix) {
+        for (size_t i = q->head; i < q->head + q->n; i++)
+            KB_REDIRECT(&q->small[i]);
+        return n;
+    }
+    for (int p = 0; p < KB_QUEUE_PRIOS; p++) {
+        kb_qring *r = &q->ring[p];
+        for (size_t i = 0; i < r->n; i++)
+            KB_REDIRECT(&r->a[(r->head + i) & (r->cap - 1)]);
+    }
+    for (int b = 0; b < KB_QUEUE_BUCKETS; b++)
+        for (size_t i = 0; i < q->bucket[b].n; i++)
+            KB_REDIRECT(&q->bucket[b].a[i]);
+#undef KB_REDIRECT
+    return n;
+}

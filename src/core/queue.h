@@ -220,6 +220,10 @@ static inline bool kb_queue_pop_before(kb_queue *q, kb_time until, kb_qentry *ou
 /* Time of the first entry, or KB_TIME_MAX when empty. Does not modify q. */
 kb_time kb_queue_min_time(const kb_queue *q);
 
+/* Every queued entry (fn, arg) becomes (new_fn, new_arg), keeping its
+ * place; returns how many did. A scan of the whole queue. */
+size_t kb_queue_redirect(kb_queue *q, kb_callback fn, void *arg, kb_callback new_fn, void *new_arg);
+
 /* Whether an entry of priority <= max_prio waits at the time of the last
  * entry removed (while that entry's event is processed: at the current
  * time). */

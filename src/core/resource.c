@@ -1,5 +1,6 @@
 #include "core/resource.h"
 
+#include "core/request.h"
 #include "core/sim_internal.h"
 #include "core/util.h"
 
@@ -10,6 +11,8 @@ static void destroy(kb_owned *o)
 {
     kb_resource *r = KB_CONTAINER_OF(o, kb_resource, owned);
     kb_waiter_cancel_all(&r->waiters);
+    while (kb_list_pop_front(&r->users))
+        ;
     free(r->name);
     free(r);
 }
@@ -22,6 +25,7 @@ kb_resource *kb_resource_new(kb_sim *sim, const char *name, size_t capacity)
     r->name = kb_xstrdup(name);
     r->capacity = capacity;
     kb_list_init(&r->waiters);
+    kb_list_init(&r->users);
     kb_sim_own(sim, &r->owned, destroy);
     return r;
 }
@@ -29,6 +33,8 @@ kb_resource *kb_resource_new(kb_sim *sim, const char *name, size_t capacity)
 void kb_resource_close(kb_resource *r)
 {
     kb_waiter_cancel_all(&r->waiters);
+    while (kb_list_pop_front(&r->users))
+        ;
     kb_owned_close(&r->owned);
 }
 
@@ -59,13 +65,28 @@ static void acquire_processed(kb_sim *sim, void *arg)
     w->wake(sim, w);
 }
 
+/* A granted request: a blocking acquire's processing is queued; a request
+ * (request.h) becomes a user and its event is triggered. */
+static void grant(kb_resource *r, kb_waiter *w)
+{
+    if (!w->request) {
+        schedule(r, acquire_processed, w);
+        return;
+    }
+    kb_request *req = KB_CONTAINER_OF(w, kb_request, qw);
+    kb_list_push_back(&r->users, &req->user);
+    r->nusers++;
+    req->since = r->sim->now;
+    kb_request_grant(req, &r->owned, KB_ITEM_NONE);
+}
+
 static void release_processed(kb_sim *sim, void *arg)
 {
     (void)sim;
     kb_resource *r = arg;
     kb_waiter *w = admit(r);
     if (w)
-        schedule(r, acquire_processed, w);
+        grant(r, w);
     processed_one(r);
 }
 
@@ -85,17 +106,67 @@ bool kb_resource_acquire(kb_resource *r, kb_waiter *w)
         return true;
     }
     if (granted)
-        schedule(r, acquire_processed, granted);
+        grant(r, granted);
     return false;
 }
 
 bool kb_resource_release(kb_resource *r)
 {
-    if (r->in_use == 0)
+    if (r->in_use == r->nusers) /* no slot taken by a blocking acquire */
         return false;
     r->in_use--;
     schedule(r, release_processed, r);
     return true;
+}
+
+/* ---- requests as events (request.h) ---- */
+
+/* SimPy runs the resource's _trigger_get when a request is processed: its
+ * releases never wait, so nothing is left to serve. */
+static void request_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_request *req = KB_CONTAINER_OF(arg, kb_request, hook);
+    kb_resource *r = req->qw.target;
+    kb_request_processed(req, &r->owned);
+}
+
+void kb_resource_request(kb_resource *r, kb_request *req)
+{
+    kb_request_init(r->sim, req, KB_REQ_ACQUIRE, r, request_processed);
+    kb_waiter_enqueue(&r->waiters, &req->qw, &r->w, "to acquire");
+    kb_waiter *w = admit(r);
+    if (w)
+        grant(r, w);
+}
+
+void kb_resource_adopt(kb_resource *r, kb_request *req, kb_waiter *w, kb_callback served_done)
+{
+    kb_request_init(r->sim, req, KB_REQ_ACQUIRE, r, request_processed);
+    if (kb_waiter_queued(w)) { /* not granted: the request waits in its place */
+        kb_list_push_back(&w->link, &req->qw.link); /* just before w */
+        kb_waiter_cancel(w);
+        return;
+    }
+    /* Granted, its processing queued: the slot is the request's. */
+    kb_list_push_back(&r->users, &req->user);
+    r->nusers++;
+    req->since = r->sim->now;
+    req->qw.request = false;
+    req->qw.wake = served_done;
+    kb_sim_redirect(r->sim, acquire_processed, w, acquire_processed, &req->qw);
+}
+
+bool kb_resource_release_request(kb_resource *r, kb_request *req)
+{
+    bool held = kb_link_linked(&req->user);
+    if (held) {
+        kb_link_unlink(&req->user);
+        r->nusers--;
+        r->in_use--;
+    }
+    schedule(r, release_processed, r);
+    return held;
 }
 
 void kb_resource_describe(const kb_resource *r, char *buf, size_t n)

@@ -16,6 +16,7 @@
 #define KB_CORE_RESOURCE_H
 
 #include "core/list.h"
+#include "core/request.h"
 #include "core/types.h"
 #include "core/waiter.h"
 
@@ -26,6 +27,8 @@ struct kb_resource {
     size_t capacity;
     size_t in_use;
     kb_link waiters;
+    kb_link users;  /* granted requests (request.h), in grant order */
+    size_t nusers;  /* their count; in_use - nusers slots are held by blocking acquires */
     kb_owned owned; /* its simulation owns it (sim_internal.h) */
 };
 
@@ -39,9 +42,21 @@ void kb_resource_close(kb_resource *r);
  * Without w (from outside any process): true if a slot was taken at once,
  * false and nothing happens if the acquire would have to wait. */
 bool kb_resource_acquire(kb_resource *r, kb_waiter *w);
-/* Frees a slot. False if no slot was held: releasing more than was
- * acquired is a caller bug. */
+/* Frees a slot taken by a blocking acquire. False if none is held:
+ * releasing more than was acquired is a caller bug. */
 bool kb_resource_release(kb_resource *r);
+
+/* A request as an event (request.h): queued behind every earlier acquire
+ * and request, granted by the same rules; once granted it is one of the
+ * users until released. */
+void kb_resource_request(kb_resource *r, kb_request *req);
+/* An interrupt: req takes over w, a process's blocking acquire, as
+ * kb_store_adopt does (store.h); a granted one makes req a user. */
+void kb_resource_adopt(kb_resource *r, kb_request *req, kb_waiter *w, kb_callback served_done);
+/* SimPy's release(req): frees req's slot if it holds one (true) and, held
+ * or not, queues a release whose processing grants the first waiter. A
+ * request still waiting stays queued (cancel it first). */
+bool kb_resource_release_request(kb_resource *r, kb_request *req);
 
 static inline size_t kb_resource_queued(const kb_resource *r) { return kb_list_count(&r->waiters); }
 

@@ -335,6 +335,11 @@ bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc)
 
 void kb_sim_count_inline(kb_sim *sim) { sim->events++; }
 
+size_t kb_sim_redirect(kb_sim *sim, kb_callback fn, void *arg, kb_callback new_fn, void *new_arg)
+{
+    return kb_queue_redirect(&sim->queue, fn, arg, new_fn, new_arg);
+}
+
 kb_time kb_sim_peek(const kb_sim *sim) { return kb_queue_min_time(&sim->queue); }
 
 void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx)

@@ -168,6 +168,11 @@ void kb_sim_resuming_last(kb_sim *sim, const kb_proc *proc);
 bool kb_sim_can_continue(const kb_sim *sim, const kb_proc *proc);
 void kb_sim_count_inline(kb_sim *sim);
 
+/* Every queued callback fn(arg) becomes new_fn(new_arg) in the same place
+ * of the order; returns how many did. Scans the whole queue: for rare
+ * rewrites only (an interrupted process's pending wake-up). */
+size_t kb_sim_redirect(kb_sim *sim, kb_callback fn, void *arg, kb_callback new_fn, void *new_arg);
+
 /* Time of the next queued event, or KB_TIME_MAX when none is (SimPy's
  * peek). */
 kb_time kb_sim_peek(const kb_sim *sim);

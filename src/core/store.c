@@ -1,6 +1,7 @@
 #include "core/store.h"
 
 #include "core/proc.h"
+#include "core/request.h"
 #include "core/sim_internal.h"
 #include "core/util.h"
 
@@ -98,6 +99,16 @@ static void schedule(kb_store *st, kb_callback processed, void *arg)
 
 static void processed_one(kb_store *st) { kb_owned_ran(&st->owned); }
 
+/* A served request: a blocking one's processing is queued (`processed`),
+ * a request's event is triggered with `value`; both at the current time. */
+static void grant(kb_store *st, kb_waiter *w, kb_callback processed, kb_item value)
+{
+    if (w->request)
+        kb_request_grant(KB_CONTAINER_OF(w, kb_request, qw), &st->owned, value);
+    else
+        schedule(st, processed, w);
+}
+
 static void serve_getter(kb_store *st);
 static void serve_putter(kb_store *st);
 
@@ -135,14 +146,14 @@ static void serve_putter(kb_store *st)
 {
     kb_waiter *w = admit_putter(st);
     if (w)
-        schedule(st, put_processed, w);
+        grant(st, w, put_processed, KB_ITEM_NONE);
 }
 
 static void serve_getter(kb_store *st)
 {
     kb_waiter *w = admit_getter(st);
     if (w)
-        schedule(st, get_processed, w);
+        grant(st, w, get_processed, w->item);
 }
 
 /* ---- operations ---- */
@@ -177,7 +188,7 @@ bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w)
         return true;
     }
     if (served)
-        schedule(st, put_processed, served);
+        grant(st, served, put_processed, KB_ITEM_NONE);
     return false;
 }
 
@@ -209,8 +220,63 @@ bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w)
         return true;
     }
     if (served)
-        schedule(st, get_processed, served);
+        grant(st, served, get_processed, served->item);
     return false;
+}
+
+/* ---- requests as events (request.h) ---- */
+
+/* The store's part of a request's processing: SimPy's _trigger_get for a
+ * put, _trigger_put for a get. */
+static void put_request_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_request *r = KB_CONTAINER_OF(arg, kb_request, hook);
+    kb_store *st = r->qw.target;
+    serve_getter(st);
+    kb_request_processed(r, &st->owned);
+}
+
+static void get_request_processed(kb_sim *sim, void *arg)
+{
+    (void)sim;
+    kb_request *r = KB_CONTAINER_OF(arg, kb_request, hook);
+    kb_store *st = r->qw.target;
+    serve_putter(st);
+    kb_request_processed(r, &st->owned);
+}
+
+void kb_store_put_request(kb_store *st, kb_request *r, kb_item item)
+{
+    kb_request_init(st->sim, r, KB_REQ_PUT, st, put_request_processed);
+    r->qw.item = item;
+    kb_waiter_enqueue(&st->putters, &r->qw, &st->w, "to put to");
+    serve_putter(st); /* the first waiting put: this one, or one a cancel left first */
+}
+
+void kb_store_get_request(kb_store *st, kb_request *r)
+{
+    kb_request_init(st->sim, r, KB_REQ_GET, st, get_request_processed);
+    kb_waiter_enqueue(&st->getters, &r->qw, &st->w, "to get from");
+    serve_getter(st);
+}
+
+void kb_store_adopt(kb_store *st, kb_request *r, kb_waiter *w, kb_request_kind kind,
+                    kb_callback served_done)
+{
+    bool put = kind == KB_REQ_PUT;
+    kb_callback processed = put ? put_processed : get_processed;
+    kb_request_init(st->sim, r, kind, st, put ? put_request_processed : get_request_processed);
+    r->qw.item = w->item;
+    if (kb_waiter_queued(w)) { /* not served: the request waits in its place */
+        kb_list_push_back(&w->link, &r->qw.link); /* just before w */
+        kb_waiter_cancel(w);
+        return;
+    }
+    /* Served, its processing queued: that processing goes on for r. */
+    r->qw.request = false;
+    r->qw.wake = served_done;
+    kb_sim_redirect(st->sim, processed, w, processed, &r->qw);
 }
 
 void kb_store_describe(const kb_store *st, char *buf, size_t n)

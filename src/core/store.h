@@ -17,6 +17,7 @@
 #define KB_CORE_STORE_H
 
 #include "core/list.h"
+#include "core/request.h"
 #include "core/types.h"
 #include "core/waiter.h"
 
@@ -45,6 +46,23 @@ bool kb_store_put(kb_store *st, kb_item item, kb_waiter *w);
 /* Get. With w: as put; the item arrives in w->item (or *out when true).
  * Without w: true with *out set if an item could be taken at once. */
 bool kb_store_get(kb_store *st, kb_item *out, kb_waiter *w);
+
+/* Requests as events (request.h): r joins the queue behind every earlier
+ * put (get) and is served by the same rules; its event succeeds when it is
+ * (a get's value: the item). The item of a put request stays in r->qw.item
+ * until served; after a cancel it is the caller's again. */
+void kb_store_put_request(kb_store *st, kb_request *r, kb_item item);
+void kb_store_get_request(kb_store *st, kb_request *r);
+
+/* An interrupt (SimPy withdraws the process, its request goes on): r takes
+ * over w, a blocking put or get (`kind`) of a process, with w's item. If w
+ * still waits, r waits in its place in the queue and is a request as
+ * above. If w was served and its processing is queued, that processing
+ * goes on for r (it serves the other side) and then calls
+ * served_done(sim, &r->qw) instead of waking anybody; r's event is not
+ * triggered (kb_request_settle). w is free afterwards. */
+void kb_store_adopt(kb_store *st, kb_request *r, kb_waiter *w, kb_request_kind kind,
+                    kb_callback served_done);
 
 static inline size_t kb_store_count(const kb_store *st) { return st->count; }
 

@@ -58,7 +58,8 @@ enum {
 typedef enum kb_waitable_kind {
     KB_WAITABLE_EVENT = 1,
     KB_WAITABLE_STORE,
-    KB_WAITABLE_RESOURCE
+    KB_WAITABLE_RESOURCE,
+    KB_WAITABLE_SHARED /* shared.h */
 } kb_waitable_kind;
 
 typedef struct kb_waitable {

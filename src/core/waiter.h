@@ -26,6 +26,8 @@ struct kb_waiter {
     void *target;        /* the store or resource w has a request with */
     kb_item item;        /* value delivered on wake */
     bool ok;             /* false when the awaited event failed */
+    bool request;        /* the queued half of a kb_request (request.h): granting
+                            it triggers the request's event instead of waking */
 };
 
 static inline void kb_waiter_init(kb_waiter *w, kb_callback wake, kb_proc *proc)
@@ -36,6 +38,7 @@ static inline void kb_waiter_init(kb_waiter *w, kb_callback wake, kb_proc *proc)
     w->target = NULL;
     w->item = KB_ITEM_NONE;
     w->ok = true;
+    w->request = false;
 }
 
 /* True while the waiter sits in some object's queue. */

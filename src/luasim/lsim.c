@@ -248,9 +248,79 @@ static void leave_run(lsim *S)
         S->session->runs_active--;
 }
 
+/* ---- s:run(ev): SimPy's run(until=ev) ---- */
+
+typedef struct until_waiter {
+    kb_waiter w;
+    kb_event *ev;
+    bool hit;
+} until_waiter;
+
+/* SimPy's StopSimulation.callback: the run ends with this event, and its
+ * failure is the run's to raise (not an unhandled one). */
+static void until_hit(kb_sim *sim, void *arg)
+{
+    until_waiter *u = KB_CONTAINER_OF(arg, until_waiter, w);
+    u->hit = true;
+    if (!u->w.ok)
+        u->ev->defused = true;
+    /* SimPy stops by raising from this callback: the event's later
+     * callbacks never run. Those waiters are dropped; a process among them
+     * stays blocked on the event (its reports say so). */
+    kb_link *l;
+    while ((l = kb_list_pop_front(&u->ev->waiters)) != NULL)
+        ;
+    kb_sim_stop(sim);
+}
+
+static int run_until_event(lua_State *L, lsim *S, levent *e)
+{
+    if (e->S != S)
+        return luaL_error(L, "s:run(ev): the event belongs to another simulation");
+    lua_settop(L, 2);
+    bool was_pending = e->ev->state != KB_EVENT_PROCESSED;
+    if (was_pending) {
+        enter_run(L, S, "s:run(ev)");
+        until_waiter u = {.ev = e->ev, .hit = false};
+        kb_waiter_init(&u.w, until_hit, NULL);
+        kb_event_wait(e->ev, &u.w);
+        kb_run_status st = kb_sim_run(S->sim, KB_TIME_MAX);
+        leave_run(S);
+        kb_waiter_cancel(&u.w);
+        if (st == KB_RUN_FAILED)
+            return raise_run_error(L, S);
+        if (st == KB_RUN_INTERRUPTED)
+            return raise_interrupted(L, S);
+        if (!u.hit) {
+            if (st == KB_RUN_STOPPED || st == KB_RUN_UNTIL) { /* s:stop(); a stale run(until) event */
+                lua_pushstring(L, st == KB_RUN_STOPPED ? "stopped" : "until");
+                return 1;
+            }
+            char what[200];
+            kb_event_describe(e->ev, what, sizeof what);
+            return luaL_error(L, "s:run(ev): no events left but %s was not triggered", what);
+        }
+    }
+    /* Its value, or its failure: raised when this run processed it, returned
+     * when it was processed before (SimPy returns until.value then). */
+    if (!e->ev->ok && lua_gettop(L) == 2 && e->ev->state == KB_EVENT_PROCESSED && !was_pending) {
+        lua_pushcfunction(L, lsim_event_reason);
+        lua_pushvalue(L, 2);
+        lua_call(L, 1, 1);
+        return 1;
+    }
+    lua_pushcfunction(L, lsim_event_value);
+    lua_pushvalue(L, 2);
+    lua_call(L, 1, LUA_MULTRET);
+    return lua_gettop(L) - 2;
+}
+
 static int l_run(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
+    levent *until_ev = lsim_test_awaitable(L, 2);
+    if (until_ev)
+        return run_until_event(L, S, until_ev);
     kb_time until = KB_TIME_MAX;
     if (!lua_isnoneornil(L, 2)) {
         until = lsim_check_duration(L, 2, "s:run(until_ns)");
@@ -343,6 +413,11 @@ static const luaL_Reg sim_methods[] = {
     {"any_of", lsim_any_of},
     {"store", lsim_store_new},
     {"resource", lsim_resource_new},
+    {"container", lsim_container_new},
+    {"priority_store", lsim_priority_store_new},
+    {"filter_store", lsim_filter_store_new},
+    {"priority_resource", lsim_priority_resource_new},
+    {"preemptive_resource", lsim_preemptive_resource_new},
     {NULL, NULL}};
 
 static const luaL_Reg sim_meta[] = {
@@ -357,7 +432,7 @@ static int error_tostring(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg lib[] = {{"new", l_new}, {NULL, NULL}};
+static const luaL_Reg lib[] = {{"new", l_new}, {"is_interrupt", lsim_is_interrupt}, {NULL, NULL}};
 
 int luaopen_sim(lua_State *L)
 {
@@ -369,6 +444,9 @@ int luaopen_sim(lua_State *L)
     lsim_open_proc(L);
     lsim_open_event(L);
     lsim_open_store(L);
+    lsim_open_request(L);
+    lsim_open_interrupt(L);
+    lsim_open_shared(L);
     luaL_newlib(L, lib);
     lua_pushliteral(L, KB_VERSION);
     lua_setfield(L, -2, "version");

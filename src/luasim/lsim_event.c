@@ -16,14 +16,16 @@
 levent *lsim_test_awaitable(lua_State *L, int idx)
 {
     levent *e = lbind_testudata(L, idx, LEVENT_MT);
-    return e ? e : lbind_testudata(L, idx, LPROC_MT);
+    if (!e)
+        e = lbind_testudata(L, idx, LPROC_MT);
+    return e ? e : lbind_testudata(L, idx, LREQ_MT);
 }
 
 levent *lsim_check_awaitable(lua_State *L, int idx)
 {
     levent *e = lsim_test_awaitable(L, idx);
     if (!e)
-        luaL_typeerror(L, idx, "event or process");
+        luaL_typeerror(L, idx, "event, process or request");
     lsim_check_open(L, e->S);
     return e;
 }
@@ -46,6 +48,7 @@ levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent
     e->S = S;
     e->kind = kind;
     e->deferred = NULL;
+    e->delay = 0;
     luaL_setmetatable(L, LEVENT_MT);
     lua_pushvalue(L, sim_idx);
     lua_setiuservalue(L, -2, LEV_UV_SIM);
@@ -71,6 +74,30 @@ static int push_values(lua_State *L, int idx, levent *e, int first)
         }
         lua_getiuservalue(L, idx, LEV_UV_VALUE);
         return 1;
+    case LEV_PUT:
+    case LEV_ACQUIRE: /* SimPy's value: None */
+        lua_pushnil(L);
+        return 1;
+    case LEV_SH_PUT:
+    case LEV_SH_ACQUIRE:
+        lua_pushnil(L);
+        return 1;
+    case LEV_GET:
+    case LEV_SH_GET: {
+        lreq *q = (lreq *)(void *)e;
+        if (!q->item_taken) { /* moved out of the store on this first read, then kept */
+            lua_getiuservalue(L, idx, LEV_UV_EXTRA);
+            if (e->kind == LEV_GET)
+                lsim_store_take(L, -1, q->req.ev->value.i);
+            else
+                lsim_shared_take(L, -1, q->req.ev->value);
+            lua_setiuservalue(L, idx, LEV_UV_VALUE);
+            lua_pop(L, 1);
+            q->item_taken = true;
+        }
+        lua_getiuservalue(L, idx, LEV_UV_VALUE);
+        return 1;
+    }
     case LEV_PROC: {
         lua_getiuservalue(L, idx, LEV_UV_VALUE);
         int t = lua_gettop(L);
@@ -155,22 +182,25 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
+    LSIM_INTERRUPTED(L, p);
     return finish_wait(L, lsim_test_awaitable(L, 1), p->waiter.ok);
 }
 
-int lsim_event_wait(lua_State *L)
+int lsim_wait_as(lua_State *L, const char *call, const char *why)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_settop(L, 1);
     if (e->ev->state == KB_EVENT_PROCESSED)
         return finish_wait(L, e, e->ev->ok);
-    lproc *p = lsim_current(L, e->S, "ev:wait()");
+    lproc *p = lsim_current(L, e->S, call);
     if (!p)
-        return lsim_would_block(L, "ev:wait()", "the event has not happened yet");
-    lsim_prepare_block(L, p, "ev:wait()");
+        return lsim_would_block(L, call, why);
+    lsim_prepare_block(L, p, call);
     kb_event_wait(e->ev, &p->waiter);
-    return lsim_block(L, p, wait_k);
+    return lsim_block_as(L, p, wait_k, LSIM_BLOCK_WAIT);
 }
+
+int lsim_event_wait(lua_State *L) { return lsim_wait_as(L, "ev:wait()", "the event has not happened yet"); }
 
 int lsim_event_triggered(lua_State *L)
 {
@@ -239,18 +269,30 @@ static int ev_fail(lua_State *L)
     return 0;
 }
 
-/* Non-blocking: the value of a processed event; raises its reason if it
- * failed, and an error if it has not been processed yet. */
+/* Non-blocking: the value of a triggered event (processed or not, as
+ * SimPy's ev.value); raises its reason if it failed, and an error while it
+ * is pending. */
 int lsim_event_value(lua_State *L)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_settop(L, 1);
-    if (e->ev->state != KB_EVENT_PROCESSED)
-        return luaL_error(L, "ev:value(): the event has not been processed yet");
+    if (e->ev->state == KB_EVENT_PENDING) {
+        char what[200];
+        kb_event_label(e->ev, what, sizeof what);
+        return luaL_error(L, "ev:value(): %s has not been triggered yet (it has no value)", what);
+    }
     return finish_wait(L, e, e->ev->ok);
 }
 
-static int ev_id(lua_State *L)
+int lsim_event_reason(lua_State *L)
+{
+    levent *e = lsim_check_awaitable(L, 1);
+    lua_settop(L, 1);
+    push_reason(L, 1, e);
+    return 1;
+}
+
+int lsim_event_id(lua_State *L)
 {
     levent *e = lsim_check_awaitable(L, 1);
     lua_pushinteger(L, (lua_Integer)e->ev->id);
@@ -265,6 +307,21 @@ static int ev_tostring(lua_State *L)
         return 1;
     }
     char what[160];
+    if (e->kind == LEV_TIMEOUT) { /* what SimPy's Timeout(delay, value=v) says */
+        static const char *const states[] = {"pending", "triggered", "processed"};
+        char delay[KB_TIME_STRLEN];
+        kb_time_format(e->delay, delay);
+        lua_getiuservalue(L, 1, LEV_UV_VALUE);
+        if (lua_isnil(L, -1)) {
+            lua_pushfstring(L, "timeout #%I (%s, %s)", (lua_Integer)e->ev->id, delay, states[e->ev->state]);
+            return 1;
+        }
+        const char *v = lsim_safe_tostring(L, -1);
+        lua_pushfstring(L, "timeout #%I (%s, value %s%s%s, %s)", (lua_Integer)e->ev->id, delay,
+                        lua_type(L, -2) == LUA_TSTRING ? "'" : "", v,
+                        lua_type(L, -2) == LUA_TSTRING ? "'" : "", states[e->ev->state]);
+        return 1;
+    }
     kb_event_describe(e->ev, what, sizeof what);
     lua_pushstring(L, what);
     return 1;
@@ -292,7 +349,7 @@ int lsim_timeout(lua_State *L)
     lsim *S = lsim_check(L, 1);
     kb_time d = lsim_check_delay(L, S, 2, "s:timeout(ns)");
     lua_settop(L, 3);
-    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
+    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT)->delay = d;
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     return 1;
@@ -314,7 +371,7 @@ static int make_condition(lua_State *L, bool any)
         lua_geti(L, 2, i);
         levent *c = lsim_test_awaitable(L, -1);
         if (!c)
-            return luaL_error(L, "%s: element %I is a %s, not an event or process", call, i,
+            return luaL_error(L, "%s: element %I is a %s, not an event, process or request", call, i,
                               luaL_typename(L, -1));
         if (c->S != S)
             return luaL_error(L, "%s: element %I belongs to another simulation", call, i);
@@ -342,7 +399,10 @@ void lsim_open_event(lua_State *L)
                                        {"triggered", lsim_event_triggered},
                                        {"processed", lsim_event_processed},
                                        {"ok", lsim_event_ok},
-                                       {"id", ev_id},
+                                       {"id", lsim_event_id},
+                                       {"add_callback", lsim_add_callback},
+                                       {"defuse", lsim_defuse},
+                                       {"defused", lsim_defused},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", ev_gc}, {"__tostring", ev_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LEVENT_MT, methods, meta);
@@ -383,7 +443,7 @@ static int tostring_value(lua_State *L)
 }
 
 /* The text of the value at idx (its __tostring may raise: then its type). */
-static const char *safe_tostring(lua_State *L, int idx)
+const char *lsim_safe_tostring(lua_State *L, int idx)
 {
     idx = lua_absindex(L, idx);
     lua_pushcfunction(L, tostring_value);
@@ -425,7 +485,7 @@ void lsim_unhandled(void *ctx, kb_event *ev)
             return;
         }
     }
-    const char *why = safe_tostring(L, reason);
+    const char *why = lsim_safe_tostring(L, reason);
     char *text = kb_asprintf("%s failed at t=%s and nothing waited on it: %s", label, now, why);
     lsim_push_error(L, S, reason, NULL, text);
     free(text);

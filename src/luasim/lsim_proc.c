@@ -109,6 +109,11 @@ static void proc_fail(lsim *S, lproc *p, int with_traceback)
     lua_setfield(L, -2, "traceback");
     int err = lua_gettop(L);
 
+    /* As Python's `with` blocks exit while the exception leaves the
+     * generator, the coroutine's pending <close> variables (a request's
+     * cancel and release) are closed before the process fails. */
+    lua_resetthread(p->co);
+
     push_proc_ud(S, p);
     lua_pushvalue(L, err);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
@@ -238,7 +243,7 @@ int lsim_spawn(lua_State *L)
         nargs = lua_gettop(L) - 2;
     }
 
-    lproc *p = lua_newuserdatauv(L, sizeof *p, LEV_NUV);
+    lproc *p = lua_newuserdatauv(L, sizeof *p, LPROC_NUV);
     memset(p, 0, sizeof *p);
     int ud = lua_gettop(L);
     luaL_setmetatable(L, LPROC_MT);
@@ -247,6 +252,8 @@ int lsim_spawn(lua_State *L)
     lua_setiuservalue(L, ud, LEV_UV_EXTRA);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, ud, LEV_UV_SIM);
+    lua_pushvalue(L, fn);
+    lua_setiuservalue(L, ud, LPROC_UV_FN);
 
     luaL_checkstack(co, nargs + 1, "process arguments");
     lua_pushvalue(L, fn);
@@ -279,7 +286,8 @@ int lsim_spawn(lua_State *L)
 
 static int sleep_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -304,7 +312,25 @@ int lsim_sleep(lua_State *L)
         return 0;
     }
     kb_sim_after(S->sim, d, KB_PRIO_NORMAL, sleep_done, p);
-    return lsim_block(L, p, sleep_k);
+    return lsim_block_as(L, p, sleep_k, LSIM_BLOCK_SLEEP);
+}
+
+/* ---- for interrupts (lsim_interrupt.c) ---- */
+
+void lsim_proc_resume(lproc *p, int nargs) { proc_resume(p, nargs); }
+
+/* SimPy's timeout stays queued without its process: it still counts. */
+static void sleep_stale(kb_sim *sim, void *arg) { (void)sim, (void)arg; }
+
+void lsim_proc_cancel_sleep(kb_sim *sim, lproc *p) { kb_sim_redirect(sim, sleep_done, p, sleep_stale, NULL); }
+
+void lsim_proc_push_blocked_self(lua_State *L, lproc *p)
+{
+    lua_Debug ar; /* the blocking C function's first argument, as debug.getlocal reads it */
+    if (p->co && lua_getstack(p->co, 0, &ar) && lua_getlocal(p->co, &ar, 1))
+        lua_xmove(p->co, L, 1);
+    else
+        lua_pushnil(L);
 }
 
 int lsim_current_process(lua_State *L)
@@ -345,6 +371,40 @@ static int p_alive(lua_State *L)
     return 1;
 }
 
+/* The name a loaded module gives the function at the top (a global's
+ * "f", a module's "mod.f"), pushed; false if none. As Lua's tracebacks
+ * name functions. */
+static bool push_loaded_name(lua_State *L)
+{
+    int fn = lua_gettop(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int loaded = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, loaded)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1)) {
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, fn)) {
+                    const char *mod = lua_tostring(L, -4), *key = lua_tostring(L, -2);
+                    if (!strcmp(mod, LUA_GNAME))
+                        lua_pushstring(L, key);
+                    else
+                        lua_pushfstring(L, "%s.%s", mod, key);
+                    lua_replace(L, fn + 1);
+                    lua_settop(L, fn + 1);
+                    return true;
+                }
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    lua_settop(L, fn);
+    return false;
+}
+
+/* What a process is: its state and its function, named as Lua's
+ * tracebacks name it, and where it is defined (SimPy's Process(func)). */
 static int p_tostring(lua_State *L)
 {
     lproc *p = check_proc(L, 1);
@@ -352,7 +412,20 @@ static int p_tostring(lua_State *L)
                         : kb_proc_live(&p->proc)    ? (p->proc.wait_on ? "waiting" : "active")
                         : p->hdr.ev->ok             ? "finished"
                                                     : "failed";
-    lua_pushfstring(L, "process '%s' #%I (%s)", p->name, (lua_Integer)p->proc.id, state);
+    lua_settop(L, 1);
+    lua_getiuservalue(L, 1, LPROC_UV_FN); /* 2 */
+    bool named = push_loaded_name(L);     /* 3 if named */
+    lua_Debug ar;
+    lua_pushvalue(L, 2);
+    lua_getinfo(L, ">S", &ar);
+    const char *where = ar.what[0] == 'C' ? "[C]" : ar.short_src;
+    if (ar.what[0] == 'C')
+        lua_pushfstring(L, "process '%s' #%I (%s, function %s%s[C])", p->name, (lua_Integer)p->proc.id,
+                        state, named ? lua_tostring(L, 3) : "", named ? " " : "");
+    else
+        lua_pushfstring(L, "process '%s' #%I (%s, function %s%sat %s:%d)", p->name,
+                        (lua_Integer)p->proc.id, state, named ? lua_tostring(L, 3) : "",
+                        named ? " " : "", where, ar.linedefined);
     return 1;
 }
 
@@ -379,6 +452,10 @@ void lsim_open_proc(lua_State *L)
                                        {"triggered", lsim_event_triggered},
                                        {"processed", lsim_event_processed},
                                        {"ok", lsim_event_ok},
+                                       {"interrupt", lsim_interrupt},
+                                       {"add_callback", lsim_add_callback},
+                                       {"defuse", lsim_defuse},
+                                       {"defused", lsim_defused},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", p_gc}, {"__tostring", p_tostring}, {NULL, NULL}};
     lsim_new_meta(L, LPROC_MT, methods, meta);

@@ -149,8 +149,32 @@ static lua_Integer keep_item(lua_State *L, lstore *s)
     return 2 * key;
 }
 
-/* Moves the item of ref out of the store (store at 1) to the stack top. */
-static void take_item(lua_State *L, lstore *s, lua_Integer ref)
+/* keep_item for the value on the stack top, the store at st_idx; pops it. */
+static lua_Integer keep_item_at(lua_State *L, lstore *s, int st_idx)
+{
+    if (lua_isinteger(L, -1)) {
+        lua_Integer v = lua_tointeger(L, -1);
+        if (v >= -INLINE_MAX && v <= INLINE_MAX) {
+            lua_pop(L, 1);
+            return 2 * v + 1;
+        }
+    }
+    if (!s->slot_used) {
+        s->slot_used = true;
+        lua_setiuservalue(L, st_idx, LSTORE_UV_SLOT);
+        return SLOT_REF;
+    }
+    lua_Integer key = new_key(s);
+    lua_getiuservalue(L, st_idx, LSTORE_UV_ITEMS);
+    lua_rotate(L, -2, 1);
+    lua_rawseti(L, -2, key);
+    lua_pop(L, 1);
+    return 2 * key;
+}
+
+/* Moves the item of ref out of the store (its userdata at st_idx) to the
+ * stack top. */
+static inline void take_at(lua_State *L, lstore *s, int st_idx, lua_Integer ref)
 {
     if (ref & 1) {
         lua_pushinteger(L, (ref - 1) / 2);
@@ -158,22 +182,39 @@ static void take_item(lua_State *L, lstore *s, lua_Integer ref)
     }
     if (ref == SLOT_REF) {
         s->slot_used = false;
-        lua_getiuservalue(L, 1, LSTORE_UV_SLOT);
+        lua_getiuservalue(L, st_idx, LSTORE_UV_SLOT);
         lua_pushnil(L);
-        lua_setiuservalue(L, 1, LSTORE_UV_SLOT);
+        lua_setiuservalue(L, st_idx, LSTORE_UV_SLOT);
         return;
     }
     lua_Integer key = ref / 2;
     free_key(s, key);
-    lua_getiuservalue(L, 1, LSTORE_UV_ITEMS);
+    lua_getiuservalue(L, st_idx, LSTORE_UV_ITEMS);
     lua_rawgeti(L, -1, key);
     lua_pushnil(L);
     lua_rawseti(L, -3, key);
 }
 
+/* The store at 1 (every blocking call's). */
+static void take_item(lua_State *L, lstore *s, lua_Integer ref) { take_at(L, s, 1, ref); }
+
+void lsim_store_take(lua_State *L, int st_idx, lua_Integer ref)
+{
+    st_idx = lua_absindex(L, st_idx);
+    lstore *s = lua_touserdata(L, st_idx);
+    if (!s->S && !(ref & 1)) { /* collected with its simulation: nothing is kept */
+        lua_pushnil(L);
+        return;
+    }
+    take_at(L, s, st_idx, ref);
+    if (!(ref & 1) && ref != SLOT_REF)
+        lua_remove(L, -2); /* the items table */
+}
+
 static int put_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -196,13 +237,14 @@ static int st_put(lua_State *L)
         return lsim_would_block(L, "st:put()", kb_list_empty(&s->st->putters) ? "the store is full"
                                                    : "puts made earlier are waiting for room");
     }
-    return lsim_block(L, p, put_k);
+    return lsim_block_as(L, p, put_k, LSIM_BLOCK_PUT);
 }
 
 static int get_k(lua_State *L, int status, lua_KContext ctx)
 {
     (void)status;
     lproc *p = (lproc *)ctx;
+    LSIM_INTERRUPTED(L, p);
     take_item(L, p->blocked_on, p->waiter.item.i);
     return 1;
 }
@@ -222,7 +264,37 @@ static int st_get(lua_State *L)
         return lsim_would_block(L, "st:get()", kb_store_count(s->st) == 0 ? "the store is empty"
                                                    : "gets made earlier are waiting for its items");
     p->blocked_on = s;
-    return lsim_block(L, p, get_k);
+    return lsim_block_as(L, p, get_k, LSIM_BLOCK_GET);
+}
+
+/* ---- requests as events (lsim_request.c) ---- */
+
+/* st:put_event(v): a put request, not waited on. */
+static int st_put_event(lua_State *L)
+{
+    lstore *s = check_store(L);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    lua_getiuservalue(L, 1, LSTORE_UV_SIM); /* 3 */
+    lreq *q = lsim_request_new(L, s->S, 3, 1, LEV_PUT); /* 4 */
+    lua_pushvalue(L, 2);
+    lua_Integer ref = keep_item_at(L, s, 1);
+    lua_settop(L, 4);
+    kb_store_put_request(s->st, &q->req, (kb_item){.i = ref});
+    lsim_request_started(L, q, 4, 3);
+    return 1;
+}
+
+/* st:get_event(): a get request, not waited on; its value is the item. */
+static int st_get_event(lua_State *L)
+{
+    lstore *s = check_store(L);
+    lua_settop(L, 1);
+    lua_getiuservalue(L, 1, LSTORE_UV_SIM); /* 2 */
+    lreq *q = lsim_request_new(L, s->S, 2, 1, LEV_GET); /* 3 */
+    kb_store_get_request(s->st, &q->req);
+    lsim_request_started(L, q, 3, 2);
+    return 1;
 }
 
 static int st_len(lua_State *L)
@@ -238,6 +310,20 @@ static int st_capacity(lua_State *L)
         lua_pushinteger(L, (lua_Integer)s->st->capacity);
     else
         lua_pushnil(L);
+    return 1;
+}
+
+/* Requests waiting (blocking calls and requests alike): SimPy's
+ * len(st.get_queue) and len(st.put_queue). */
+static int st_getters(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_list_count(&check_store(L)->st->getters));
+    return 1;
+}
+
+static int st_putters(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)kb_list_count(&check_store(L)->st->putters));
     return 1;
 }
 
@@ -305,7 +391,8 @@ int lsim_resource_new(lua_State *L)
 
 static int acquire_k(lua_State *L, int status, lua_KContext ctx)
 {
-    (void)L, (void)status, (void)ctx;
+    (void)status;
+    LSIM_INTERRUPTED(L, (lproc *)ctx);
     return 0;
 }
 
@@ -322,14 +409,38 @@ static int r_acquire(lua_State *L)
         return lsim_would_block(L, "r:acquire()", r->r->in_use >= r->r->capacity
                                                        ? "every slot is in use"
                                                        : "requests made earlier are waiting for a slot");
-    return lsim_block(L, p, acquire_k);
+    return lsim_block_as(L, p, acquire_k, LSIM_BLOCK_ACQUIRE);
 }
 
+/* r:request(): a request for a slot, not waited on (lsim_request.c). */
+static int r_request(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_settop(L, 1);
+    lua_getiuservalue(L, 1, LRES_UV_SIM); /* 2 */
+    lreq *q = lsim_request_new(L, r->S, 2, 1, LEV_ACQUIRE); /* 3 */
+    kb_resource_request(r->r, &q->req);
+    lsim_request_started(L, q, 3, 2);
+    return 1;
+}
+
+/* r:release(): a slot taken by r:acquire(); r:release(req): req's. */
 static int r_release(lua_State *L)
 {
     lresource *r = check_res(L);
-    if (!kb_resource_release(r->r))
+    if (!lua_isnoneornil(L, 2)) {
+        lreq *q = lsim_check_request(L, 2, "r:release(req)");
+        if (q->req.qw.target != r->r)
+            return luaL_error(L, "r:release(req): the request is not one of resource '%s'", r->r->name);
+        return lsim_request_release(L, q, 2, "r:release(req)");
+    }
+    if (!kb_resource_release(r->r)) {
+        if (r->r->in_use)
+            return luaL_error(L, "r:release(): resource '%s' has no slot taken by r:acquire() in "
+                                 "use (%d held by requests: release those with r:release(req))",
+                              r->r->name, (int)r->r->nusers);
         return luaL_error(L, "r:release(): resource '%s' has no slot in use", r->r->name);
+    }
     return 0;
 }
 
@@ -348,6 +459,26 @@ static int r_capacity(lua_State *L)
 static int r_queued(lua_State *L)
 {
     lua_pushinteger(L, (lua_Integer)kb_resource_queued(check_res(L)->r));
+    return 1;
+}
+
+/* r:users(): the requests holding a slot, in the order they got it (slots
+ * taken by r:acquire() have no request: in_use - #users of them). */
+static int r_users(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_getiuservalue(L, 1, LRES_UV_SIM);
+    lsim_push_list(L, -1, &r->r->users, true);
+    return 1;
+}
+
+/* r:queue(): what waits for a slot, in order: requests, and the processes
+ * blocked in r:acquire(). */
+static int r_queue(lua_State *L)
+{
+    lresource *r = check_res(L);
+    lua_getiuservalue(L, 1, LRES_UV_SIM);
+    lsim_push_list(L, -1, &r->r->waiters, false);
     return 1;
 }
 
@@ -382,6 +513,8 @@ static int r_gc(lua_State *L)
 void lsim_open_store(lua_State *L)
 {
     static const luaL_Reg st_methods[] = {{"put", st_put},           {"get", st_get},
+                                          {"put_event", st_put_event}, {"get_event", st_get_event},
+                                          {"getters", st_getters},   {"putters", st_putters},
                                           {"count", st_len},         {"capacity", st_capacity},
                                           {"name", st_name},         {NULL, NULL}};
     static const luaL_Reg st_meta[] = {
@@ -389,6 +522,8 @@ void lsim_open_store(lua_State *L)
     lsim_new_meta(L, LSTORE_MT, st_methods, st_meta);
 
     static const luaL_Reg r_methods[] = {{"acquire", r_acquire}, {"release", r_release},
+                                         {"request", r_request},
+                                         {"users", r_users},     {"queue", r_queue},
                                          {"in_use", r_in_use},   {"capacity", r_capacity},
                                          {"queued", r_queued},   {"name", r_name},
                                          {NULL, NULL}};

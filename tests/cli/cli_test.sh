@@ -143,7 +143,7 @@ s:run()
 s:now()
 LUA
   run; expect_status 0
-  printf '42\n42\ttwo\tnil\nprocess '"'"'proc#1'"'"' #1 (active)\nempty\n4\n' >"$tmp/want"
+  printf '42\n42\ttwo\tnil\nprocess '"'"'proc#1'"'"' #1 (active, function at stdin:1)\nempty\n4\n' >"$tmp/want"
   cmp -s "$tmp/out" "$tmp/want" || fail "stdout: $(cat "$tmp/out")"
   expect_err "kernbench: stdin:1: oops" ;;
 repl_incomplete_input)

@@ -83,10 +83,26 @@ local function fmt(v)
   return tostring(v)
 end
 
+-- the model being built (msg and causes need its module and processes)
+local CUR = {is_interrupt = function() return false end, procs = {}}
+
+local function pname(p)
+  for j, q in pairs(CUR.procs) do if q == p then return 'p' .. j end end
+  return '-'
+end
+
 local function msg(e)
   if type(e) == 'table' and e.message ~= nil then e = e.message end
+  if CUR.is_interrupt(e) then
+    local c = e.cause
+    if type(c) == 'table' and c.usage_since ~= nil then -- a preemption
+      return string.format('interrupt preempted@%d by %s', c.usage_since, pname(c.by))
+    end
+    return 'interrupt ' .. fmt(c)
+  end
   local s = type(e) == 'table' and fmt(e) or tostring(e)
   if s:match('^deadlock') then return 'deadlock' end
+  if s:find('no events left', 1, true) then return 'no events left' end
   return s
 end
 
@@ -381,6 +397,154 @@ local ACTIONS = {
       L(E, P, 'state %s', E.state())
     end, 'state', false
   end},
+
+  -- requests as events: a get or put that gives up after a timeout (cancelled)
+  {name = 'getreq', w = 4, gen = function(G, opts)
+    if #G.stores == 0 or opts.loop then return nil end
+    local k, d = G.r.range(1, #G.stores), G.r.pick(DELAYS)
+    return function(E, P)
+      local st = E.st[k]
+      local g = st:get_event()
+      E.s:any_of{g, E.s:timeout(d)}:wait()
+      if g:triggered() then
+        L(E, P, 'getreq s%d got %s n=%d', k, fmt(g:value()), st:count())
+      else
+        g:cancel()
+        L(E, P, 'getreq s%d gave up n=%d getters=%d', k, st:count(), st:getters())
+      end
+    end, 'getreq s' .. k .. ' to' .. d, false
+  end},
+
+  {name = 'putreq', w = 2, gen = function(G, opts)
+    if #G.stores == 0 or opts.loop then return nil end
+    local k, d, v = G.r.range(1, #G.stores), G.r.pick(DELAYS), G.newval()
+    return function(E, P)
+      local st = E.st[k]
+      local p = st:put_event(v)
+      E.s:any_of{p, E.s:timeout(d)}:wait()
+      if p:triggered() then
+        L(E, P, 'putreq %d s%d done n=%d', v, k, st:count())
+      else
+        p:cancel()
+        L(E, P, 'putreq %d s%d gave up n=%d putters=%d', v, k, st:count(), st:putters())
+      end
+    end, 'putreq s' .. k .. '=' .. v .. ' to' .. d, false
+  end},
+
+  -- a resource request in a `with` block, reneging after a patience
+  {name = 'reqwith', w = 4, gen = function(G, opts)
+    if #G.res == 0 or opts.loop then return nil end
+    local k, pat, hold = G.r.range(1, #G.res), G.r.pick(DELAYS), G.r.pick{0, 1, 2}
+    return function(E, P)
+      local res = E.res[k]
+      do
+        local req <close> = res:request()
+        E.s:any_of{req, E.s:timeout(pat)}:wait()
+        if req:processed() then
+          L(E, P, 'reqwith r%d got use=%d q=%d', k, res:in_use(), res:queued())
+          E.s:sleep(hold)
+        else
+          L(E, P, 'reqwith r%d reneged q=%d', k, res:queued())
+        end
+      end
+      L(E, P, 'reqwith r%d out use=%d q=%d', k, res:in_use(), res:queued())
+    end, 'reqwith r' .. k .. ' pat' .. pat .. ' hold' .. hold, false
+  end},
+
+  {name = 'interrupt', w = 3, gen = function(G, opts)
+    if opts.loop then return nil end
+    local j = G.other_pid(opts.pid)
+    if not j then return nil end
+    local v = G.newval()
+    return function(E, P)
+      local p = E.procs[j]
+      if p and p:alive() then
+        p:interrupt(v)
+        L(E, P, 'interrupted p%d', j)
+      else
+        L(E, P, 'p%d not alive', j)
+      end
+    end, 'interrupt p' .. j .. '=' .. v, false
+  end},
+
+  {name = 'cont', w = 4, gen = function(G, opts)
+    if #G.conts == 0 or opts.loop then return nil end
+    local k, put, a = G.r.range(1, #G.conts), G.r.chance(50), G.r.range(1, 4)
+    return function(E, P)
+      local c = E.c[k]
+      if put then c:put(a) else c:get(a) end
+      L(E, P, 'c%d %s %d level=%s', k, put and 'put' or 'got', a, fmt(c:level()))
+    end, 'c' .. k .. (put and ' put' or ' get') .. a, true
+  end},
+
+  {name = 'psop', w = 3, gen = function(G, opts)
+    if #G.pss == 0 or opts.loop then return nil end
+    local k, put, v, pr = G.r.range(1, #G.pss), G.r.chance(55), G.newval(), G.r.range(0, 3)
+    return function(E, P)
+      local ps = E.ps[k]
+      if put then
+        ps:put(v, pr)
+        L(E, P, 'ps%d put %d/%d n=%d', k, v, pr, ps:count())
+      else
+        local x = ps:get()
+        L(E, P, 'ps%d got %s n=%d', k, fmt(x), ps:count())
+      end
+    end, 'ps' .. k .. (put and (' put ' .. v .. '/' .. pr) or ' get'), true
+  end},
+
+  {name = 'fsop', w = 3, gen = function(G, opts)
+    if #G.fss == 0 or opts.loop then return nil end
+    local k, put, v = G.r.range(1, #G.fss), G.r.chance(55), G.newval()
+    local m = G.r.range(2, 3)
+    local rem = G.r.range(0, m - 1)
+    return function(E, P)
+      local fs = E.fs[k]
+      if put then
+        fs:put(v)
+        L(E, P, 'fs%d put %d n=%d', k, v, fs:count())
+      else
+        local x = fs:get(function(y) return y % m == rem end)
+        L(E, P, 'fs%d got %s n=%d', k, fmt(x), fs:count())
+      end
+    end, 'fs' .. k .. (put and (' put ' .. v) or (' get %' .. m .. '=' .. rem)), true
+  end},
+
+  -- a priority resource's request in a `with` block; a preemption is caught
+  {name = 'preq', w = 5, gen = function(G, opts)
+    if #G.prs == 0 or opts.loop then return nil end
+    local k, prio, pre, hold = G.r.range(1, #G.prs), G.r.range(0, 3), G.r.chance(70), G.r.pick{1, 2, 3, 5}
+    return function(E, P)
+      local r = E.pr[k]
+      local ok, e = pcall(function()
+        local req <close> = r:request{priority = prio, preempt = pre}
+        req:wait()
+        L(E, P, 'pr%d got prio %d use=%d q=%d', k, prio, r:in_use(), r:queued())
+        E.s:sleep(hold)
+        L(E, P, 'pr%d done', k)
+      end)
+      if not ok then
+        if not CUR.is_interrupt(e) then error(e, 0) end
+        L(E, P, 'pr%d %s use=%d q=%d', k, msg(e), r:in_use(), r:queued())
+      end
+    end, 'preq pr' .. k .. ' prio' .. prio .. (pre and '' or ' nopre') .. ' hold' .. hold, true
+  end},
+
+  {name = 'callback', w = 2, gen = function(G, opts)
+    if opts.loop then return nil end
+    local k = G.r.range(1, G.nev)
+    return function(E, P)
+      local ev = E.ev[k]
+      if ev:processed() then
+        L(E, P, 'ev%d processed: no callback', k)
+      else
+        local name = P.name
+        ev:add_callback(function(e)
+          E.log(string.format('t=%d cb ev%d of %s ok=%s', E.s:now(), k, name, b(e:ok())))
+        end)
+        L(E, P, 'callback on ev%d', k)
+      end
+    end, 'callback ev' .. k, false
+  end},
 }
 
 -- gen_body(G, n, opts): n actions drawn by weight (opts.weights, by action
@@ -561,7 +725,8 @@ local PHASES = {
     local k, v = G.r.range(1, #G.stores), G.newval()
     return function(E)
       local st = E.st[k]
-      if E.clean[k] and st:count() < G.stores[k] then
+      -- (a cancelled request can leave a put waiting behind room: not then)
+      if E.clean[k] and st:count() < G.stores[k] and st:putters() == 0 then
         E.clean[k] = nil
         st:put(v)
         ML(E, 'put %d s%d n=%d', v, k, st:count())
@@ -573,7 +738,7 @@ local PHASES = {
     local k = G.r.range(1, #G.stores)
     return function(E)
       local st = E.st[k]
-      if E.clean[k] and st:count() > 0 then
+      if E.clean[k] and st:count() > 0 and st:getters() == 0 then
         E.clean[k] = nil
         local x = st:get()
         ML(E, 'got %s s%d n=%d', fmt(x), k, st:count())
@@ -582,6 +747,44 @@ local PHASES = {
   end},
   {name = 'state', w = 5, gen = function(G)
     return function(E) ML(E, 'state %s peek=%s', E.state(), fmt(E.s:peek())) end, 'main state'
+  end},
+  -- run(until=event) on a timeout nobody else waits on, or on a hand event
+  -- already processed (its value, or its failure, returned at once). Not on
+  -- a pending hand event: processes waiting on it behind the run's own stop
+  -- are dropped, as in SimPy, whose interrupt of such a process then crashes.
+  {name = 'run_ev', w = 4, gen = function(G)
+    local r = G.r
+    local k, d, v = r.range(1, G.nev), r.pick(DELAYS), G.newval()
+    local fresh = r.chance(60)
+    return function(E)
+      local ev = fresh and E.s:timeout(d, v) or E.ev[k]
+      if not fresh and not ev:processed() then
+        ML(E, 'run(ev%d) skipped: not processed', k)
+        return
+      end
+      local ok, res = pcall(E.s.run, E.s, ev)
+      local what = fresh and ('to' .. d) or ('ev' .. k)
+      if ok then
+        ML(E, 'run(%s) -> %s', what, fmt(res))
+      else
+        ML(E, 'run(%s) failed: %s', what, msg(res))
+      end
+      settle(E, false)
+    end, fresh and ('run(to' .. d .. '=' .. v .. ')') or ('run(ev' .. k .. ')')
+  end},
+  {name = 'interrupt', w = 3, gen = function(G)
+    local j = G.other_pid(nil)
+    if not j then return nil end
+    local v = G.newval()
+    return function(E)
+      local p = E.procs[j]
+      if p and p:alive() then
+        p:interrupt(v)
+        ML(E, 'interrupted p%d', j)
+      else
+        ML(E, 'p%d not alive', j)
+      end
+    end, 'main interrupt p' .. j .. '=' .. v
   end},
   {name = 'gc', w = 4, gen = function(G)
     return function(E)
@@ -626,14 +829,15 @@ local function build(simmod, seed, log)
   local r = new_rng(seed)
   local s = simmod.new()
   local E = {s = s, log = log, st = {}, res = {}, ev = {}, procs = {}, mto = {}, clean = {},
-    abandoned = {}}
+    abandoned = {}, c = {}, ps = {}, fs = {}, pr = {}}
+  CUR = {is_interrupt = simmod.is_interrupt, procs = E.procs}
   -- Conditions are kept referenced for the model's lifetime (kernbench drops a
   -- condition whose last reference is collected, so the garbage collector's
   -- timing would decide what happens); abandoned ones until a gc phase.
   local kept = {}
   E.keep = function(c) kept[#kept + 1] = c; return c end
   local nextval, nextpid = 100, 0
-  local G = {r = r, stores = {}, res = {}, specs = {}}
+  local G = {r = r, stores = {}, res = {}, specs = {}, conts = {}, pss = {}, fss = {}, prs = {}}
   G.newval = function() nextval = nextval + 1; return nextval end
   G.newpid = function() nextpid = nextpid + 1; return nextpid end
   -- a process other than `self` among those made so far (nil if none)
@@ -660,6 +864,31 @@ local function build(simmod, seed, log)
   G.nev = r.range(1, 6)
   for k = 1, G.nev do E.ev[k] = s:event() end
   desc[#desc + 1] = G.nev .. ' events'
+  for k = 1, r.range(0, 2) do
+    local cap = r.chance(40) and math.huge or r.range(4, 10)
+    local init = r.range(0, 3)
+    G.conts[k] = cap
+    E.c[k] = s:container{capacity = cap, init = init}
+    desc[#desc + 1] = string.format('c%d(%s,%d)', k, fmt(cap), init)
+  end
+  for k = 1, r.range(0, 1) do
+    local cap = r.chance(50) and math.huge or r.range(1, 3)
+    G.pss[k] = cap
+    E.ps[k] = cap == math.huge and s:priority_store() or s:priority_store(cap)
+    desc[#desc + 1] = string.format('ps%d(%s)', k, fmt(cap))
+  end
+  for k = 1, r.range(0, 1) do
+    local cap = r.chance(50) and math.huge or r.range(1, 3)
+    G.fss[k] = cap
+    E.fs[k] = cap == math.huge and s:filter_store() or s:filter_store(cap)
+    desc[#desc + 1] = string.format('fs%d(%s)', k, fmt(cap))
+  end
+  for k = 1, r.range(0, 2) do
+    local cap, pre = r.pick{1, 1, 2}, r.chance(50)
+    G.prs[k] = cap
+    E.pr[k] = pre and s:preemptive_resource(cap) or s:priority_resource(cap)
+    desc[#desc + 1] = string.format('pr%d(%d%s)', k, cap, pre and 'p' or '')
+  end
   desc = {table.concat(desc, ' ')}
 
   E.spawn = function(spec)
@@ -683,6 +912,14 @@ local function build(simmod, seed, log)
     for j = 1, nextpid do
       local p = E.procs[j]
       parts[#parts + 1] = string.format('p%d=%s', j, p and (b(p:alive()) .. b(p:processed())) or '-')
+    end
+    for k, c in ipairs(E.c) do
+      parts[#parts + 1] = string.format('c%d=%s/%d/%d', k, fmt(c:level()), c:getters(), c:putters())
+    end
+    for k, ps in ipairs(E.ps) do parts[#parts + 1] = string.format('ps%d=%d', k, ps:count()) end
+    for k, fs in ipairs(E.fs) do parts[#parts + 1] = string.format('fs%d=%d/%d', k, fs:count(), fs:getters()) end
+    for k, pr in ipairs(E.pr) do
+      parts[#parts + 1] = string.format('pr%d=%d/%d', k, pr:in_use(), pr:queued())
     end
     return table.concat(parts, ' ')
   end

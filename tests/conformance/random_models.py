@@ -48,6 +48,7 @@ import sys
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import PENDING, URGENT, Condition, Event, Process
+from simpy.resources.resource import Preempted
 
 MASK = (1 << 64) - 1
 INF = float('inf')
@@ -128,7 +129,25 @@ def fmt(v):
     return tostring(v)
 
 
+# the model being built (msg needs its processes to name a preemptor)
+CUR = {'procs': {}}
+
+
+def pname(p):
+    for j, q in CUR['procs'].items():
+        if q is p:
+            return 'p%d' % j
+    return '-'
+
+
 def msg(e):
+    if isinstance(e, simpy.Interrupt):
+        c = e.cause
+        if isinstance(c, Preempted):
+            return 'interrupt preempted@%d by %s' % (c.usage_since, pname(c.by))
+        return 'interrupt ' + fmt(c)
+    if isinstance(e, RuntimeError) and 'No scheduled events left' in str(e):
+        return 'no events left'
     if isinstance(e, BaseException):  # e.message: the Lua value
         e = e.args[0] if e.args else None
     s = fmt(e) if isinstance(e, list) else tostring(e)
@@ -396,7 +415,7 @@ def gen_wait(G, opts):
         ev = E.ev[k]
         try:
             v = yield ev
-        except LuaError as e:
+        except (LuaError, simpy.Interrupt) as e:
             L(E, P, 'ev%d %s', k, 'caught ' + msg(e))
         else:
             L(E, P, 'ev%d %s', k, 'ok ' + fmt(v))
@@ -436,7 +455,7 @@ def gen_all_of(G, opts):
         c = E.keep(all_of(E.env, evs))
         try:
             cv = yield c
-        except LuaError as e:
+        except (LuaError, simpy.Interrupt) as e:
             L(E, P, 'all_of caught %s', msg(e))
         else:
             parts = [fmt(member_value(cv, e)) for e in evs]
@@ -455,7 +474,7 @@ def gen_any_of(G, opts):
         try:
             yield c
             res = 'ok ' + fmt(luaval(c))
-        except LuaError as e:
+        except (LuaError, simpy.Interrupt) as e:
             res = 'caught ' + msg(e)
         flags = [b(e.processed) + b(e.triggered) for e in evs]
         L(E, P, 'any_of %s [%s]', res, ' '.join(flags))
@@ -507,7 +526,7 @@ def gen_join(G, opts):
             return
         try:
             rets = yield p
-        except LuaError as e:
+        except (LuaError, simpy.Interrupt) as e:
             L(E, P, 'joined p%d: caught %s', j, msg(e))
         else:
             L(E, P, 'joined p%d: [%s]', j, ' '.join(fmt(v) for v in rets))
@@ -520,6 +539,163 @@ def gen_state(G, opts):
         return
         yield
     return fn, 'state', False
+
+
+# requests as events: a get or put that gives up after a timeout (cancelled)
+def gen_getreq(G, opts):
+    if len(G.stores) == 0 or opts['loop']:
+        return None
+    k, d = G.r.range(1, len(G.stores)), G.r.pick(DELAYS)
+
+    def fn(E, P, x=None):
+        st = E.st[k]
+        g = st.get()
+        yield E.env.any_of([g, E.env.timeout(d)])
+        if g.triggered:
+            L(E, P, 'getreq s%d got %s n=%d', k, fmt(g.value), len(st.items))
+        else:
+            g.cancel()
+            L(E, P, 'getreq s%d gave up n=%d getters=%d', k, len(st.items), len(st.get_queue))
+    return fn, 'getreq s%d to%d' % (k, d), False
+
+
+def gen_putreq(G, opts):
+    if len(G.stores) == 0 or opts['loop']:
+        return None
+    k, d, v = G.r.range(1, len(G.stores)), G.r.pick(DELAYS), G.newval()
+
+    def fn(E, P, x=None):
+        st = E.st[k]
+        p = st.put(v)
+        yield E.env.any_of([p, E.env.timeout(d)])
+        if p.triggered:
+            L(E, P, 'putreq %d s%d done n=%d', v, k, len(st.items))
+        else:
+            p.cancel()
+            L(E, P, 'putreq %d s%d gave up n=%d putters=%d', v, k, len(st.items), len(st.put_queue))
+    return fn, 'putreq s%d=%d to%d' % (k, v, d), False
+
+
+# a resource request in a `with` block, reneging after a patience
+def gen_reqwith(G, opts):
+    if len(G.res) == 0 or opts['loop']:
+        return None
+    k, pat, hold = G.r.range(1, len(G.res)), G.r.pick(DELAYS), G.r.pick([0, 1, 2])
+
+    def fn(E, P, x=None):
+        res = E.res[k]
+        with res.request() as req:
+            yield E.env.any_of([req, E.env.timeout(pat)])
+            if req.processed:
+                L(E, P, 'reqwith r%d got use=%d q=%d', k, res.count, len(res.queue))
+                yield E.env.timeout(hold)
+            else:
+                L(E, P, 'reqwith r%d reneged q=%d', k, len(res.queue))
+        L(E, P, 'reqwith r%d out use=%d q=%d', k, res.count, len(res.queue))
+    return fn, 'reqwith r%d pat%d hold%d' % (k, pat, hold), False
+
+
+def gen_interrupt(G, opts):
+    if opts['loop']:
+        return None
+    j = G.other_pid(opts['pid'])
+    if j is None:
+        return None
+    v = G.newval()
+
+    def fn(E, P, x=None):
+        p = E.procs.get(j)
+        if p is not None and p.is_alive:
+            p.interrupt(v)
+            L(E, P, 'interrupted p%d', j)
+        else:
+            L(E, P, 'p%d not alive', j)
+        return
+        yield
+    return fn, 'interrupt p%d=%d' % (j, v), False
+
+
+def gen_cont(G, opts):
+    if len(G.conts) == 0 or opts['loop']:
+        return None
+    k, put, a = G.r.range(1, len(G.conts)), G.r.chance(50), G.r.range(1, 4)
+
+    def fn(E, P, x=None):
+        c = E.c[k]
+        yield c.put(a) if put else c.get(a)
+        L(E, P, 'c%d %s %d level=%s', k, 'put' if put else 'got', a, fmt(c.level))
+    return fn, 'c%d%s%d' % (k, ' put' if put else ' get', a), True
+
+
+def gen_psop(G, opts):
+    if len(G.pss) == 0 or opts['loop']:
+        return None
+    k, put, v, pr = G.r.range(1, len(G.pss)), G.r.chance(55), G.newval(), G.r.range(0, 3)
+
+    def fn(E, P, x=None):
+        ps = E.ps[k]
+        if put:
+            yield ps.put(simpy.PriorityItem(pr, v))
+            L(E, P, 'ps%d put %d/%d n=%d', k, v, pr, len(ps.items))
+        else:
+            x = yield ps.get()
+            L(E, P, 'ps%d got %s n=%d', k, fmt(x.item), len(ps.items))
+    return fn, 'ps%d' % k + (' put %d/%d' % (v, pr) if put else ' get'), True
+
+
+def gen_fsop(G, opts):
+    if len(G.fss) == 0 or opts['loop']:
+        return None
+    k, put, v = G.r.range(1, len(G.fss)), G.r.chance(55), G.newval()
+    m = G.r.range(2, 3)
+    rem = G.r.range(0, m - 1)
+
+    def fn(E, P, x=None):
+        fs = E.fs[k]
+        if put:
+            yield fs.put(v)
+            L(E, P, 'fs%d put %d n=%d', k, v, len(fs.items))
+        else:
+            x = yield fs.get(lambda y: y % m == rem)
+            L(E, P, 'fs%d got %s n=%d', k, fmt(x), len(fs.items))
+    return fn, 'fs%d' % k + (' put %d' % v if put else ' get %%%d=%d' % (m, rem)), True
+
+
+# a priority resource's request in a `with` block; a preemption is caught
+def gen_preq(G, opts):
+    if len(G.prs) == 0 or opts['loop']:
+        return None
+    k, prio, pre, hold = G.r.range(1, len(G.prs)), G.r.range(0, 3), G.r.chance(70), G.r.pick([1, 2, 3, 5])
+
+    def fn(E, P, x=None):
+        r = E.pr[k]
+        try:
+            with r.request(priority=prio, preempt=pre) as req:
+                yield req
+                L(E, P, 'pr%d got prio %d use=%d q=%d', k, prio, r.count, len(r.queue))
+                yield E.env.timeout(hold)
+                L(E, P, 'pr%d done', k)
+        except simpy.Interrupt as i:
+            L(E, P, 'pr%d %s use=%d q=%d', k, msg(i), r.count, len(r.queue))
+    return fn, 'preq pr%d prio%d%s hold%d' % (k, prio, '' if pre else ' nopre', hold), True
+
+
+def gen_callback(G, opts):
+    if opts['loop']:
+        return None
+    k = G.r.range(1, G.nev)
+
+    def fn(E, P, x=None):
+        ev = E.ev[k]
+        if ev.callbacks is None:
+            L(E, P, 'ev%d processed: no callback', k)
+        else:
+            name = P.name
+            ev.callbacks.append(lambda e: E.log('t=%d cb ev%d of %s ok=%s' % (E.env.now, k, name, b(e.ok))))
+            L(E, P, 'callback on ev%d', k)
+        return
+        yield
+    return fn, 'callback ev%d' % k, False
 
 
 ACTIONS = [
@@ -538,6 +714,15 @@ ACTIONS = [
     {'name': 'spawn', 'w': 5, 'gen': gen_spawn},
     {'name': 'join', 'w': 5, 'gen': gen_join},
     {'name': 'state', 'w': 3, 'gen': gen_state},
+    {'name': 'getreq', 'w': 4, 'gen': gen_getreq},
+    {'name': 'putreq', 'w': 2, 'gen': gen_putreq},
+    {'name': 'reqwith', 'w': 4, 'gen': gen_reqwith},
+    {'name': 'interrupt', 'w': 3, 'gen': gen_interrupt},
+    {'name': 'cont', 'w': 4, 'gen': gen_cont},
+    {'name': 'psop', 'w': 3, 'gen': gen_psop},
+    {'name': 'fsop', 'w': 3, 'gen': gen_fsop},
+    {'name': 'preq', 'w': 5, 'gen': gen_preq},
+    {'name': 'callback', 'w': 2, 'gen': gen_callback},
 ]
 
 
@@ -688,7 +873,7 @@ def do_run(E, untl=None):
     env = E.env
     try:
         res = sim_run(E, untl)
-    except LuaError as e:
+    except (LuaError, simpy.Interrupt) as e:
         m = msg(e)
         ML(E, 'run failed: %s', m)
         settle(E, m == 'deadlock')
@@ -727,7 +912,7 @@ def ph_steps(G):
             n += 1
             try:
                 res = sim_step(env)
-            except LuaError as e:
+            except (LuaError, simpy.Interrupt) as e:
                 ML(E, 'step failed: %s', msg(e))
             else:
                 ML(E, 'step -> %s peek=%s', fmt(res), fmt(env.peek()))
@@ -768,7 +953,7 @@ def ph_mainput(G):
 
     def fn(E):
         st = E.st[k]
-        if E.clean.get(k) and len(st.items) < G.stores[k]:
+        if E.clean.get(k) and len(st.items) < G.stores[k] and len(st.put_queue) == 0:
             E.clean.pop(k, None)
             st.put(v)
             ML(E, 'put %d s%d n=%d', v, k, len(st.items))
@@ -782,7 +967,7 @@ def ph_mainget(G):
 
     def fn(E):
         st = E.st[k]
-        if E.clean.get(k) and len(st.items) > 0:
+        if E.clean.get(k) and len(st.items) > 0 and len(st.get_queue) == 0:
             E.clean.pop(k, None)
             ev = st.get()
             if not ev.triggered:
@@ -795,6 +980,61 @@ def ph_state(G):
     def fn(E):
         ML(E, 'state %s peek=%s', E.state(), fmt(E.env.peek()))
     return fn, 'main state'
+
+
+# s:run(ev): SimPy's run(until=ev); a run that ends before ev is processed
+# takes its stop callback back (kernbench's choice: SimPy leaves it there)
+def sim_run_ev(env, ev):
+    if ev.callbacks is None:
+        v = ev.value
+        return v.args[0] if isinstance(v, LuaError) else v
+    try:
+        return env.run(until=ev)
+    finally:
+        if ev.callbacks is not None:
+            try:
+                ev.callbacks.remove(StopSimulation.callback)
+            except ValueError:
+                pass
+
+
+# run(until=event) on a timeout nobody else waits on, or on a hand event
+# already processed (see random_models.lua)
+def ph_run_ev(G):
+    r = G.r
+    k, d, v = r.range(1, G.nev), r.pick(DELAYS), G.newval()
+    fresh = r.chance(60)
+
+    def fn(E):
+        ev = E.env.timeout(d, v) if fresh else E.ev[k]
+        if not fresh and not ev.processed:
+            ML(E, 'run(ev%d) skipped: not processed', k)
+            return
+        what = ('to%d' % d) if fresh else ('ev%d' % k)
+        try:
+            res = sim_run_ev(E.env, ev)
+        except (LuaError, simpy.Interrupt, RuntimeError) as e:
+            ML(E, 'run(%s) failed: %s', what, msg(e))
+        else:
+            ML(E, 'run(%s) -> %s', what, fmt(res))
+        settle(E, False)
+    return fn, ('run(to%d=%d)' % (d, v)) if fresh else ('run(ev%d)' % k)
+
+
+def ph_interrupt(G):
+    j = G.other_pid(None)
+    if j is None:
+        return None
+    v = G.newval()
+
+    def fn(E):
+        p = E.procs.get(j)
+        if p is not None and p.is_alive:
+            p.interrupt(v)
+            ML(E, 'interrupted p%d', j)
+        else:
+            ML(E, 'p%d not alive', j)
+    return fn, 'main interrupt p%d=%d' % (j, v)
 
 
 def ph_gc(G):
@@ -843,6 +1083,8 @@ PHASES = [
     {'name': 'mainput', 'w': 6, 'gen': ph_mainput},
     {'name': 'mainget', 'w': 4, 'gen': ph_mainget},
     {'name': 'state', 'w': 5, 'gen': ph_state},
+    {'name': 'run_ev', 'w': 4, 'gen': ph_run_ev},
+    {'name': 'interrupt', 'w': 3, 'gen': ph_interrupt},
     {'name': 'gc', 'w': 4, 'gen': ph_gc},
     {'name': 'timeout', 'w': 4, 'gen': ph_timeout},
     {'name': 'join', 'w': 4, 'gen': ph_join},
@@ -857,7 +1099,8 @@ def build(seed, log):
     r = new_rng(seed)
     env = simpy.Environment()
     E = Obj(env=env, log=log, st={}, res={}, ev={}, procs={}, mto=[], clean={}, abandoned=[],
-            all_procs=[])
+            all_procs=[], c={}, ps={}, fs={}, pr={})
+    CUR['procs'] = E.procs
     kept = []
 
     def keep(c):
@@ -865,7 +1108,7 @@ def build(seed, log):
         return c
     E.keep = keep
     cnt = {'val': 100, 'pid': 0}
-    G = Obj(r=r, stores={}, res={}, specs={})
+    G = Obj(r=r, stores={}, res={}, specs={}, conts={}, pss={}, fss={}, prs={})
 
     def newval():
         cnt['val'] += 1
@@ -902,6 +1145,27 @@ def build(seed, log):
     for k in range(1, G.nev + 1):
         E.ev[k] = env.event()
     desc.append('%d events' % G.nev)
+    for k in range(1, r.range(0, 2) + 1):
+        cap = INF if r.chance(40) else r.range(4, 10)
+        init = r.range(0, 3)
+        G.conts[k] = cap
+        E.c[k] = simpy.Container(env, capacity=cap, init=init)
+        desc.append('c%d(%s,%d)' % (k, fmt(cap), init))
+    for k in range(1, r.range(0, 1) + 1):
+        cap = INF if r.chance(50) else r.range(1, 3)
+        G.pss[k] = cap
+        E.ps[k] = simpy.PriorityStore(env) if cap == INF else simpy.PriorityStore(env, capacity=cap)
+        desc.append('ps%d(%s)' % (k, fmt(cap)))
+    for k in range(1, r.range(0, 1) + 1):
+        cap = INF if r.chance(50) else r.range(1, 3)
+        G.fss[k] = cap
+        E.fs[k] = simpy.FilterStore(env) if cap == INF else simpy.FilterStore(env, capacity=cap)
+        desc.append('fs%d(%s)' % (k, fmt(cap)))
+    for k in range(1, r.range(0, 2) + 1):
+        cap, pre = r.pick([1, 1, 2]), r.chance(50)
+        G.prs[k] = cap
+        E.pr[k] = simpy.PreemptiveResource(env, capacity=cap) if pre else simpy.PriorityResource(env, capacity=cap)
+        desc.append('pr%d(%d%s)' % (k, cap, 'p' if pre else ''))
     desc = [' '.join(desc)]
 
     def spawn(spec):
@@ -923,6 +1187,14 @@ def build(seed, log):
         for j in range(1, cnt['pid'] + 1):
             p = E.procs.get(j)
             parts.append('p%d=%s' % (j, b(p.is_alive) + b(p.processed) if p is not None else '-'))
+        for k, c in E.c.items():
+            parts.append('c%d=%s/%d/%d' % (k, fmt(c.level), len(c.get_queue), len(c.put_queue)))
+        for k, ps in E.ps.items():
+            parts.append('ps%d=%d' % (k, len(ps.items)))
+        for k, fs in E.fs.items():
+            parts.append('fs%d=%d/%d' % (k, len(fs.items), len(fs.get_queue)))
+        for k, pr in E.pr.items():
+            parts.append('pr%d=%d/%d' % (k, pr.count, len(pr.queue)))
         return ' '.join(parts)
     E.state = state
 

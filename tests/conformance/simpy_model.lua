@@ -64,7 +64,7 @@ end
 
 function Sim:event() return new_event(self) end
 function Sim:now() return self._now end
-function Sim:current() return self._active and self._active.handle end
+function Sim:current() return self._active end
 function Sim:peek() if #self._q == 0 then return math.huge end return self._q[1][1] end
 
 function Sim:timeout(d, v)
@@ -99,7 +99,7 @@ function Event:triggered() return self._value ~= PENDING end
 function Event:processed() return self.callbacks == nil end
 function Event:ok() if self._value == PENDING then return nil end return self._ok end
 function Event:value()
-  if self.callbacks ~= nil then error('not processed') end
+  if self._value == PENDING then error('not triggered') end
   if not self._ok then error(self._value, 0) end
   if self.rets then return table.unpack(self.rets, 1, self.rets.n) end
   if self.anyidx then return self._value, self.anyidx end
@@ -115,6 +115,12 @@ function Event:wait()
   return self:value()
 end
 function Event:alive() return self._value == PENDING end
+function Event:add_callback(fn)
+  if self.callbacks == nil then error('processed') end
+  self.callbacks[#self.callbacks + 1] = function(e) fn(e) end
+end
+function Event:defuse() self._defused = true end
+function Event:defused() return self._defused == true end
 function Event:name() return self._name end
 
 -- processes
@@ -132,6 +138,7 @@ local function resume(p, ev)
       res = table.pack(coroutine.resume(p.co, false, ev._value))
     end
     if not res[1] then
+      coroutine.close(p.co) -- Python's `with` blocks exit as the exception leaves
       local e = res[2]
       if type(e) ~= 'table' or getmetatable(e) == nil or e.process == nil then e = errobj(e, p) end
       p._ok = false; p._value = e
@@ -145,7 +152,9 @@ local function resume(p, ev)
     end
     ev = res[2]
     if ev.callbacks ~= nil then
-      ev.callbacks[#ev.callbacks + 1] = function(e) resume(p, e) end
+      local cb = function(e) resume(p, e) end
+      ev.callbacks[#ev.callbacks + 1] = cb
+      p._target = ev; p._cb = cb -- what an interrupt withdraws
       break
     end
   end
@@ -171,6 +180,30 @@ function Sim:spawn(a, ...)
 end
 
 function Sim:sleep(d) block(self, self:timeout(d)) end
+
+-- interrupts: SimPy's Interruption event (URGENT), which removes the
+-- process's resume callback from its target and throws into it
+local INTR = {__tostring = function(e) return 'interrupt: ' .. tostring(e.cause) end}
+function M.is_interrupt(e) return getmetatable(e) == INTR end
+function Event:interrupt(cause)
+  local s = self.s
+  if self._value ~= PENDING then error('process has terminated and cannot be interrupted') end
+  if s._active == self then error('a process is not allowed to interrupt itself') end
+  local it = new_event(s)
+  it._ok = false; it._defused = true
+  it._value = setmetatable({cause = cause}, INTR)
+  it.callbacks[1] = function(ev)
+    if self._value ~= PENDING then return end
+    local t = self._target
+    if t and t.callbacks then
+      for i, cb in ipairs(t.callbacks) do
+        if cb == self._cb then table.remove(t.callbacks, i); break end
+      end
+    end
+    resume(self, ev)
+  end
+  s:schedule(it, URGENT)
+end
 
 -- conditions
 local function condition(s, evs, all)
@@ -281,20 +314,48 @@ function Store:get()
   return e._value
 end
 function Store:count() return #self.items end
+function Store:getters() return #self.getq end
+function Store:putters() return #self.putq end
+
+-- requests as events: SimPy's Put/Get events, cancel, `with` (close)
+local function unqueue(q, e)
+  for i, x in ipairs(q) do if x == e then table.remove(q, i); return true end end
+  return false
+end
+function Store:put_event(v)
+  local e = mk_put(self, function(e) e.item = v end)
+  e.queue = self.putq
+  return e
+end
+function Store:get_event()
+  local e = mk_get(self)
+  e.queue = self.getq
+  return e
+end
+function Event:cancel()
+  if self._value ~= PENDING then return false end
+  return unqueue(self.queue, self)
+end
+function Event:release() self.res:release(self) end
+function Event:close()
+  if self.queue then self:cancel() end
+  if self.res then self.res:release(self) end
+end
+Event.__close = function(e) e:close() end
 
 local Res = {}; Res.__index = Res
 function Sim:resource(cap)
-  return setmetatable({s = self, cap = cap or 1, users = {}, putq = {}, getq = {}}, Res)
+  return setmetatable({s = self, cap = cap or 1, _users = {}, putq = {}, getq = {}}, Res)
 end
 function Res:do_put(e)
-  if #self.users < self.cap then
-    self.users[#self.users + 1] = e
+  if #self._users < self.cap then
+    self._users[#self._users + 1] = e
     e:succeed(nil)
   end
 end
 function Res:do_get(e)
-  for i, u in ipairs(self.users) do
-    if u == e.request then table.remove(self.users, i); break end
+  for i, u in ipairs(self._users) do
+    if u == e.request then table.remove(self._users, i); break end
   end
   e:succeed(nil)
 end
@@ -302,15 +363,197 @@ function Res:acquire()
   local e = mk_put(self)
   block(self.s, e)
 end
-function Res:release()
+function Res:request()
+  local e = mk_put(self)
+  e.queue = self.putq; e.res = self
+  return e
+end
+function Res:release(given)
   local p = self.s._active
-  local req
-  for _, u in ipairs(self.users) do if u.proc == p then req = u; break end end
+  local req = given
+  if given then
+    mk_get(self, function(e) e.request = req end)
+    return
+  end
+  for _, u in ipairs(self._users) do if u.proc == p then req = u; break end end
   if not req then error('release: no slot held') end
   mk_get(self, function(e) e.request = req end)
 end
-function Res:in_use() return #self.users end
+function Res:in_use() return #self._users end
+function Res:users() local t = {} for i, u in ipairs(self._users) do t[i] = u end return t end
+function Res:queue() local t = {} for i, u in ipairs(self.putq) do t[i] = u end return t end
 function Res:queued() return #self.putq end
+
+-- BaseResource's general loop (Container, PriorityStore, FilterStore,
+-- PriorityResource, PreemptiveResource): go on while do_* says so
+local function trigger_loop(obj, q, fn)
+  local idx = 1
+  while idx <= #q do
+    local e = q[idx]
+    local proceed = fn(obj, e)
+    if e._value == PENDING then idx = idx + 1 else table.remove(q, idx) end
+    if not proceed then break end
+  end
+end
+local Shared = {}; Shared.__index = Shared
+local function new_shared(s, kind, fields)
+  local o = setmetatable(fields, Shared)
+  o.s = s; o.kind = kind; o.putq = {}; o.getq = {}
+  return o
+end
+function Shared:mk(put, init)
+  local e = new_event(self.s)
+  e.proc = self.s._active
+  if init then init(e) end
+  local q = put and self.putq or self.getq
+  e.queue = q
+  if put and self.sorted then
+    local pos = #q + 1
+    for i, x in ipairs(q) do if self.less(e, x) then pos = i; break end end
+    table.insert(q, pos, e)
+  else
+    q[#q + 1] = e
+  end
+  if put then
+    e.callbacks[1] = function() trigger_loop(self, self.getq, self.do_get) end
+    trigger_loop(self, self.putq, self.do_put)
+  else
+    e.callbacks[1] = function() trigger_loop(self, self.putq, self.do_put) end
+    trigger_loop(self, self.getq, self.do_get)
+  end
+  return e
+end
+function Shared:blocking(e)
+  if self.s._active then return block(self.s, e) end
+  if e._value == PENDING then e:cancel(); error('would block') end
+  return e._value
+end
+function Shared:getters() return #self.getq end
+function Shared:putters() return #self.putq end
+
+-- Container
+function Sim:container(a, b)
+  local cap, init = math.huge, 0
+  if type(a) == 'table' then cap = a.capacity or cap; init = a.init or 0 else cap = a or cap; init = b or 0 end
+  return new_shared(self, 'container', {cap = cap, lvl = init,
+    do_put = function(c, e)
+      if c.cap - c.lvl >= e.amount then c.lvl = c.lvl + e.amount; e:succeed(nil); return true end
+    end,
+    do_get = function(c, e)
+      if c.lvl >= e.amount then c.lvl = c.lvl - e.amount; e:succeed(nil); return true end
+    end})
+end
+function Shared:level() return self.lvl end
+function Shared:put_event(a, b)
+  if self.kind == 'container' then return self:mk(true, function(e) e.amount = a end) end
+  return self:mk(true, function(e) e.item = a; e.prio = b == nil and a or b end)
+end
+function Shared:get_event(f)
+  if self.kind == 'container' then return self:mk(false, function(e) e.amount = f end) end
+  return self:mk(false, function(e) e.filter = f end)
+end
+function Shared:put(a, b) self:blocking(self:put_event(a, b)) end
+function Shared:get(f) return self:blocking(self:get_event(f)) end
+
+-- PriorityStore: Python's heapq on the priorities
+local function siftdown(h, start, pos)
+  local new = h[pos]
+  while pos > start do
+    local parent = (pos - 2) // 2 + 1
+    if new.prio < h[parent].prio then h[pos] = h[parent]; pos = parent else break end
+  end
+  h[pos] = new
+end
+local function siftup(h, pos)
+  local n, start, new = #h, pos, h[pos]
+  local child = 2 * pos
+  while child <= n do
+    local right = child + 1
+    if right <= n and not (h[child].prio < h[right].prio) then child = right end
+    h[pos] = h[child]; pos = child; child = 2 * pos
+  end
+  h[pos] = new
+  siftdown(h, start, pos)
+end
+function Sim:priority_store(cap)
+  return new_shared(self, 'pstore', {cap = cap or math.huge, items = {},
+    do_put = function(st, e)
+      if #st.items < st.cap then
+        st.items[#st.items + 1] = {prio = e.prio, item = e.item}
+        siftdown(st.items, 1, #st.items)
+        e:succeed(nil)
+      end
+    end,
+    do_get = function(st, e)
+      local h = st.items
+      if #h > 0 then
+        local last = table.remove(h)
+        local top = last
+        if #h > 0 then top = h[1]; h[1] = last; siftup(h, 1) end
+        e:succeed(top.item)
+      end
+    end})
+end
+function Sim:filter_store(cap)
+  return new_shared(self, 'fstore', {cap = cap or math.huge, items = {},
+    do_put = function(st, e)
+      if #st.items < st.cap then st.items[#st.items + 1] = {item = e.item}; e:succeed(nil) end
+    end,
+    do_get = function(st, e)
+      for i, it in ipairs(st.items) do
+        if not e.filter or e.filter(it.item) then
+          table.remove(st.items, i); e:succeed(it.item); break
+        end
+      end
+      return true
+    end})
+end
+function Shared:count() return #self.items end
+
+-- PriorityResource / PreemptiveResource
+local function key_less(a, b)
+  if a.prio ~= b.prio then return a.prio < b.prio end
+  if a.time ~= b.time then return a.time < b.time end
+  return a.preempt and not b.preempt
+end
+local function presource(s, cap, preemptive)
+  return new_shared(s, 'pres', {cap = cap or 1, _users = {}, sorted = true, less = key_less,
+    do_put = function(r, e)
+      if preemptive and #r._users >= r.cap and e.preempt then
+        local victim
+        for _, u in ipairs(r._users) do if not victim or not key_less(u, victim) then victim = u end end
+        if key_less(e, victim) then
+          for i, u in ipairs(r._users) do if u == victim then table.remove(r._users, i); break end end
+          victim.proc:interrupt({by = e.proc, usage_since = victim.usage_since, resource = r})
+        end
+      end
+      if #r._users < r.cap then
+        r._users[#r._users + 1] = e; e.usage_since = r.s._now; e:succeed(nil)
+      end
+    end,
+    do_get = function() end})
+end
+function Sim:priority_resource(cap) return presource(self, cap, false) end
+function Sim:preemptive_resource(cap) return presource(self, cap, true) end
+function Shared:request(prio, preempt)
+  if type(prio) == 'table' then preempt = prio.preempt; prio = prio.priority end
+  local e = self:mk(true, function(e)
+    e.prio = prio or 0; e.preempt = preempt ~= false; e.time = self.s._now
+  end)
+  e.res = self
+  return e
+end
+function Shared:release(req)
+  for i, u in ipairs(self._users) do if u == req then table.remove(self._users, i); break end end
+  local rel = new_event(self.s)
+  rel._ok = true; rel._value = nil
+  rel.callbacks[1] = function() trigger_loop(self, self.putq, self.do_put) end
+  self.s:schedule(rel)
+end
+function Shared:in_use() return #self._users end
+function Shared:users() local t = {} for i, u in ipairs(self._users) do t[i] = u end return t end
+function Shared:queue() local t = {} for i, u in ipairs(self.putq) do t[i] = u end return t end
+function Shared:queued() return #self.putq end
 
 -- running
 function Sim:step()
@@ -333,6 +576,44 @@ end
 -- crashed stops a later run at that time.
 function Sim:run(untl)
   self._stop = false
+  if type(untl) == 'table' then -- run(until=event): SimPy's StopSimulation
+    local ev = untl
+    if ev.callbacks == nil then -- SimPy returns until.value, a failure's too
+      if not ev._ok then return ev._value end
+      return ev:value()
+    end
+    local STOP = {}
+    local stopcb = function() error(STOP, 0) end
+    ev.callbacks[#ev.callbacks + 1] = stopcb
+    -- a run that ends before ev is processed takes its callback back
+    -- (kernbench's choice; SimPy leaves it, to stop a later run)
+    local function unhook()
+      if ev.callbacks then
+        for i, cb in ipairs(ev.callbacks) do
+          if cb == stopcb then table.remove(ev.callbacks, i); break end
+        end
+      end
+    end
+    local hit, stopped = false, false
+    while true do
+      local ok, r = pcall(self.step, self)
+      if not ok then
+        if r == STOP then hit = true; break end
+        self._stop = false
+        unhook()
+        error(r, 0)
+      end
+      if r == 0 then break end
+      if self._stop then stopped = true; break end -- a stale until event
+    end
+    self._stop = false
+    if not hit then unhook() end
+    if not hit then
+      if stopped then return 'until' end
+      error('no events left but the until event was not triggered')
+    end
+    return ev:value()
+  end
   if untl then
     if untl <= self._now then error('until must be > now') end
     local u = new_event(self); u._ok = true; u._value = nil

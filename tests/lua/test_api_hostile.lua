@@ -194,6 +194,9 @@ end
 local LEGITIMATE = {
   { "kernbench.tensor_c.", "tensor: shape [",
     "the tensor library's size limit, naming the tensor's shape; torch.* check sizes first with their own name" },
+  { "kernbench.event.value", "event #",
+    "the failure of an event the sweep failed by hand (ev:fail() gives it the reason 'event #N failed'): " ..
+    "ev:value() of a triggered event raises its reason, as ev:wait() does (issue 41)" },
 }
 
 local function classify(e, ok, err)
@@ -265,7 +268,11 @@ local function objects()
   local d = torch.zeros({ 2, 2 }, { dp = torch.DPPolicy {}, name = "w" })
   local h = torch.ones({ 2, 2 })
   local roots = { s, s:store(), s:resource(1), s:event(), s:timeout(1), s:spawn(function() end),
-                  s:all_of {}, topo, torch, d, h }
+                  s:all_of {}, topo, torch, d, h,
+                  -- issue 41's kinds: a request of each family, the shared objects
+                  s:store():get_event(), s:resource(1):request(), s:container(5, 1),
+                  s:priority_store(2), s:filter_store(), s:preemptive_resource(1),
+                  s:priority_resource(1):request(2) }
   return roots, torch, s
 end
 

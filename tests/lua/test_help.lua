@@ -162,7 +162,7 @@ function TestHelp:test_names_of_kernel_functions_and_methods_are_found()
   lu.assertStrContains(H.text("tl.load"), "tl.load(ptr, shape[, dtype])")
   lu.assertStrContains(H.text("tl.dot"), "PE_GEMM")
   lu.assertStrContains(H.text("t:summary"), "t:summary() -> string")
-  lu.assertStrContains(H.text("Simulation:run"), "s:run([until_ns])")
+  lu.assertStrContains(H.text("Simulation:run"), "s:run([until_ns | ev])")
   lu.assertStrContains(H.text("Tensor.sum"), "t:sum(")
 end
 

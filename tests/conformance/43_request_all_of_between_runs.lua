@@ -1,0 +1,41 @@
+-- Requests in all_of, and requests made by the main script between runs and
+-- waited on later: a process waits for a slot and an item together; the main
+-- script puts and gets through request events and reads them after the run
+-- that processed them; a request waited on after it was processed continues.
+local s = sim.new()
+local st = s:store(2)
+local res = s:resource(1)
+
+local function worker(name, d, hold)
+  s:sleep(d)
+  local req = res:request()
+  local get = st:get_event()
+  print(string.format('t=%d %s asks (slot=%s item=%s)', s:now(), name, tostring(req:triggered()), tostring(get:triggered())))
+  s:all_of{req, get}:wait()
+  print(string.format('t=%d %s has slot and %s', s:now(), name, get:value()))
+  s:sleep(hold)
+  res:release(req)
+  req:wait()
+  print(string.format('t=%d %s done (req processed=%s)', s:now(), name, tostring(req:processed())))
+end
+
+s:spawn(worker, 'W1', 0, 2)
+s:spawn(worker, 'W2', 1, 1)
+s:spawn(worker, 'W3', 1, 0)
+s:run(3)
+print(string.format('main t=%d in_use=%d queued=%d getters=%d', s:now(), res:in_use(), res:queued(), st:getters()))
+local p1 = st:put_event('m1')
+local p2 = st:put_event('m2')
+local p3 = st:put_event('m3')
+print(string.format('main puts triggered %s %s %s', tostring(p1:triggered()), tostring(p2:triggered()), tostring(p3:triggered())))
+s:run(6)
+print(string.format('main t=%d p3 processed=%s items=%d', s:now(), tostring(p3:processed()), st:count()))
+local p4 = st:put_event('m4')
+local g = st:get_event()
+local r = res:request()
+print(string.format('main g triggered=%s r triggered=%s', tostring(g:triggered()), tostring(r:triggered())))
+s:run(8)
+print(string.format('main t=%d g=%s r processed=%s in_use=%d', s:now(), g:value(), tostring(r:processed()), res:in_use()))
+res:release(r)
+s:run()
+print(string.format('done t=%d in_use=%d items=%d', s:now(), res:in_use(), st:count()))
