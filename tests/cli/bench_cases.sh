@@ -3,7 +3,7 @@
 # bench table, NO_REQUESTS, --device, and kernbench list (sourced by
 # tests/cli/cli_test.sh; uses its helpers).
 
-bench_cases=(bench_runs bench_no_requests bench_run_requires_a_bench bench_device bench_list)
+bench_cases=(bench_runs bench_no_requests bench_run_requires_a_bench bench_device bench_list bench_model_pieces)
 
 bench_runs() {
   DEPLOY_ROWS=64 DEPLOY_COLS=32 run -q -t small_2x2 benches/deploy_roundtrip.lua; expect_status 0
@@ -58,4 +58,26 @@ bench_list() {
   expect_out "  1  alpha  first"; expect_out "  2  zeta   last"
   expect_err "$tmp/b/broken.lua: not a bench: the file returns a number"
   expect_err "$tmp/b/syntax.lua: not a bench: it fails to load"
+}
+
+# The model's pieces as thin benches (issue 42): each checked against the CPU
+# reference in data mode, and each parameter's rule enforced.
+bench_model_pieces() {
+  run -q --verify-data run qkv-gemm; expect_status 0
+  expect_out "qkv gemm 32x64x(3x32) f16 on sip0.cube0.pe0: "
+  for t in Q K V; do expect_out "verified $t (f16) within rtol = atol = 0.001"; done
+  run -q --verify-data --param pes=4 run qkv-gemm-multi-pe; expect_status 0
+  expect_out "qkv gemm 128x64x(3x32) f16 over 4 PEs of cube 0 (32 rows each)"; expect_out "verified V (f16)"
+  run -q --param m=33 --param pes=4 run qkv-gemm-multi-pe; expect_status 2
+  expect_err "33 tokens do not split evenly over 4 PEs"
+  for v in load_ref ref_ref load_load; do
+    run -q --verify-data --param m=64 --param k=96 --param n=32 --param variant=$v run matmul-composite
+    expect_status 0; expect_out "matmul composite 64x96x32 f16 $v on sip0.cube0.pe0"; expect_out "verified C (f16)"
+  done
+  run -q --verify-data --param tm=32 --param tk=32 --param tn=32 run matmul-composite; expect_status 0
+  expect_out "64 tiles" # 4 x 4 x 4 (m, n, k)
+  run -q --param tm=32 run matmul-composite; expect_status 2; expect_err "give tm, tk and tn together"
+  run -q --verify-data --param d=64 --param cubes=2 --param pes=2 run gpt3-qkv; expect_status 0
+  expect_out "gpt3 qkv 32x64x192 f16 over 2 cubes x 2 PEs (48 columns each)"; expect_out "verified QKV (f16)"
+  run -q --param d=100 run gpt3-qkv; expect_status 2; expect_err "3d = 300 columns do not split evenly over 128 PEs"
 }
