@@ -62,6 +62,14 @@ say "reference run: --backend local"
 
 journaled() { [ -f "$1/journal.jsonl" ] && wc -l <"$1/journal.jsonl" || echo 0; }
 
+# failed_points OUT: each failed point's journal line and the end of its log.
+failed_points() {
+  grep -v '"status":"ok"' "$1/journal.jsonl" 2>/dev/null | sed 's/^/test-cluster: journal: /'
+  for f in "$1"/logs/*; do
+    [ -f "$f" ] && grep -qiE 'error|fail|killed|signal' "$f" && { echo "test-cluster: log $f:"; tail -5 "$f"; }
+  done
+}
+
 # run_killed NAME ARGS...: starts the sweep, kills it (SIGKILL) once at least 6 and fewer
 # than 24 points are journaled, resumes it, and compares its results with the local run's.
 run_killed() {
@@ -86,7 +94,7 @@ run_killed() {
   say "$name: killed with $n of 24 points journaled"
   [ "$n" -lt 24 ] || fail "$name: all points were journaled before the kill; nothing left to resume"
   "$kb" sweep "$sweep" --out "$out" "$@" --resume >"$tmp/$name.2.log" 2>&1 ||
-    { cat "$tmp/$name.1.log" "$tmp/$name.2.log"; fail "$name: the resumed run failed"; }
+    { cat "$tmp/$name.1.log" "$tmp/$name.2.log"; failed_points "$out"; fail "$name: the resumed run failed"; }
   grep -E 'following|adopted|point\(s\):' "$tmp/$name.2.log" | sed "s/^/test-cluster: $name: /"
   for f in results.csv results.json; do
     cmp -s "$tmp/local/$f" "$out/$f" || { diff "$tmp/local/$f" "$out/$f" | head -20; fail "$name: $f differs from the local run's"; }
