@@ -22,21 +22,11 @@ return {
               labels = { [0] = "all" } },
   },
   run = function(torch, p)
-    local P = torch.spec
-    local invalid = require("kernbench.bench_params").invalid
-    if p.pes > P.pes_per_cube then
-      invalid("pes", p.pes, ("a cube of the topology has %d PEs: expected 0 (all) .. %d"):format(P.pes_per_cube,
-        P.pes_per_cube))
-    end
-    if p.cubes > P.cubes_per_sip then
-      invalid("cubes", p.cubes, ("a SIP of the topology has %d cubes: expected 0 (all) .. %d"):format(P.cubes_per_sip,
-        P.cubes_per_sip))
-    end
-    local pes = p.pes > 0 and p.pes or P.pes_per_cube
-    local cubes = p.cubes > 0 and p.cubes or P.cubes_per_sip
+    local params = require "kernbench.bench_params"
+    local pes, cubes = params.grid(torch.spec, p)
     local T, D, N = p.tokens, p.d, 3 * p.d
     if N % (pes * cubes) ~= 0 then
-      invalid("d", p.d, ("3d = %d columns do not split evenly over %d PEs"):format(N, pes * cubes))
+      params.invalid("d", p.d, ("3d = %d columns do not split evenly over %d PEs"):format(N, pes * cubes))
     end
     local n = N // (pes * cubes)
     local rep = torch.DPPolicy { num_cubes = cubes, num_pes = pes }

@@ -19,16 +19,11 @@ return {
             labels = { [0] = "all" } },
   },
   run = function(torch, p)
-    local P = torch.spec
-    local invalid = require("kernbench.bench_params").invalid
-    if p.pes > P.pes_per_cube then
-      invalid("pes", p.pes, ("a cube of the topology has %d PEs: expected 0 (all) .. %d"):format(P.pes_per_cube,
-        P.pes_per_cube))
-    end
-    local pes = p.pes > 0 and p.pes or P.pes_per_cube
+    local params = require "kernbench.bench_params"
+    local pes = params.grid(torch.spec, { pes = p.pes, cubes = 1 })
     local M = p.m > 0 and p.m or 32 * pes
     if M % pes ~= 0 then
-      invalid("m", p.m, ("%d tokens do not split evenly over %d PEs"):format(M, pes))
+      params.invalid("m", p.m, ("%d tokens do not split evenly over %d PEs"):format(M, pes))
     end
     local K, N, m = p.k, p.n, M // pes
     local kernel = require "kernels.qkv_gemm"

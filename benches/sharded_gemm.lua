@@ -19,18 +19,7 @@ return {
               labels = { [0] = "all" } },
   },
   run = function(torch, p)
-    local P = torch.spec
-    local invalid = require("kernbench.bench_params").invalid
-    if p.pes > P.pes_per_cube then
-      invalid("pes", p.pes, ("a cube of the topology has %d PEs: expected 0 (all) .. %d"):format(P.pes_per_cube,
-        P.pes_per_cube))
-    end
-    if p.cubes > P.cubes_per_sip then
-      invalid("cubes", p.cubes, ("a SIP of the topology has %d cubes: expected 0 (all) .. %d"):format(P.cubes_per_sip,
-        P.cubes_per_sip))
-    end
-    local pes = p.pes > 0 and p.pes or P.pes_per_cube
-    local cubes = p.cubes > 0 and p.cubes or P.cubes_per_sip
+    local pes, cubes = require("kernbench.bench_params").grid(torch.spec, p)
     local M, K = p.m, p.k
     local N = p.n_local * pes * cubes
     torch.manual_seed(2)

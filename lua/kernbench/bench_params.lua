@@ -27,6 +27,24 @@ function M.invalid(key, value, why)
   M.usage_error("--param %s=%s: %s", key, tostring(value), why)
 end
 
+--- The grid a bench's `pes` and `cubes` parameters ask for on topology
+-- parameters P (torch.spec): 0 is every PE of a cube / every cube of a SIP;
+-- more than the topology has is a usage error naming the parameter. Either
+-- key may be absent from p (then all). Returns pes, cubes.
+function M.grid(P, p)
+  if (p.pes or 0) > P.pes_per_cube then
+    M.invalid("pes", p.pes, ("a cube of the topology has %d PEs: expected 0 (all) .. %d"):format(P.pes_per_cube,
+      P.pes_per_cube))
+  end
+  if (p.cubes or 0) > P.cubes_per_sip then
+    M.invalid("cubes", p.cubes, ("a SIP of the topology has %d cubes: expected 0 (all) .. %d"):format(P.cubes_per_sip,
+      P.cubes_per_sip))
+  end
+  local pes = (p.pes or 0) > 0 and p.pes or P.pes_per_cube
+  local cubes = (p.cubes or 0) > 0 and p.cubes or P.cubes_per_sip
+  return pes, cubes
+end
+
 local function type_of(value)
   if math.type(value) == "integer" then return "integer" end
   return type(value)
