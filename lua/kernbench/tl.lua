@@ -159,6 +159,12 @@ function M.new(ctx, info)
       return ctx:math(name, nil, operand("tl." .. name, 1, a), operand("tl." .. name, 2, b))
     end
   end
+  function tl.cast(x, dtype)
+    if type(dtype) ~= "string" then
+      error(("tl.cast: the dtype (argument 2) must be a string such as \"f16\", got %s"):format(type(dtype)), 2)
+    end
+    return ctx:cast(operand("tl.cast", 1, x), dtype)
+  end
   function tl.fma(a, b, c) return ctx:math("fma", nil, a, b, c) end
   function tl.clamp(x, lo, hi) return ctx:math("clamp", nil, x, lo, hi) end
   function tl.where(cond, a, b) return ctx:math("where", nil, cond, a, b) end

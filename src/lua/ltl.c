@@ -7,6 +7,7 @@
  *     store(va, h)                              -- blocking: TCM -> memory
  *   c = ctx:dot(a, b[, out_dtype])               -- blocking: fetch, GEMM, write back
  *   y = ctx:math(op, axis, x[, y[, z]])          -- blocking: fetch, MATH, write back
+ *   y = ctx:cast(x, dtype)                       -- blocking: math, the values as dtype
  *   ctx:cycles(n)                                -- blocking: PE_CPU busy
  *   h = ctx:full(shape, dtype, v[, zeros]) / ctx:arange(start, stop, dtype)  -- no time
  *   t = ctx:trans(h)                             -- a view: last two dims swapped
@@ -357,6 +358,22 @@ static int ctx_math(lua_State *L)
     return ltl_math_command(L, c, op, 4, nargs, 3);
 }
 
+/* ctx:cast(x, dtype) */
+static int ctx_cast(lua_State *L)
+{
+    ltl_ctx *c = ltl_check_ctx(L, 1);
+    kb_pe_operand x = {.v = ltl_check_operand(L, 2, "cast", 1, c)->v};
+    lbind_checkstr(L, 3, "tl.cast", "dtype");
+    kb_dtype dt = ltl_parse_dtype(L, 3, "tl.cast", NULL);
+    kb_pe_op *op = ltl_command(L, c, "cast");
+    char *err = NULL;
+    if (!kb_pe_op_cast(op, &x, dt, &err))
+        return lbind_raise_where(L, err);
+    lua_settop(L, 1);
+    ltl_place_result(L, 1, c, "cast", &op->out);
+    return ltl_start_command(L, c, "cast");
+}
+
 /* ---- no-time tensors: constants, ranges, views ---- */
 
 static int ctx_full(lua_State *L)
@@ -447,7 +464,7 @@ static int ctx_is_data(lua_State *L)
 /* ---- the module ---- */
 
 static const luaL_Reg ctx_methods[] = {
-    {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math},
+    {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math}, {"cast", ctx_cast},
     {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
     {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {"finish", ctx_finish}, {NULL, NULL}};
 

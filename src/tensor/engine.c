@@ -33,6 +33,7 @@ static const kb_mop_info infos[KB_NOPS] = {
     [KB_OP_MIN] = {"min", 1, KB_COST_REDUCE, true},
     [KB_OP_SOFTMAX] = {"softmax", 1, KB_COST_SOFTMAX, true},
     [KB_OP_MEAN] = {"mean", 1, KB_COST_REDUCE, true},
+    [KB_OP_CAST] = {"cast", 1, KB_COST_SIMPLE, false},
 };
 
 const kb_mop_info *kb_mop_info_of(kb_mop op) { return (unsigned)op < KB_NOPS ? &infos[op] : NULL; }
@@ -74,6 +75,7 @@ void kb_compute_unary(kb_mop op, const double *x, double *y, int64_t n)
     case KB_OP_GELU: LOOP(0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)))); break;
     case KB_OP_SILU: LOOP(x[i] / (1 + exp(-x[i]))); break;
     case KB_OP_TANH: LOOP(tanh(x[i])); break;
+    case KB_OP_CAST: LOOP(x[i]); break; /* rounded when written, to the result's dtype */
     default: LOOP(NAN); break;
     }
 }

@@ -50,6 +50,9 @@ typedef enum kb_mop {
     KB_OP_FMA, KB_OP_CLAMP, KB_OP_WHERE,
     /* along an axis */
     KB_OP_SUM, KB_OP_MAX, KB_OP_MIN, KB_OP_SOFTMAX, KB_OP_MEAN,
+    /* unary, last so the numbers above keep their meaning: the value itself,
+     * rounded to the result's dtype (tl.cast) */
+    KB_OP_CAST,
     KB_NOPS
 } kb_mop;
 

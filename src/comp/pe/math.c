@@ -255,3 +255,13 @@ bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, c
     memcpy(op->out.shape, shape, (size_t)nd * sizeof *shape);
     return true;
 }
+
+bool kb_pe_op_cast(kb_pe_op *op, const kb_pe_operand *x, kb_dtype dtype, char **err)
+{
+    if (x->is_imm)
+        return kb_pe_fail(err, "tl.cast: the operand must be a tensor handle");
+    if (!kb_pe_op_math(op, KB_OP_CAST, 1, x, NULL, err))
+        return false;
+    op->out.dtype = dtype;
+    return true;
+}

@@ -466,6 +466,8 @@ bool kb_pe_op_dot(kb_pe_op *op, const kb_tview *a, const kb_tview *b, const kb_d
  * axis, softmax takes the last and a reduction every element of a
  * contiguous view (result [1]) (math.c). */
 bool kb_pe_op_math(kb_pe_op *op, kb_mop mop, int nin, const kb_pe_operand *in, const int64_t *axis, char **err);
+/* tl.cast: x's values as `dtype` (a math command, one simple pass). */
+bool kb_pe_op_cast(kb_pe_op *op, const kb_pe_operand *x, kb_dtype dtype, char **err);
 /* Math on two dtypes gives: the same one; else f32 if either is a float, i32 (math.c). */
 kb_dtype kb_pe_common_dtype(kb_dtype a, kb_dtype b);
 
