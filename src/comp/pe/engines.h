@@ -20,6 +20,9 @@ static inline kb_time kb_pe_take(kb_time *free_at, kb_time now, kb_time dur, kb_
 
 /* Counts [start, end) as busy time of part `node` and, with a trace, puts a
  * slice there; kb_pe_span_bytes adds a "bytes" argument (pe.c). */
+/* Books [start, end) as busy time of the PE's part `node`; the part is
+ * listed in the statistics from then on (pe.c). */
+void kb_pe_busy(kb_pe *p, uint32_t node, kb_time start, kb_time end);
 void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
                 size_t nargs);
 void kb_pe_span_bytes(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, uint64_t n);

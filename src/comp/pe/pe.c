@@ -17,10 +17,20 @@ kb_time kb_cycles_ps(double cycles, double clock_ghz)
     return (kb_time)llround(cycles * 1000.0 / clock_ghz);
 }
 
+void kb_pe_busy(kb_pe *p, uint32_t node, kb_time start, kb_time end)
+{
+    kb_comp *c = kb_fabric_comp(p->fab, node);
+    /* an engine that moves no flit (PE_GEMM, PE_MATH, PE_CPU) is listed in
+     * the statistics from its first busy time */
+    if (!c->busy_ps && !c->txns && !c->flits && end > start)
+        kb_fabric_note_active(p->fab, node);
+    kb_comp_busy(c, start, end);
+}
+
 void kb_pe_span(kb_pe *p, uint32_t node, const char *name, kb_time start, kb_time end, const kb_targ *args,
                 size_t nargs)
 {
-    kb_comp_busy(kb_fabric_comp(p->fab, node), start, end);
+    kb_pe_busy(p, node, start, end);
     kb_tracer *tr = kb_fabric_tracer(p->fab);
     if (tr)
         kb_trace_span(tr, kb_fabric_track(p->fab, node), name, start, end, args, nargs, 0, KB_FLOW_NONE);

@@ -211,7 +211,7 @@ static void log_stage(kb_pipe *pp, kb_lane *L, kb_token *t, const kb_stage *st, 
         kb_trace_span(tr, kb_fabric_track(pp->pe->fab, L->node), kb_stage_name(st->type), start, end, a, 2, 0,
                       KB_FLOW_NONE);
     }
-    kb_comp_busy(kb_fabric_comp(pp->pe->fab, L->node), start, end);
+    kb_pe_busy(pp->pe, L->node, start, end);
     kb_oplog *log = kb_fabric_oplog(pp->pe->fab);
     kb_val *prm = NULL;
     if (kb_oplog_keeps(log)) {
