@@ -62,6 +62,14 @@ function R:create(shape, o, call)
   if o.name ~= nil and type(o.name) ~= "string" then
     error(("%s: name must be a string, got %s"):format(call, type(o.name)), 3)
   end
+  if o.map ~= nil and o.map ~= "holders" and o.map ~= "cube" then
+    error(("%s: map must be \"holders\" (the PEs holding a shard; default) or \"cube\" (every PE of their "
+      .. "cubes), got %s"):format(call, self:describe(o.map)), 3)
+  end
+  if o.map == "cube" and dp.cube == "replicate" then
+    error(("%s: map = \"cube\" takes a tensor split over the cubes (DPPolicy cube = \"row_wise\" or "
+      .. "\"column_wise\"); a replicated one is mapped on each PE holding a copy"):format(call), 3)
+  end
   local P = self.P
   local sip = self:current_device() or 0
   if sip >= P.sips then
@@ -73,7 +81,7 @@ function R:create(shape, o, call)
   self.serial = self.serial + 1
   local dt = setmetatable({ shape = shape, dtype = dtype, itemsize = itemsize, dp = dp,
                             name = o.name or ("tensor%d"):format(self.serial), shards = shards,
-                            layout_bytes = layout }, self.Device)
+                            layout_bytes = layout, map_cube = o.map == "cube" }, self.Device)
   self:map_tensor(dt) -- memory.lua
   dt.users = {}
   self.live[#self.live + 1] = dt

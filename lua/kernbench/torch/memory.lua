@@ -76,6 +76,21 @@ function R:map_tensor(dt)
       targets[#targets + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe }
     end
   end
+  -- map = "cube": every PE of a holding cube maps it too (they reach its
+  -- shards over the cube's NoC)
+  if dt.map_cube then
+    local cubes = {}
+    for _, tg in ipairs(targets) do cubes[#cubes + 1] = tg end
+    for _, tg in ipairs(cubes) do
+      for pe = 0, P.pes_per_cube - 1 do
+        local key = tg.cube * P.pes_per_cube + pe
+        if not seen[key] then
+          seen[key] = true
+          targets[#targets + 1] = { sip = tg.sip, cube = tg.cube, pe = pe }
+        end
+      end
+    end
+  end
   -- PE_MMU names it when a kernel's access leaves one of its mappings
   local label = ("tensor '%s' [%s] %s"):format(dt.name, table.concat(shape, ", "), dt.dtype)
   local maps = {}

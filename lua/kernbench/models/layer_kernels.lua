@@ -1,0 +1,292 @@
+--- The kernels of a decoder layer (docs/models.md, "A decoder layer"), one
+-- per phase, each run on every PE of a SIP's grid (program_id 0 the PE,
+-- 1 the cube). Every kernel takes the plan (kernbench.models.layer_plan)
+-- and the device tensors' addresses. Activations shared by a cube are
+-- row-major [T, ...] on its PE 0; per-PE buffers and weights are in each
+-- PE's own HBM slice. tl has no strided DMA, so a result that must land in
+-- a column block of a row-major matrix is written one row at a time (the
+-- "row copies" of docs/models.md).
+local M = {}
+
+local F16, F32 = 2, 4
+local part = require("kernbench.models.layer_plan").part
+
+local function ids(tl) return tl.program_id(0), tl.program_id(1) end
+
+-- Rows a PE handles in one go: f32 temporaries of `width` columns, `live` of
+-- them at once, in a quarter of the default scratch.
+local function chunk_rows(width, live) return math.max(1, (256 * 1024) // (width * F32 * live)) end
+
+--- RMSNorm: dst = x / rms(x) * gamma, x = src (+ add, stored to sum when
+-- given: the residual). PE p takes rows [T p / P, T (p + 1) / P).
+function M.norm(plan, tl, src, add, sum, dst, gamma)
+  local p, c = ids(tl)
+  local T, D = plan.T, plan.D
+  local r0, r1 = part(T, plan.P, p)
+  local step = chunk_rows(D, 4)
+  local base = c * T * D * F16
+  for r = r0, r1 - 1, step do
+    local n = math.min(step, r1 - r)
+    local off = base + r * D * F16
+    local x = tl.load(src + off, { n, D }, "f16")
+    if add then
+      x = x + tl.load(add + off, { n, D }, "f16")
+      tl.store(sum + off, x)
+    end
+    local xf = tl.cast(x, "f32")
+    local g = tl.load(gamma, { 1, D }, "f16") -- loaded per chunk: the scratch is a ring
+    local inv = 1 / tl.sqrt(tl.sum(xf * xf, 1) * (1 / D) + plan.model.norm_eps)
+    tl.store(dst + off, tl.cast(xf * inv * g, "f16"))
+  end
+end
+
+--- The QKV projection: each of the cube's blocks is one composite GEMM on
+-- its PE, xn [T, D] x w [D, cols] -> [T, cols], both streamed.
+function M.qkv(plan, tl, xn, w, out)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local T, D = plan.T, plan.D
+  local pe = c * plan.P + p
+  for _, b in ipairs(plan.blocks) do
+    if b.pe == p then
+      tl.composite { op = "gemm", a = tl.ref(xn + c * T * D * F16, { T, D }),
+                     b = tl.ref(w + (pe * plan.qkv_w_n + b.w_off) * F16, { D, b.cols }),
+                     out_ptr = out + (pe * plan.qkv_out_n + b.out_off) * F16 }
+    end
+  end
+  tl.wait()
+end
+
+-- The address of rows [r, ...) of a cube's QKV block.
+local function block_at(plan, qkv, c, b, r)
+  return qkv + ((c * plan.P + b.pe) * plan.qkv_out_n + b.out_off + r * b.cols) * F16
+end
+M.block_at = block_at
+
+--- Rotary embedding, in place on the q and k halves: rows [r0, r1) of PE p;
+-- cos and sin are [T, d/2] (row t: token t's angles). Decode: the new
+-- token's k and v also go into the cache, at position L - 1 (the last PE's
+-- last slot).
+function M.rope(plan, tl, qkv, cos, sin, kc1, kc2, vc)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local T, h2 = plan.T, plan.d // 2
+  local r0, r1 = part(T, plan.P, p)
+  if r1 <= r0 then return end
+  local n = r1 - r0
+  local function rotate(kind, idx)
+    local cs = tl.load(cos + r0 * h2 * F16, { n, h2 }, "f16") -- per block: the scratch is a ring
+    local sn = tl.load(sin + r0 * h2 * F16, { n, h2 }, "f16")
+    local b1, b2 = plan.block[kind .. idx .. ".0"], plan.block[kind .. idx .. ".1"]
+    local a1, a2 = block_at(plan, qkv, c, b1, r0), block_at(plan, qkv, c, b2, r0)
+    local x1, x2 = tl.load(a1, { n, h2 }, "f16"), tl.load(a2, { n, h2 }, "f16")
+    tl.store(a1, x1 * cs - x2 * sn)
+    tl.store(a2, x2 * cs + x1 * sn)
+  end
+  for i = 0, plan.Hc - 1 do rotate("q", i) end
+  for g = 0, plan.Gc - 1 do rotate("k", g) end
+  if plan.mode ~= "decode" then return end
+  local last = c * plan.P + plan.P - 1
+  for g = 0, plan.Gc - 1 do
+    for b = r0, r1 - 1 do
+      local slot = ((last * plan.Gc + g) * T + b) * plan.Lp + plan.Lp - 1
+      for half, cache in ipairs { kc1, kc2 } do
+        local src = block_at(plan, qkv, c, plan.block["k" .. g .. "." .. (half - 1)], b)
+        tl.store(cache + slot * h2 * F16, tl.load(src, { 1, h2 }, "f16"))
+      end
+      local v = tl.load(block_at(plan, qkv, c, plan.block["v" .. g .. ".0"], b), { 1, plan.d }, "f16")
+      tl.store(vc + slot * plan.d * F16, v)
+    end
+  end
+end
+
+-- o [rows, d] f32 of local head i, rows [r0, ...): into att [T, Hc d]
+-- (row-major, on the cube's PE 0) through the PE's staging buffer.
+local function put_rows(plan, tl, o, att, stage, c, i, r0, rows)
+  local d, Hc = plan.d, plan.Hc
+  tl.store(stage, tl.cast(o, "f16"))
+  for r = 0, rows - 1 do
+    tl.store(att + (c * plan.T * Hc * d + (r0 + r) * Hc * d + i * d) * F16,
+      tl.load(stage + r * d * F16, { 1, d }, "f16"))
+  end
+end
+
+--- Prefill attention, causal, by ring order: PE p's query rows are
+-- [p sq, (p + 1) sq); at step s it takes the K/V rows of PE (p - s) mod P
+-- from memory (a block of later tokens is skipped, the diagonal one
+-- masked) and folds them into an online softmax (running max m, sum l,
+-- unnormalised output o).
+function M.attention_prefill(plan, tl, sip, qkv, mask, att, stage)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local sq, d, h2, P = plan.sq, plan.d, plan.d // 2, plan.P
+  local scale = 1 / math.sqrt(d)
+  local kv0 = plan:kv0(sip, c)
+  local st = stage + (c * P + p) * plan.stage_n * F16
+  for i = 0, plan.Hc - 1 do
+    local _, g = plan:head(sip, c, i)
+    g = g - kv0
+    local q1b, q2b = plan.block["q" .. i .. ".0"], plan.block["q" .. i .. ".1"]
+    local k1b, k2b, vb = plan.block["k" .. g .. ".0"], plan.block["k" .. g .. ".1"], plan.block["v" .. g .. ".0"]
+    local m, l, o
+    for s = 0, P - 1 do
+      local j = (p - s) % P
+      if j <= p then
+        local q1 = tl.load(block_at(plan, qkv, c, q1b, p * sq), { sq, h2 }, "f16")
+        local q2 = tl.load(block_at(plan, qkv, c, q2b, p * sq), { sq, h2 }, "f16")
+        local k1 = tl.load(block_at(plan, qkv, c, k1b, j * sq), { sq, h2 }, "f16")
+        local k2 = tl.load(block_at(plan, qkv, c, k2b, j * sq), { sq, h2 }, "f16")
+        local v = tl.load(block_at(plan, qkv, c, vb, j * sq), { sq, d }, "f16")
+        local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
+          * scale
+        if j == p then sc = sc + tl.load(mask, { sq, sq }, "f32") end
+        local mx = tl.max(sc, 1)
+        local m_new = m and tl.maximum(m, mx) or mx
+        local e = tl.exp(sc - m_new)
+        local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+        if m then
+          local corr = tl.exp(m - m_new)
+          l = l * corr + tl.sum(e, 1)
+          o = o * corr + pv
+        else
+          l, o = tl.sum(e, 1), pv
+        end
+        m = m_new
+      end
+    end
+    put_rows(plan, tl, o / l, att, st, c, i, p * sq, sq)
+  end
+end
+
+--- Decode attention, first half: PE p holds context positions
+-- [p Lp, (p + 1) Lp) of every sequence's cache; per (head, sequence) it
+-- stores its softmax state (m, l, o over its positions) to `state`
+-- ([P, Hc, B, d + 2] f32 per cube, on each PE's own slice).
+function M.attention_decode(plan, tl, sip, qkv, kc1, kc2, vc, state)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local d, h2, B, Lp = plan.d, plan.d // 2, plan.T, plan.Lp
+  local scale = 1 / math.sqrt(d)
+  local kv0 = plan:kv0(sip, c)
+  local pe = c * plan.P + p
+  for i = 0, plan.Hc - 1 do
+    local _, g = plan:head(sip, c, i)
+    g = g - kv0
+    for b = 0, B - 1 do
+      local slot = ((pe * plan.Gc + g) * B + b) * Lp
+      local q1 = tl.load(block_at(plan, qkv, c, plan.block["q" .. i .. ".0"], b), { 1, h2 }, "f16")
+      local q2 = tl.load(block_at(plan, qkv, c, plan.block["q" .. i .. ".1"], b), { 1, h2 }, "f16")
+      local k1 = tl.load(kc1 + slot * h2 * F16, { Lp, h2 }, "f16")
+      local k2 = tl.load(kc2 + slot * h2 * F16, { Lp, h2 }, "f16")
+      local v = tl.load(vc + slot * d * F16, { Lp, d }, "f16")
+      local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
+        * scale
+      local m = tl.max(sc, 1)
+      local e = tl.exp(sc - m)
+      local at = state + ((pe * plan.Hc + i) * B + b) * (d + 2) * F32
+      tl.store(at, tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" }))
+      tl.store(at + d * F32, m)
+      tl.store(at + (d + 1) * F32, tl.sum(e, 1))
+    end
+  end
+end
+
+--- Decode attention, second half: the (head, sequence) pairs go round the
+-- cube's PEs; each folds the P states of its pairs and writes O = o / l.
+function M.attention_combine(plan, tl, state, att)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local d, B, P, Hc = plan.d, plan.T, plan.P, plan.Hc
+  for k = p, Hc * B - 1, P do
+    local i, b = k // B, k % B
+    local m, l, o
+    for j = 0, P - 1 do
+      local at = state + (((c * P + j) * Hc + i) * B + b) * (d + 2) * F32
+      local oj = tl.load(at, { 1, d }, "f32")
+      local mj = tl.load(at + d * F32, { 1, 1 }, "f32")
+      local lj = tl.load(at + (d + 1) * F32, { 1, 1 }, "f32")
+      if m then
+        local m_new = tl.maximum(m, mj)
+        local a, e = tl.exp(m - m_new), tl.exp(mj - m_new)
+        l, o, m = l * a + lj * e, o * a + oj * e, m_new
+      else
+        m, l, o = mj, lj, oj
+      end
+    end
+    tl.store(att + (c * plan.T * Hc * d + b * Hc * d + i * d) * F16, tl.cast(o / l, "f16"))
+  end
+end
+
+-- a [T, K] (row-major, the cube's, on its PE 0) x w [K, n] (PE p's) into
+-- columns [col, col + n) of y [T, D] (the cube's row of an all-reduce
+-- buffer): one composite into the PE's staging buffer, then row copies.
+local function gemm_into_rows(plan, tl, a, K, w, n, y, col, stage)
+  local p, c = ids(tl)
+  local T, D = plan.T, plan.D
+  local st = stage + (c * plan.P + p) * plan.stage_n * F16
+  tl.wait(tl.composite { op = "gemm", a = tl.ref(a, { T, K }), b = tl.ref(w, { K, n }), out_ptr = st })
+  for r = 0, T - 1 do
+    tl.store(y + (c * T * D + r * D + col) * F16, tl.load(st + r * n * F16, { 1, n }, "f16"))
+  end
+end
+
+--- The output projection (row-parallel): PE p's columns [p Db, (p + 1) Db)
+-- of att [T, Hc d] x wo [Hc d, D] into the cube's row of the all-reduce
+-- buffer y. A cube without heads leaves its row zero.
+function M.out_proj(plan, tl, att, wo, y, stage)
+  local p, c = ids(tl)
+  if c >= plan.Ca then return end
+  local K = plan.Hc * plan.d
+  gemm_into_rows(plan, tl, att + c * plan.T * K * F16, K, wo + (c * plan.P + p) * K * plan.Db * F16, plan.Db, y,
+    p * plan.Db, stage)
+end
+
+--- Gate and up (column-parallel), SwiGLU: act = silu(hn wg) * (hn wu) for
+-- PE p's columns of the cube's MLP slice, into act [T, fc] (row-major, the
+-- cube's, on its PE 0).
+function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
+  local p, c = ids(tl)
+  local T, D = plan.T, plan.D
+  local lo, hi = plan:ffn_pe(sip, c, p)
+  local clo, chi = plan:ffn_cols(sip, c)
+  local n, fc = hi - lo, chi - clo
+  if n == 0 then return end
+  local pe = c * plan.P + p
+  local a = tl.ref(hn + c * T * D * F16, { T, D })
+  local gb, ub = gbuf + pe * T * plan.fp_max * F16, ubuf + pe * T * plan.fp_max * F16
+  tl.composite { op = "gemm", a = a, b = tl.ref(wg + pe * D * plan.fp_max * F16, { D, n }), out_ptr = gb,
+                 epilogue = { { op = "silu" } } }
+  tl.composite { op = "gemm", a = a, b = tl.ref(wu + pe * D * plan.fp_max * F16, { D, n }), out_ptr = ub }
+  tl.wait()
+  tl.wait(tl.composite { op = "math", math_op = "mul", a = tl.ref(gb, { T, n }), b = tl.ref(ub, { T, n }),
+                         out_ptr = gb })
+  for r = 0, T - 1 do
+    tl.store(act + (c * T * plan.fc_max + r * fc + lo) * F16, tl.load(gb + r * n * F16, { 1, n }, "f16"))
+  end
+end
+
+--- The down projection (row-parallel): PE p's columns of act [T, fc] x
+-- wd [fc, D] into the cube's row of the all-reduce buffer y.
+function M.down(plan, tl, sip, act, wd, y, stage)
+  local p, c = ids(tl)
+  local clo, chi = plan:ffn_cols(sip, c)
+  local fc = chi - clo
+  if fc == 0 then return end
+  gemm_into_rows(plan, tl, act + c * plan.T * plan.fc_max * F16, fc,
+    wd + (c * plan.P + p) * plan.fc_max * plan.Db * F16, plan.Db, y, p * plan.Db, stage)
+end
+
+--- The last residual: out = h + y, PE p's rows of the cube's row.
+function M.residual(plan, tl, h, y, out)
+  local p, c = ids(tl)
+  local T, D = plan.T, plan.D
+  local r0, r1 = part(T, plan.P, p)
+  local step = chunk_rows(D, 2)
+  for r = r0, r1 - 1, step do
+    local n = math.min(step, r1 - r)
+    local off = (c * T * D + r * D) * F16
+    tl.store(out + off, tl.load(h + off, { n, D }, "f16") + tl.load(y + off, { n, D }, "f16"))
+  end
+end
+
+return M

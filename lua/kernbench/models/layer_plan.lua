@@ -1,0 +1,104 @@
+--- Where a decoder layer's work goes (docs/models.md, "A decoder layer"):
+-- tensor parallelism over the SIPs (rank r = SIP r, Megatron's layout),
+-- then over each SIP's cubes (a cube-rank holds whole heads and a slice of
+-- the MLP), then over each cube's PEs (each GEMM by columns, attention by
+-- token rows or by context positions).
+--
+--   local plan = require("kernbench.models.layer_plan").new(model, spec, o)
+--   -- o = {mode = "prefill"|"decode", tokens = T, context = L, sips = W, cubes = C, pes = P}
+local M = {}
+
+local function part(n, parts, i) return n * i // parts, n * (i + 1) // parts end
+M.part = part
+
+local function fail(fmt, ...) error(fmt:format(...), 0) end
+
+--- The plan: shapes, the heads and MLP columns of every (sip, cube), the
+-- QKV blocks of a cube and which PE computes each, and the buffer sizes.
+function M.new(m, spec, o)
+  local W, C, P = o.sips, o.cubes, o.pes
+  local D, H, G, d, F = m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn
+  local T = o.tokens
+  local L = o.mode == "decode" and o.context or T
+  if D % P ~= 0 then fail("the hidden size %d must divide by the PEs per cube (%d)", D, P) end
+  if H % W ~= 0 then fail("the %d query heads must divide by the SIPs (%d): Megatron gives every SIP whole heads", H, W) end
+  local Hs = H // W
+  local Ca = math.min(C, Hs)
+  if Hs % Ca ~= 0 then
+    fail("a SIP's %d query heads do not split evenly over %d cubes (use --param cubes=N with N dividing %d)", Hs, Ca, Hs)
+  end
+  if o.mode == "prefill" and T % P ~= 0 then
+    fail("prefill: the sequence (%d tokens) must divide by the PEs per cube (%d): each PE holds a block of rows", T, P)
+  end
+  if o.mode == "decode" and L % P ~= 0 then
+    fail("decode: the context (%d) must divide by the PEs per cube (%d): each PE holds a block of the cache", L, P)
+  end
+  local plan = { model = m, mode = o.mode, T = T, L = L, W = W, C = C, P = P, D = D, H = H, G = G, d = d, F = F,
+                 Db = D // P, Hs = Hs, Ca = Ca, Hc = Hs // Ca, group = H // G, R = W * C }
+  plan.sq = o.mode == "prefill" and T // P or nil
+  plan.Lp = L // P
+  -- the cube's KV heads: those of its query heads (Megatron replicates a KV
+  -- head on every rank whose query heads use it)
+  local Gc = 1
+  for w = 0, W - 1 do
+    for c = 0, Ca - 1 do
+      local h0 = w * Hs + c * plan.Hc
+      Gc = math.max(Gc, (h0 + plan.Hc - 1) // plan.group - h0 // plan.group + 1)
+    end
+  end
+  plan.Gc = Gc
+  -- a cube's QKV output as blocks of [T, cols], each one composite on PE (j mod P):
+  -- q and k as rotary halves (d/2 columns each), v whole
+  local blocks, out_n, w_n = {}, {}, {}
+  for p = 0, P - 1 do out_n[p], w_n[p] = 0, 0 end
+  local function add(kind, idx, half, cols)
+    local j = #blocks
+    local pe = j % P
+    blocks[j + 1] = { kind = kind, idx = idx, half = half, cols = cols, pe = pe, out_off = out_n[pe], w_off = w_n[pe] }
+    out_n[pe] = out_n[pe] + T * cols
+    w_n[pe] = w_n[pe] + D * cols
+  end
+  for i = 0, plan.Hc - 1 do for h = 0, 1 do add("q", i, h, d // 2) end end
+  for g = 0, Gc - 1 do for h = 0, 1 do add("k", g, h, d // 2) end end
+  for g = 0, Gc - 1 do add("v", g, 0, d) end
+  plan.blocks = blocks
+  plan.qkv_out_n, plan.qkv_w_n = 0, 0
+  for p = 0, P - 1 do
+    plan.qkv_out_n = math.max(plan.qkv_out_n, out_n[p])
+    plan.qkv_w_n = math.max(plan.qkv_w_n, w_n[p])
+  end
+  plan.block = {}
+  for _, b in ipairs(blocks) do plan.block[b.kind .. b.idx .. "." .. b.half] = b end
+  -- the MLP: cube-rank q = w C + c holds columns [F q / R, F (q + 1) / R)
+  plan.fc_max, plan.fp_max = 0, 0
+  for q = 0, plan.R - 1 do
+    local lo, hi = part(F, plan.R, q)
+    plan.fc_max = math.max(plan.fc_max, hi - lo)
+    for p = 0, P - 1 do
+      local a, b = part(hi - lo, P, p)
+      plan.fp_max = math.max(plan.fp_max, b - a)
+    end
+  end
+  return setmetatable(plan, { __index = M })
+end
+
+--- The global query head of (sip, cube)'s local head i, and its KV head.
+function M:head(sip, cube, i)
+  local h = sip * self.Hs + cube * self.Hc + i
+  return h, h // self.group
+end
+
+--- The first KV head (global) of (sip, cube): local KV index = global - it.
+function M:kv0(sip, cube) return (sip * self.Hs + cube * self.Hc) // self.group end
+
+--- (sip, cube)'s MLP columns [lo, hi) and PE p's part [lo, hi) of them
+-- (relative to the cube's).
+function M:ffn_cols(sip, cube)
+  return part(self.F, self.R, sip * self.C + cube)
+end
+function M:ffn_pe(sip, cube, p)
+  local lo, hi = self:ffn_cols(sip, cube)
+  return part(hi - lo, self.P, p)
+end
+
+return M
