@@ -79,13 +79,11 @@ return {
     local ok, model = pcall(llama.model, p.model)
     if not ok then params.invalid("model", p.model, model) end
     local decode = p.mode == "decode"
-    local ok2, r = pcall(layer.run, torch, model, { mode = p.mode, tokens = decode and p.batch or p.seq,
-                                                    context = p.context, cubes = cubes, pes = pes, seed = p.seed })
-    if not ok2 then
-      if type(r) == "string" and not r:find("^[^:]*%.lua:%d+:") then params.invalid("model", p.model, r) end
-      error(r, 0)
-    end
-    local plan = r.plan
+    local o = { mode = p.mode, tokens = decode and p.batch or p.seq, context = p.context, cubes = cubes, pes = pes,
+                seed = p.seed }
+    local ok2, plan = pcall(layer.plan, torch, model, o)
+    if not ok2 then params.usage_error("llama-layer: %s on this tray: %s", model.name, plan) end
+    local r = layer.run(torch, model, o, plan)
     local what = decode and ("decode, batch %d, context %d"):format(p.batch, p.context)
       or ("prefill, %d tokens"):format(p.seq)
     print(("llama-layer: %s, %s, %d SIPs x %d cubes x %d PEs (TP %d over SIPs; %d heads and %d KV heads per cube)")

@@ -5,7 +5,8 @@
 # without simulating, refuses a missing or foreign sweep.json, and a run
 # stopped early leaves no result file.
 
-models_cases=(milestone_gqa_writes_verified_panels milestone_gqa_fast_rerenders milestone_gqa_stopped_leaves_nothing)
+models_cases=(milestone_gqa_writes_verified_panels milestone_gqa_fast_rerenders milestone_gqa_stopped_leaves_nothing
+              llama_layer_verified_on_1_2_4_sips llama_layer_breakdown llama_layer_refuses_bad_shapes)
 
 # check_sweep FILE: the sweep's schema, panels and the model's invariants
 check_sweep() {
@@ -78,4 +79,75 @@ milestone_gqa_fast_rerenders() {
 milestone_gqa_stopped_leaves_nothing() {
   run -q --max-events 20000 --param out="$tmp/g" run milestone-gqa-llama70b; expect_status 4
   [ -z "$(ls -A "$tmp/g" 2>/dev/null | grep -v '\.dat$\|\.gp$')" ] || fail "a stopped run left: $(ls -A "$tmp/g")"
+}
+
+# check_layer FILE MODE SIPS: the results document's breakdown and its invariants
+check_layer() {
+  python3 - "$@" <<'PY' || fail "results: $(cat "$1")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+mode, sips = sys.argv[2], int(sys.argv[3])
+r = d["result"]
+assert d["status"] == "ok" and r["mode"] == mode and r["sips"] == sips, r
+names = [p["name"] for p in r["phases"]]
+want = ["norm_attn", "qkv", "rope", "attention"] + (["attention_combine"] if mode == "decode" else []) + \
+       ["out_proj", "allreduce_attn", "norm_mlp", "gate_up", "down", "allreduce_mlp", "residual"]
+assert names == want, names
+total = sum(p["ns"] for p in r["phases"])
+assert abs(total - r["layer_ns"]) < 1e-6 * total, (total, r["layer_ns"])
+s = r["shares"]
+assert abs(s["compute"] + s["memory"] + s["communication"] - 1) < 1e-9, s
+for p in r["phases"]:
+    assert p["ns"] > 0 and p["events"] > 0, p
+    assert (p["class"] == "communication") == p["name"].startswith("allreduce"), p
+    for e, u in p["engine_util"].items():
+        assert 0 <= u <= 1, (p["name"], e, u)
+    assert p["bottleneck_link"]["link"] and 0 < p["bottleneck_link"]["util"] <= 1, p
+gemm = {p["name"]: p["engine_busy_ns"]["pe_gemm"] for p in r["phases"]}
+assert gemm["qkv"] > 0 and gemm["gate_up"] > 0 and gemm["down"] > 0 and gemm["out_proj"] > 0, gemm
+assert gemm["norm_attn"] == 0 and gemm["allreduce_attn"] == 0, gemm
+if "worst_error" in r:
+    assert r["worst_error"] < 3e-2, r
+PY
+}
+
+llama_layer_verified_on_1_2_4_sips() {
+  for n in 1 2 4; do
+    run -q --set system.sips.count=$n --param model=llama-tiny --param seq=16 --param out="$tmp/l$n" \
+      --results-json "$tmp/p$n.json" run llama-layer --data; expect_status 0
+    expect_out "verified every rank's output against the host reference"
+    check_layer "$tmp/p$n.json" prefill $n
+  done
+  for n in 1 4; do
+    run -q --set system.sips.count=$n --param model=llama-tiny --param mode=decode --param batch=3 \
+      --param context=32 --param out="$tmp/d$n" --results-json "$tmp/d$n.json" run llama-layer --data; expect_status 0
+    expect_out "verified every rank's output against the host reference"
+    check_layer "$tmp/d$n.json" decode $n
+  done
+}
+
+llama_layer_breakdown() {
+  run -q --set system.sips.count=2 --param model=llama-tiny --param out="$tmp/b" --results-json "$tmp/b.json" \
+    run llama-layer; expect_status 0
+  expect_out "critical path: compute"
+  check_layer "$tmp/b.json" prefill 2
+  [ "$(wc -l <"$tmp/b/phases.csv")" -eq 12 ] || fail "phases.csv should have a header and 11 phases"
+  if command -v gnuplot >/dev/null; then
+    [ "$(head -c 4 "$tmp/b/phases.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "phases.png is not a PNG"
+  fi
+  # the same inputs give the same figures
+  run -q --set system.sips.count=2 --param model=llama-tiny --param out="$tmp/b2" run llama-layer; expect_status 0
+  cmp -s "$tmp/b/phases.csv" "$tmp/b2/phases.csv" || fail "phases.csv differs between two runs"
+}
+
+llama_layer_refuses_bad_shapes() {
+  run -q --param model=nope run llama-layer; expect_status 2
+  expect_err "unknown model 'nope'"
+  run -q --param model=llama-tiny --param seq=12 run llama-layer; expect_status 2
+  expect_err "must divide by the PEs per cube (8)"
+  run -q --param model=llama-tiny --param cubes=3 run llama-layer; expect_status 2
+  expect_err "the all-reduces take one cube or all 16 of a SIP"
+  printf 'return { name = "m", hidden = 64, heads = 3, kv_heads = 2, head_dim = 16, ffn = 64, rope_theta = 1e4, norm_eps = 1e-5 }\n' >"$tmp/m.lua"
+  run -q --param model="$tmp/m.lua" run llama-layer; expect_status 2
+  expect_err "heads (3) must be a multiple of kv_heads (2)"
 }

@@ -1,9 +1,10 @@
 --- The kernels of a decoder layer (docs/models.md, "A decoder layer"), one
 -- per phase, each run on every PE of a SIP's grid (program_id 0 the PE,
 -- 1 the cube). Every kernel takes the plan (kernbench.models.layer_plan)
--- and the device tensors' addresses. Activations shared by a cube are
--- row-major [T, ...] on its PE 0; per-PE buffers and weights are in each
--- PE's own HBM slice. tl has no strided DMA, so a result that must land in
+-- and the device tensors' addresses. A cube's activations are row-major
+-- [T, n] with their rows split over the cube's PEs (plan:row; a composite
+-- streams them from every PE's slice), the all-reduce buffers are rows on
+-- each cube's PE 0, per-PE buffers and weights are in each PE's own slice. tl has no strided DMA, so a result that must land in
 -- a column block of a row-major matrix is written one row at a time (the
 -- "row copies" of docs/models.md).
 local M = {}
@@ -21,13 +22,12 @@ local function chunk_rows(width, live) return math.max(1, (256 * 1024) // (width
 -- given: the residual). PE p takes rows [T p / P, T (p + 1) / P).
 function M.norm(plan, tl, src, add, sum, dst, gamma)
   local p, c = ids(tl)
-  local T, D = plan.T, plan.D
-  local r0, r1 = part(T, plan.P, p)
+  local D = plan.D
+  local r0, r1 = plan:rows(p)
   local step = chunk_rows(D, 4)
-  local base = c * T * D * F16
   for r = r0, r1 - 1, step do
     local n = math.min(step, r1 - r)
-    local off = base + r * D * F16
+    local off = plan:row(c, r, D) * F16
     local x = tl.load(src + off, { n, D }, "f16")
     if add then
       x = x + tl.load(add + off, { n, D }, "f16")
@@ -49,7 +49,7 @@ function M.qkv(plan, tl, xn, w, out)
   local pe = c * plan.P + p
   for _, b in ipairs(plan.blocks) do
     if b.pe == p then
-      tl.composite { op = "gemm", a = tl.ref(xn + c * T * D * F16, { T, D }),
+      tl.composite { op = "gemm", a = tl.ref(xn + plan:row(c, 0, D) * F16, { T, D }),
                      b = tl.ref(w + (pe * plan.qkv_w_n + b.w_off) * F16, { D, b.cols }),
                      out_ptr = out + (pe * plan.qkv_out_n + b.out_off) * F16 }
     end
@@ -106,7 +106,7 @@ local function put_rows(plan, tl, o, att, stage, c, i, r0, rows)
   local d, Hc = plan.d, plan.Hc
   tl.store(stage, tl.cast(o, "f16"))
   for r = 0, rows - 1 do
-    tl.store(att + (c * plan.T * Hc * d + (r0 + r) * Hc * d + i * d) * F16,
+    tl.store(att + (plan:row(c, r0 + r, Hc * d) + i * d) * F16,
       tl.load(stage + r * d * F16, { 1, d }, "f16"))
   end
 end
@@ -213,7 +213,7 @@ function M.attention_combine(plan, tl, state, att)
         m, l, o = mj, lj, oj
       end
     end
-    tl.store(att + (c * plan.T * Hc * d + b * Hc * d + i * d) * F16, tl.cast(o / l, "f16"))
+    tl.store(att + (plan:row(c, b, Hc * d) + i * d) * F16, tl.cast(o / l, "f16"))
   end
 end
 
@@ -226,7 +226,7 @@ local function gemm_into_rows(plan, tl, a, K, w, n, y, col, stage)
   local st = stage + (c * plan.P + p) * plan.stage_n * F16
   tl.wait(tl.composite { op = "gemm", a = tl.ref(a, { T, K }), b = tl.ref(w, { K, n }), out_ptr = st })
   for r = 0, T - 1 do
-    tl.store(y + (c * T * D + r * D + col) * F16, tl.load(st + r * n * F16, { 1, n }, "f16"))
+    tl.store(y + (plan:row(c, r, D) + col) * F16, tl.load(st + r * n * F16, { 1, n }, "f16"))
   end
 end
 
@@ -237,7 +237,7 @@ function M.out_proj(plan, tl, att, wo, y, stage)
   local p, c = ids(tl)
   if c >= plan.Ca then return end
   local K = plan.Hc * plan.d
-  gemm_into_rows(plan, tl, att + c * plan.T * K * F16, K, wo + (c * plan.P + p) * K * plan.Db * F16, plan.Db, y,
+  gemm_into_rows(plan, tl, att + plan:row(c, 0, K) * F16, K, wo + (c * plan.P + p) * K * plan.Db * F16, plan.Db, y,
     p * plan.Db, stage)
 end
 
@@ -252,7 +252,7 @@ function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
   local n, fc = hi - lo, chi - clo
   if n == 0 then return end
   local pe = c * plan.P + p
-  local a = tl.ref(hn + c * T * D * F16, { T, D })
+  local a = tl.ref(hn + plan:row(c, 0, D) * F16, { T, D })
   local gb, ub = gbuf + pe * T * plan.fp_max * F16, ubuf + pe * T * plan.fp_max * F16
   tl.composite { op = "gemm", a = a, b = tl.ref(wg + pe * D * plan.fp_max * F16, { D, n }), out_ptr = gb,
                  epilogue = { { op = "silu" } } }
@@ -261,7 +261,7 @@ function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
   tl.wait(tl.composite { op = "math", math_op = "mul", a = tl.ref(gb, { T, n }), b = tl.ref(ub, { T, n }),
                          out_ptr = gb })
   for r = 0, T - 1 do
-    tl.store(act + (c * T * plan.fc_max + r * fc + lo) * F16, tl.load(gb + r * n * F16, { 1, n }, "f16"))
+    tl.store(act + (plan:row(c, r, fc) + lo) * F16, tl.load(gb + r * n * F16, { 1, n }, "f16"))
   end
 end
 
@@ -272,19 +272,19 @@ function M.down(plan, tl, sip, act, wd, y, stage)
   local clo, chi = plan:ffn_cols(sip, c)
   local fc = chi - clo
   if fc == 0 then return end
-  gemm_into_rows(plan, tl, act + c * plan.T * plan.fc_max * F16, fc,
+  gemm_into_rows(plan, tl, act + plan:row(c, 0, fc) * F16, fc,
     wd + (c * plan.P + p) * plan.fc_max * plan.Db * F16, plan.Db, y, p * plan.Db, stage)
 end
 
 --- The last residual: out = h + y, PE p's rows of the cube's row.
 function M.residual(plan, tl, h, y, out)
   local p, c = ids(tl)
-  local T, D = plan.T, plan.D
-  local r0, r1 = part(T, plan.P, p)
+  local D = plan.D
+  local r0, r1 = plan:rows(p)
   local step = chunk_rows(D, 2)
   for r = r0, r1 - 1, step do
     local n = math.min(step, r1 - r)
-    local off = (c * T * D + r * D) * F16
+    local off = plan:row(c, r, D) * F16
     tl.store(out + off, tl.load(h + off, { n, D }, "f16") + tl.load(y + off, { n, D }, "f16"))
   end
 end

@@ -35,7 +35,13 @@ function M.new(m, spec, o)
   end
   local plan = { model = m, mode = o.mode, T = T, L = L, W = W, C = C, P = P, D = D, H = H, G = G, d = d, F = F,
                  Db = D // P, Hs = Hs, Ca = Ca, Hc = Hs // Ca, group = H // G, R = W * C }
+  if F % plan.R ~= 0 then
+    fail("the MLP width %d must divide by the cube-ranks (%d SIPs x %d cubes)", F, W, C)
+  end
   plan.sq = o.mode == "prefill" and T // P or nil
+  -- a cube's activations [T, n] are split by rows over its PEs, Tp rows each
+  -- (padded): row t of cube c is at (c P Tp + t) n
+  plan.Tp = (T + P - 1) // P
   plan.Lp = L // P
   -- the cube's KV heads: those of its query heads (Megatron replicates a KV
   -- head on every rank whose query heads use it)
@@ -81,6 +87,12 @@ function M.new(m, spec, o)
   end
   return setmetatable(plan, { __index = M })
 end
+
+--- The element offset of row t of cube c's [T, n] activation.
+function M:row(c, t, n) return (c * self.P * self.Tp + t) * n end
+
+--- PE p's rows [lo, hi) of a cube's activations.
+function M:rows(p) return math.min(self.T, p * self.Tp), math.min(self.T, (p + 1) * self.Tp) end
 
 --- The global query head of (sip, cube)'s local head i, and its KV head.
 function M:head(sip, cube, i)

@@ -36,12 +36,14 @@ local function allocate(torch, plan)
     return (zero and torch.zeros or torch.empty)(shape, { dtype = dtype or "f16", dp = dp, name = name,
                                                           map = dp ~= rep and "cube" or nil })
   end
-  local n = T * D
-  local x = { x = t({ C, n }, cube, "x"), xn = t({ C, n }, cube, "xn"), h = t({ C, n }, cube, "h"),
-              hn = t({ C, n }, cube, "hn"), out = t({ C, n }, cube, "out"),
-              -- a cube without heads adds nothing: its row stays zero
+  -- a cube's activation [T, n], its rows split over the cube's PEs (plan:row)
+  local function rows(n, name) return t({ C * P, plan.Tp * n }, pe, name) end
+  local n = P * plan.Tp * D
+  local x = { x = rows(D, "x"), xn = rows(D, "xn"), h = rows(D, "h"), hn = rows(D, "hn"), out = rows(D, "out"),
+              -- the all-reduces' rows, on each cube's PE 0 (docs/ccl.md); a
+              -- cube without heads adds nothing: its row stays zero
               ar_attn = t({ C, n }, cube, "ar_attn", nil, true), ar_mlp = t({ C, n }, cube, "ar_mlp", nil, true),
-              att = t({ C, T * plan.Hc * d }, cube, "att"), act = t({ C, T * plan.fc_max }, cube, "act"),
+              att = rows(plan.Hc * d, "att"), act = rows(plan.fc_max, "act"),
               qkv = t({ C * P, plan.qkv_out_n }, pe, "qkv"), wqkv = t({ C * P, plan.qkv_w_n }, pe, "w_qkv"),
               stage = t({ C * P, plan.stage_n }, pe, "stage"), wo = t({ C * P, plan.Hc * d * plan.Db }, pe, "w_o"),
               wg = t({ C * P, D * plan.fp_max }, pe, "w_gate"), wu = t({ C * P, D * plan.fp_max }, pe, "w_up"),
@@ -112,12 +114,18 @@ end
 --- Runs the layer on every SIP (one rank each); returns the breakdown
 -- (rank 0's phases) and, in data mode, the worst error against the host
 -- reference.
-function M.run(torch, model, o)
-  local spec = torch.spec
-  local W = spec.sips
-  local plan = Plan.new(model, spec, { mode = o.mode, tokens = o.tokens, context = o.context, sips = W,
-                                       cubes = o.cubes, pes = o.pes })
+--- The plan of a layer on torch's tray (errors: a plain message naming
+-- the shape that does not fit).
+function M.plan(torch, model, o)
+  local plan = Plan.new(model, torch.spec, { mode = o.mode, tokens = o.tokens, context = o.context,
+                                             sips = torch.spec.sips, cubes = o.cubes, pes = o.pes })
   plan.stage_n = math.max(plan.T * plan.Db, (plan.sq or 1) * plan.d)
+  return plan
+end
+
+function M.run(torch, model, o, plan)
+  plan = plan or M.plan(torch, model, o)
+  local W = plan.W
   local dist = torch.distributed
   if not dist.is_initialized() then dist.init_process_group { backend = "kernbench" } end
   local bufs, host = {}, nil
