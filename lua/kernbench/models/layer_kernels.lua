@@ -14,6 +14,13 @@ local part = require("kernbench.models.layer_plan").part
 
 local function ids(tl) return tl.program_id(0), tl.program_id(1) end
 
+-- The layer's GEMM tiles: all of a prefill's 128 rows (or the batch) in
+-- one tile row, so the weights stream once, and 64 columns (what fits the
+-- 64 KiB register file with an f32 accumulator), so the
+-- activation streams once per 64 columns (PE_SCHEDULER's default 32 x 64 x
+-- 32 reads the weights T / 32 times; docs/decisions.md).
+local TILES = { 128, 64, 64 }
+
 -- Rows a PE handles in one go: f32 temporaries of `width` columns, `live` of
 -- them at once, in a quarter of the default scratch.
 local function chunk_rows(width, live) return math.max(1, (256 * 1024) // (width * F32 * live)) end
@@ -51,7 +58,7 @@ function M.qkv(plan, tl, xn, w, out)
     if b.pe == p then
       tl.composite { op = "gemm", a = tl.ref(xn + plan:row(c, 0, D) * F16, { T, D }),
                      b = tl.ref(w + (pe * plan.qkv_w_n + b.w_off) * F16, { D, b.cols }),
-                     out_ptr = out + (pe * plan.qkv_out_n + b.out_off) * F16 }
+                     out_ptr = out + (pe * plan.qkv_out_n + b.out_off) * F16, tile_shape = TILES }
     end
   end
   tl.wait()
@@ -224,7 +231,8 @@ local function gemm_into_rows(plan, tl, a, K, w, n, y, col, stage)
   local p, c = ids(tl)
   local T, D = plan.T, plan.D
   local st = stage + (c * plan.P + p) * plan.stage_n * F16
-  tl.wait(tl.composite { op = "gemm", a = tl.ref(a, { T, K }), b = tl.ref(w, { K, n }), out_ptr = st })
+  tl.wait(tl.composite { op = "gemm", a = tl.ref(a, { T, K }), b = tl.ref(w, { K, n }), out_ptr = st,
+                         tile_shape = TILES })
   for r = 0, T - 1 do
     tl.store(y + (plan:row(c, r, D) + col) * F16, tl.load(st + r * n * F16, { 1, n }, "f16"))
   end
@@ -255,8 +263,9 @@ function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
   local a = tl.ref(hn + plan:row(c, 0, D) * F16, { T, D })
   local gb, ub = gbuf + pe * T * plan.fp_max * F16, ubuf + pe * T * plan.fp_max * F16
   tl.composite { op = "gemm", a = a, b = tl.ref(wg + pe * D * plan.fp_max * F16, { D, n }), out_ptr = gb,
-                 epilogue = { { op = "silu" } } }
-  tl.composite { op = "gemm", a = a, b = tl.ref(wu + pe * D * plan.fp_max * F16, { D, n }), out_ptr = ub }
+                 epilogue = { { op = "silu" } }, tile_shape = TILES }
+  tl.composite { op = "gemm", a = a, b = tl.ref(wu + pe * D * plan.fp_max * F16, { D, n }), out_ptr = ub,
+                 tile_shape = TILES }
   tl.wait()
   tl.wait(tl.composite { op = "math", math_op = "mul", a = tl.ref(gb, { T, n }), b = tl.ref(ub, { T, n }),
                          out_ptr = gb })
