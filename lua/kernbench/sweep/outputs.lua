@@ -14,16 +14,24 @@ M.SCHEMA_VERSION = 1
 -- exit_code, values = {column -> value}} with axis, metric and derived
 -- columns; and the messages of derived columns that raised.
 function M.rows(S, by_id)
-  local rows, problems, said = {}, {}, {}
+  local rows, problems, said, views = {}, {}, {}, {}
   for i, p in ipairs(S.points) do
     local e = by_id[p.id]
     local row = { id = p.id, status = e and e.status or "missing", exit_code = e and e.exit_code, values = {} }
     for _, c in ipairs(S.columns) do row.values[c.name] = p.values[c.name] end
     local m = e and e.metrics or {}
     for _, mt in ipairs(S.metrics) do row.values[mt.name] = m[mt.name] end
+    rows[i] = row
+    -- what a derived column sees of a row: its axis and metric columns (a copy)
+    local v = { id = row.id, status = row.status, exit_code = row.exit_code }
+    for k, x in pairs(row.values) do v[k] = x end
+    views[i] = v
+  end
+  for i, p in ipairs(S.points) do
+    local row = rows[i]
     for _, d in ipairs(S.derived) do
       local view = setmetatable({ id = row.id, status = row.status, exit_code = row.exit_code }, { __index = row.values })
-      local ok, v = pcall(d.fn, view)
+      local ok, v = pcall(d.fn, view, views)
       local bad = ok and v ~= nil and type(v) ~= "number" and type(v) ~= "string" and type(v) ~= "boolean"
       if not ok or bad or (type(v) == "number" and (v ~= v or v == math.huge or v == -math.huge)) then
         if not said[d.name] and row.status == "ok" then
@@ -35,7 +43,6 @@ function M.rows(S, by_id)
       end
       row.values[d.name] = v
     end
-    rows[i] = row
   end
   return rows, problems
 end
