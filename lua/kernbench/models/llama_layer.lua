@@ -41,8 +41,11 @@ local function allocate(torch, plan)
   local n = P * plan.Tp * D
   local x = { x = rows(D, "x"), xn = rows(D, "xn"), h = rows(D, "h"), hn = rows(D, "hn"), out = rows(D, "out"),
               -- the all-reduces' rows, on each cube's PE 0 (docs/ccl.md); a
-              -- cube without heads adds nothing: its row stays zero
-              ar_attn = t({ C, n }, cube, "ar_attn", nil, true), ar_mlp = t({ C, n }, cube, "ar_mlp", nil, true),
+              -- cube without heads adds nothing: in data mode its row is zero
+              -- (timing-only, values do not matter and zeroing would time
+              -- and hold tens of MB per SIP)
+              ar_attn = t({ C, n }, cube, "ar_attn", nil, torch.data),
+              ar_mlp = t({ C, n }, cube, "ar_mlp", nil, torch.data),
               att = rows(plan.Hc * d, "att"), act = rows(plan.fc_max, "act"),
               qkv = t({ C * P, plan.qkv_out_n }, pe, "qkv"), wqkv = t({ C * P, plan.qkv_w_n }, pe, "w_qkv"),
               stage = t({ C * P, plan.stage_n }, pe, "stage"), wo = t({ C * P, plan.Hc * d * plan.Db }, pe, "w_o"),
