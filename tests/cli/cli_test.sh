@@ -222,7 +222,7 @@ library_path_override)
 probe_* | trace_* | bench_* | kernel_* | milestone_* | pipeline_* | stats_json_and_op_log | summary_and_quiet | dump_config \
   | results_match_golden_digests | golden_* | runs_* | progress_* | install_* | make_* | names_* | params_* | results_json_* \
   | exit_codes_* | verify_line_* | summary_and_docs_agree | readme_minimal_script | fidelity_* | pe_dma_* | ipcq_* \
-  | ccl_* | web_* | draw_* | sweep_* | scaling_* | usage_*)
+  | ccl_* | web_* | draw_* | sweep_* | scaling_* | usage_* | llama_*)
   "$case_name" ;;
 repl_help_* | repl_tab_* | repl_pretty_* | repl_history_* | repl_kb_*)
   "$case_name" ;;
