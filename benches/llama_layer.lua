@@ -88,6 +88,8 @@ return {
       or ("prefill, %d tokens"):format(p.seq)
     print(("llama-layer: %s, %s, %d SIPs x %d cubes x %d PEs (TP %d over SIPs; %d heads and %d KV heads per cube)")
       :format(model.name, what, plan.W, plan.C, plan.P, plan.W, plan.Hc, plan.Gc))
+    print(("  a cube's PEs split out_proj by %s, gate_up by %s, down by %s (whichever streams fewer bytes)"):format(
+      plan.split.out_proj, plan.split.gate_up, plan.split.down))
     print(("  %-18s %-13s %12s %7s %7s %7s %7s  %s"):format("phase", "class", "time", "gemm", "math", "dma", "hbm",
       "busiest link"))
     for _, ph in ipairs(r.phases) do
@@ -114,6 +116,6 @@ return {
                     engine_util = ph.engine_util, bottleneck_link = ph.bottleneck_link }
     end
     return { model = model.name, mode = p.mode, tokens = plan.T, context = plan.L, sips = plan.W, cubes = plan.C,
-             pes = plan.P, layer_ns = r.total_ns, shares = r.shares, phases = phases, worst_error = r.worst_error }
+             pes = plan.P, splits = plan.split, layer_ns = r.total_ns, shares = r.shares, phases = phases, worst_error = r.worst_error }
   end,
 }

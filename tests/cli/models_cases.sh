@@ -118,6 +118,12 @@ llama_layer_verified_on_1_2_4_sips() {
     expect_out "verified every rank's output against the host reference"
     check_layer "$tmp/p$n.json" prefill $n
   done
+  # a narrow model whose row-parallel GEMMs split by rows on a cube's PEs
+  printf 'return { name = "narrow", hidden = 64, heads = 2, kv_heads = 1, head_dim = 32, ffn = 128, rope_theta = 1e4, norm_eps = 1e-5 }\n' >"$tmp/narrow.lua"
+  run -q --set system.sips.count=1 --param model="$tmp/narrow.lua" --param out="$tmp/n" --results-json "$tmp/n.json" \
+    run llama-layer --data; expect_status 0
+  expect_out "split out_proj by rows, gate_up by rows, down by rows"
+  check_layer "$tmp/n.json" prefill 1
   for n in 1 4; do
     run -q --set system.sips.count=$n --param model=llama-tiny --param mode=decode --param batch=3 \
       --param context=32 --param out="$tmp/d$n" --results-json "$tmp/d$n.json" run llama-layer --data; expect_status 0

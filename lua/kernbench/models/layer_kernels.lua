@@ -238,15 +238,38 @@ local function gemm_into_rows(plan, tl, a, K, w, n, y, col, stage)
   end
 end
 
---- The output projection (row-parallel): PE p's columns [p Db, (p + 1) Db)
--- of att [T, Hc d] x wo [Hc d, D] into the cube's row of the all-reduce
--- buffer y. A cube without heads leaves its row zero.
-function M.out_proj(plan, tl, att, wo, y, stage)
+-- Split by rows: PE p's rows of a [T, K] (the cube's, rows split over its
+-- PEs) x w [K, n] (the cube's, split by rows) into its rows of out [T, n]
+-- (row-major, row r at out + r n). Returns the composite.
+local function gemm_rows(plan, tl, a, K, w, n, out, epilogue)
+  local p = tl.program_id(0)
+  local r0, r1 = plan:rows(p)
+  if r1 <= r0 then return nil end
+  return tl.composite { op = "gemm", a = tl.ref(a + r0 * K * F16, { r1 - r0, K }), b = tl.ref(w, { K, n }),
+                        out_ptr = out + r0 * n * F16, tile_shape = TILES, epilogue = epilogue }
+end
+
+-- A row-parallel GEMM's part on PE p, by the plan's split: a [T, K] x the
+-- cube's weights (w: their tensor) into the cube's row of y [T, D].
+local function project(plan, tl, which, a, K, w, y, stage)
   local p, c = ids(tl)
+  if plan.split[which] == "rows" then
+    local h = gemm_rows(plan, tl, a, K, w + plan:wrow(c, 0, K, plan.D) * F16, plan.D, y + plan:row(c, 0, plan.D) * F16)
+    if h then tl.wait(h) end
+  else
+    gemm_into_rows(plan, tl, a, K, w + (c * plan.P + p) * plan[which == "down" and "wd_n" or "wo_n"] * F16, plan.Db,
+      y, p * plan.Db, stage)
+  end
+end
+
+--- The output projection (row-parallel): att [T, Hc d] x wo [Hc d, D] into
+-- the cube's row of the all-reduce buffer y, by columns (PE p's [p Db,
+-- (p + 1) Db)) or by rows. A cube without heads leaves its row zero.
+function M.out_proj(plan, tl, att, wo, y, stage)
+  local _, c = ids(tl)
   if c >= plan.Ca then return end
   local K = plan.Hc * plan.d
-  gemm_into_rows(plan, tl, att + plan:row(c, 0, K) * F16, K, wo + (c * plan.P + p) * K * plan.Db * F16, plan.Db, y,
-    p * plan.Db, stage)
+  project(plan, tl, "out_proj", att + plan:row(c, 0, K) * F16, K, wo, y, stage)
 end
 
 --- Gate and up (column-parallel), SwiGLU: act = silu(hn wg) * (hn wu) for
@@ -255,16 +278,29 @@ end
 function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
   local p, c = ids(tl)
   local T, D = plan.T, plan.D
+  if plan.split.gate_up == "rows" then -- PE p's rows of act = silu(hn wg) * (hn wu)
+    local fc, r0, r1 = plan.fc, plan:rows(p)
+    if r1 <= r0 then return end
+    local a, out = hn + plan:row(c, 0, D) * F16, act + plan:row(c, 0, fc) * F16
+    local ub = ubuf + (c * plan.P + p) * plan.ubuf_n * F16 - r0 * fc * F16 -- its rows at ub + r fc
+    gemm_rows(plan, tl, a, D, wg + plan:wrow(c, 0, D, fc) * F16, fc, out, { { op = "silu" } })
+    gemm_rows(plan, tl, a, D, wu + plan:wrow(c, 0, D, fc) * F16, fc, ub)
+    tl.wait()
+    local rows = { r1 - r0, fc }
+    tl.wait(tl.composite { op = "math", math_op = "mul", a = tl.ref(out + r0 * fc * F16, rows),
+                           b = tl.ref(ub + r0 * fc * F16, rows), out_ptr = out + r0 * fc * F16 })
+    return
+  end
   local lo, hi = plan:ffn_pe(sip, c, p)
   local clo, chi = plan:ffn_cols(sip, c)
   local n, fc = hi - lo, chi - clo
   if n == 0 then return end
   local pe = c * plan.P + p
   local a = tl.ref(hn + plan:row(c, 0, D) * F16, { T, D })
-  local gb, ub = gbuf + pe * T * plan.fp_max * F16, ubuf + pe * T * plan.fp_max * F16
-  tl.composite { op = "gemm", a = a, b = tl.ref(wg + pe * D * plan.fp_max * F16, { D, n }), out_ptr = gb,
+  local gb, ub = gbuf + pe * T * plan.fp_max * F16, ubuf + pe * plan.ubuf_n * F16
+  tl.composite { op = "gemm", a = a, b = tl.ref(wg + pe * plan.wgu_n * F16, { D, n }), out_ptr = gb,
                  epilogue = { { op = "silu" } }, tile_shape = TILES }
-  tl.composite { op = "gemm", a = a, b = tl.ref(wu + pe * D * plan.fp_max * F16, { D, n }), out_ptr = ub,
+  tl.composite { op = "gemm", a = a, b = tl.ref(wu + pe * plan.wgu_n * F16, { D, n }), out_ptr = ub,
                  tile_shape = TILES }
   tl.wait()
   tl.wait(tl.composite { op = "math", math_op = "mul", a = tl.ref(gb, { T, n }), b = tl.ref(ub, { T, n }),
@@ -274,15 +310,11 @@ function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
   end
 end
 
---- The down projection (row-parallel): PE p's columns of act [T, fc] x
--- wd [fc, D] into the cube's row of the all-reduce buffer y.
+--- The down projection (row-parallel): act [T, fc] x wd [fc, D] into the
+-- cube's row of the all-reduce buffer y, by columns or by rows.
 function M.down(plan, tl, sip, act, wd, y, stage)
-  local p, c = ids(tl)
-  local clo, chi = plan:ffn_cols(sip, c)
-  local fc = chi - clo
-  if fc == 0 then return end
-  gemm_into_rows(plan, tl, act + plan:row(c, 0, fc) * F16, fc,
-    wd + (c * plan.P + p) * plan.fc_max * plan.Db * F16, plan.Db, y, p * plan.Db, stage)
+  local _, c = ids(tl)
+  project(plan, tl, "down", act + plan:row(c, 0, plan.fc) * F16, plan.fc, wd, y, stage)
 end
 
 --- The last residual: out = h + y, PE p's rows of the cube's row.

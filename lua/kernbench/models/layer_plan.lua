@@ -85,8 +85,26 @@ function M.new(m, spec, o)
       plan.fp_max = math.max(plan.fp_max, b - a)
     end
   end
+  plan.fc = F // plan.R
+  -- A row-parallel GEMM [T, K] x [K, n] on a cube's P PEs splits its output
+  -- columns (every PE streams all of the activation, the weights once) or
+  -- its rows (every PE streams all of the weights, the activation once):
+  -- whichever moves fewer bytes (docs/decisions.md).
+  local function split(K, n) return P * T * K + K * n <= T * K + P * K * n and "cols" or "rows" end
+  plan.split = { out_proj = split(plan.Hc * d, D), gate_up = split(D, plan.fc), down = split(plan.fc, D) }
+  -- the weights of each, per PE: a column block [K, n / P], or the cube's
+  -- [K, n] split by rows, ceil(K / P) rows each
+  local function wsize(which, K, ncols, n)
+    return plan.split[which] == "cols" and K * ncols or (K + P - 1) // P * n
+  end
+  plan.wo_n = wsize("out_proj", plan.Hc * d, plan.Db, D)
+  plan.wgu_n = wsize("gate_up", D, plan.fp_max, plan.fc)
+  plan.wd_n = wsize("down", plan.fc, plan.Db, D)
   return setmetatable(plan, { __index = M })
 end
+
+--- The element offset of row k of cube c's [K, n] weight split by rows.
+function M:wrow(c, k, K, n) return (c * self.P * ((K + self.P - 1) // self.P) + k) * n end
 
 --- The element offset of row t of cube c's [T, n] activation.
 function M:row(c, t, n) return (c * self.P * self.Tp + t) * n end

@@ -53,6 +53,24 @@ local function rows_of(torch, pieces, n)
   return torch.cat(rows, 0)
 end
 
+-- PE p's part of a cube's weight m [K, n] of a row-parallel GEMM (or of
+-- gate/up, column-parallel): its columns (cols: [p D / P, ...) of the
+-- output, or its share of the cube's MLP columns for gate/up), or its
+-- rows [p ceil(K / P), ...) (rows).
+local function by_split(plan, which, m, p, sip, c)
+  local K, n = m:size(0), m:size(1)
+  if plan.split[which] == "rows" then
+    local Kp = (K + plan.P - 1) // plan.P
+    local lo, hi = math.min(K, p * Kp), math.min(K, (p + 1) * Kp)
+    return hi > lo and m:narrow(0, lo, hi - lo) or nil
+  end
+  if which == "gate_up" then
+    local lo, hi = plan:ffn_pe(sip, c, p)
+    return hi > lo and m:narrow(1, lo, hi - lo) or nil
+  end
+  return m:narrow(1, p * (n // plan.P), n // plan.P)
+end
+
 --- Copies SIP w's shards of the host tensors into its device tensors.
 function M.load(torch, plan, w, sip, b)
   local C, P, T, D, d, h2 = plan.C, plan.P, plan.T, plan.D, plan.d, plan.d // 2
@@ -79,7 +97,7 @@ function M.load(torch, plan, w, sip, b)
         end
         local rows = {}
         for hi = 0, plan.Hc - 1 do rows[#rows + 1] = w.wo:narrow(0, (plan:head(sip, c, hi)) * d, d) end
-        wo[i][1] = torch.cat(rows, 0):narrow(1, p * plan.Db, plan.Db)
+        wo[i][1] = by_split(plan, "out_proj", torch.cat(rows, 0), p)
         if plan.mode == "decode" then
           for g = 0, plan.Gc - 1 do
             for bb = 0, T - 1 do
@@ -93,20 +111,17 @@ function M.load(torch, plan, w, sip, b)
           end
         end
       end
-      local lo, hi = plan:ffn_pe(sip, c, p)
-      if hi > lo then
-        wg[i][1] = w.wg:narrow(1, clo + lo, hi - lo)
-        wu[i][1] = w.wu:narrow(1, clo + lo, hi - lo)
-      end
-      if chi > clo then wd[i][1] = w.wd:narrow(0, clo, chi - clo):narrow(1, p * plan.Db, plan.Db) end
+      wg[i][1] = by_split(plan, "gate_up", w.wg:narrow(1, clo, chi - clo), p, sip, c)
+      wu[i][1] = by_split(plan, "gate_up", w.wu:narrow(1, clo, chi - clo), p, sip, c)
+      wd[i][1] = by_split(plan, "down", w.wd:narrow(0, clo, chi - clo), p)
     end
   end
   put(b.x, rows_of(torch, cubes, plan.Tp * D))
   put(b.wqkv, rows_of(torch, qkv, plan.qkv_w_n))
-  put(b.wo, rows_of(torch, wo, plan.Hc * d * plan.Db))
-  put(b.wg, rows_of(torch, wg, D * plan.fp_max))
-  put(b.wu, rows_of(torch, wu, D * plan.fp_max))
-  put(b.wd, rows_of(torch, wd, plan.fc_max * plan.Db))
+  put(b.wo, rows_of(torch, wo, plan.wo_n))
+  put(b.wg, rows_of(torch, wg, plan.wgu_n))
+  put(b.wu, rows_of(torch, wu, plan.wgu_n))
+  put(b.wd, rows_of(torch, wd, plan.wd_n))
   put(b.g_attn, w.g_attn)
   put(b.g_mlp, w.g_mlp)
   put(b.cos, w.cos)

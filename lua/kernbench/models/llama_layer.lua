@@ -48,10 +48,10 @@ local function allocate(torch, plan)
               ar_mlp = t({ C, n }, cube, "ar_mlp", nil, torch.data),
               att = rows(plan.Hc * d, "att"), act = rows(plan.fc_max, "act"),
               qkv = t({ C * P, plan.qkv_out_n }, pe, "qkv"), wqkv = t({ C * P, plan.qkv_w_n }, pe, "w_qkv"),
-              stage = t({ C * P, plan.stage_n }, pe, "stage"), wo = t({ C * P, plan.Hc * d * plan.Db }, pe, "w_o"),
-              wg = t({ C * P, D * plan.fp_max }, pe, "w_gate"), wu = t({ C * P, D * plan.fp_max }, pe, "w_up"),
-              gbuf = t({ C * P, T * plan.fp_max }, pe, "gate"), ubuf = t({ C * P, T * plan.fp_max }, pe, "up"),
-              wd = t({ C * P, plan.fc_max * plan.Db }, pe, "w_down"),
+              stage = t({ C * P, plan.stage_n }, pe, "stage"), wo = t({ C * P, plan.wo_n }, pe, "w_o"),
+              wg = t({ C * P, plan.wgu_n }, pe, "w_gate"), wu = t({ C * P, plan.wgu_n }, pe, "w_up"),
+              gbuf = t({ C * P, T * plan.fp_max }, pe, "gate"), ubuf = t({ C * P, plan.ubuf_n }, pe, "up"),
+              wd = t({ C * P, plan.wd_n }, pe, "w_down"),
               g_attn = t({ D }, rep, "g_attn"), g_mlp = t({ D }, rep, "g_mlp"),
               cos = t({ T, d // 2 }, rep, "rope_cos"), sin = t({ T, d // 2 }, rep, "rope_sin") }
   if plan.mode == "prefill" then
@@ -123,6 +123,7 @@ function M.plan(torch, model, o)
   local plan = Plan.new(model, torch.spec, { mode = o.mode, tokens = o.tokens, context = o.context,
                                              sips = torch.spec.sips, cubes = o.cubes, pes = o.pes })
   plan.stage_n = math.max(plan.T * plan.Db, (plan.sq or 1) * plan.d)
+  plan.ubuf_n = plan.split.gate_up == "rows" and plan.Tp * plan.fc or plan.T * plan.fp_max
   return plan
 end
 
