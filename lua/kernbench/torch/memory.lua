@@ -76,25 +76,35 @@ function R:map_tensor(dt)
       targets[#targets + 1] = { sip = sh.sip, cube = sh.cube, pe = sh.pe }
     end
   end
-  -- map = "cube": every PE of a holding cube maps it too (they reach its
-  -- shards over the cube's NoC)
+  -- map = "cube": every PE of a holding cube maps that cube's shards (they
+  -- reach them over the cube's NoC), and only those
   if dt.map_cube then
-    local cubes = {}
-    for _, tg in ipairs(targets) do cubes[#cubes + 1] = tg end
-    for _, tg in ipairs(cubes) do
-      for pe = 0, P.pes_per_cube - 1 do
-        local key = tg.cube * P.pes_per_cube + pe
-        if not seen[key] then
-          seen[key] = true
-          targets[#targets + 1] = { sip = tg.sip, cube = tg.cube, pe = pe }
+    local cubes, order = {}, {}
+    for _, sh in ipairs(shards) do
+      if not cubes[sh.cube] then
+        cubes[sh.cube] = { entries = {}, targets = {} }
+        order[#order + 1] = sh.cube
+        for pe = 0, P.pes_per_cube - 1 do
+          cubes[sh.cube].targets[pe + 1] = { sip = sh.sip, cube = sh.cube, pe = pe }
         end
       end
+      table.insert(cubes[sh.cube].entries, { va = va + sh.offset_bytes, pa = sh.pa, size = sh.nbytes })
     end
+    targets = {}
+    for _, c in ipairs(order) do
+      for _, tg in ipairs(cubes[c].targets) do targets[#targets + 1] = tg end
+    end
+    dt.cube_maps, dt.cube_order = cubes, order
   end
   -- PE_MMU names it when a kernel's access leaves one of its mappings
   local label = ("tensor '%s' [%s] %s"):format(dt.name, table.concat(shape, ", "), dt.dtype)
   local maps = {}
-  if dp.cube == "replicate" then
+  if dt.cube_maps then
+    for _, c in ipairs(dt.cube_order) do
+      local m = dt.cube_maps[c]
+      maps[#maps + 1] = self:mmu_message("map", m.entries, m.targets, label)
+    end
+  elseif dp.cube == "replicate" then
     for _, tg in ipairs(targets) do
       local entries = {}
       for _, sh in ipairs(shards) do
@@ -119,11 +129,19 @@ end
 --- Unmaps dt and frees its shards and VA range (errors at level 3: this,
 -- d:free(), the bench).
 function R:unmap_tensor(dt)
-  local entries = {}
-  for _, sh in ipairs(dt.shards) do
-    entries[#entries + 1] = { va = dt.va_base + sh.offset_bytes, size = sh.nbytes }
+  if dt.cube_maps then -- each cube's PEs map that cube's shards only
+    for _, c in ipairs(dt.cube_order) do
+      local m, entries = dt.cube_maps[c], {}
+      for i, e in ipairs(m.entries) do entries[i] = { va = e.va, size = e.size } end
+      self:mmu_message("unmap", entries, m.targets)
+    end
+  else
+    local entries = {}
+    for _, sh in ipairs(dt.shards) do
+      entries[#entries + 1] = { va = dt.va_base + sh.offset_bytes, size = sh.nbytes }
+    end
+    self:mmu_message("unmap", entries, dt.targets)
   end
-  self:mmu_message("unmap", entries, dt.targets)
   for _, sh in ipairs(dt.shards) do
     local ok, err = self:slice_allocator(sh.sip, sh.cube, sh.pe):free(sh.hbm_offset)
     if not ok then error(("torch: free %s: %s"):format(dt.name, err), 3) end
