@@ -152,6 +152,8 @@ perf: build
 	./$(BUILD)/bin/kernbench -q benches/perf/gemm_pipeline.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/ipcq_ring.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/allreduce_6sip.lua
+	./$(BUILD)/bin/kernbench -q benches/perf/llama_layer.lua 1 prefill
+	./$(BUILD)/bin/kernbench -q benches/perf/llama_layer.lua 1 decode
 
 # The scaling benchmarks over trays of 2 .. 64 SIPs and a million pending
 # flits (docs/scaling.md); SCALE_SIPS="2 4 8" picks the tray sizes.
