@@ -9,7 +9,7 @@ return {
   name = "llama_scaling",
   description = "llama-3-70b decoder layer, prefill and decode, on 1 to 64 SIPs",
   bench = "llama-layer",
-  timeout = 1800,
+  timeout = 3600,
   axes = {
     param = { mode = { "prefill", "decode" } },
     set = { ["system.sips.count"] = { 1, 2, 4, 8, 16, 64 } },
