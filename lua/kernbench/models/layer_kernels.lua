@@ -25,16 +25,20 @@ local TILES = { 128, 64, 64 }
 -- them at once, in a quarter of the default scratch.
 local function chunk_rows(width, live) return math.max(1, (256 * 1024) // (width * F32 * live)) end
 
---- RMSNorm: dst = x / rms(x) * gamma, x = src (+ add, stored to sum when
--- given: the residual). PE p takes rows [T p / P, T (p + 1) / P).
-function M.norm(plan, tl, src, add, sum, dst, gamma)
+-- PE p's rows of its cube's [T, D] activations in chunks of `live` f32
+-- temporaries: fn(off, n), off the byte offset of the chunk's first row.
+local function row_chunks(plan, tl, live, fn)
   local p, c = ids(tl)
-  local D = plan.D
   local r0, r1 = plan:rows(p)
-  local step = chunk_rows(D, 4)
-  for r = r0, r1 - 1, step do
-    local n = math.min(step, r1 - r)
-    local off = plan:row(c, r, D) * F16
+  local step = chunk_rows(plan.D, live)
+  for r = r0, r1 - 1, step do fn(plan:row(c, r, plan.D) * F16, math.min(step, r1 - r)) end
+end
+
+--- RMSNorm: dst = x / rms(x) * gamma, x = src (+ add, stored to sum when
+-- given: the residual). PE p takes its rows (plan:rows).
+function M.norm(plan, tl, src, add, sum, dst, gamma)
+  local D = plan.D
+  row_chunks(plan, tl, 4, function(off, n)
     local x = tl.load(src + off, { n, D }, "f16")
     if add then
       x = x + tl.load(add + off, { n, D }, "f16")
@@ -44,7 +48,7 @@ function M.norm(plan, tl, src, add, sum, dst, gamma)
     local g = tl.load(gamma, { 1, D }, "f16") -- loaded per chunk: the scratch is a ring
     local inv = 1 / tl.sqrt(tl.sum(xf * xf, 1) * (1 / D) + plan.model.norm_eps)
     tl.store(dst + off, tl.cast(xf * inv * g, "f16"))
-  end
+  end)
 end
 
 --- The QKV projection: each of the cube's blocks is one composite GEMM on
@@ -319,15 +323,10 @@ end
 
 --- The last residual: out = h + y, PE p's rows of the cube's row.
 function M.residual(plan, tl, h, y, out)
-  local p, c = ids(tl)
   local D = plan.D
-  local r0, r1 = plan:rows(p)
-  local step = chunk_rows(D, 2)
-  for r = r0, r1 - 1, step do
-    local n = math.min(step, r1 - r)
-    local off = plan:row(c, r, D) * F16
+  row_chunks(plan, tl, 2, function(off, n)
     tl.store(out + off, tl.load(h + off, { n, D }, "f16") + tl.load(y + off, { n, D }, "f16"))
-  end
+  end)
 end
 
 return M
