@@ -18,11 +18,11 @@ local llama = require "kernbench.models.llama"
 
 local function csv(r)
   local lines = { "phase,class,ns,events,pe_gemm_util,pe_math_util,pe_dma_util,pe_tcm_util,hbm_ctrl_util," ..
-                  "bottleneck_link,bottleneck_util" }
+                  "bottleneck_link,bottleneck_util,busiest_component,busiest_component_util" }
   for _, p in ipairs(r.phases) do
-    local u, b = p.engine_util, p.bottleneck_link or {}
-    lines[#lines + 1] = ("%s,%s,%.3f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%.4f"):format(p.name, p.class, p.ns, p.events,
-      u.pe_gemm, u.pe_math, u.pe_dma, u.pe_tcm, u.hbm_ctrl, b.link or "", b.util or 0)
+    local u, b, c = p.engine_util, p.bottleneck_link or {}, p.busiest_component or {}
+    lines[#lines + 1] = ("%s,%s,%.3f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%.4f,%s,%.4f"):format(p.name, p.class, p.ns,
+      p.events, u.pe_gemm, u.pe_math, u.pe_dma, u.pe_tcm, u.hbm_ctrl, b.link or "", b.util or 0, c.id or "", c.util or 0)
   end
   return table.concat(lines, "\n") .. "\n"
 end
@@ -68,6 +68,11 @@ return {
     cubes = { default = 0, min = 0, help = "cubes per SIP (0: all)", labels = { [0] = "all" } },
     pes = { default = 0, min = 0, help = "PEs per cube (0: all)", labels = { [0] = "all" } },
     seed = { default = 1, help = "seed of the weights and inputs (data mode)" },
+    slot_size = { default = 0, min = 0, help = "the all-reduces' ring slot bytes (0: ccl.yaml's)",
+                  labels = { [0] = "ccl.yaml" } },
+    n_slots = { default = 0, min = 0, help = "the all-reduces' ring slots (0: ccl.yaml's)", labels = { [0] = "ccl.yaml" } },
+    buffer_kind = { default = "", choices = { "", "tcm", "sram", "hbm" },
+                    help = "where the all-reduces' rings live (empty: ccl.yaml's)" },
     out = { default = "out/llama_layer", help = "directory of phases.csv and phases.png (created)" },
   },
   run = function(torch, p)
@@ -81,6 +86,8 @@ return {
     local decode = p.mode == "decode"
     local o = { mode = p.mode, tokens = decode and p.batch or p.seq, context = p.context, cubes = cubes, pes = pes,
                 seed = p.seed }
+    o.ccl = { slot_size = p.slot_size > 0 and p.slot_size or nil, n_slots = p.n_slots > 0 and p.n_slots or nil,
+              buffer_kind = p.buffer_kind ~= "" and p.buffer_kind or nil }
     local ok2, plan = pcall(layer.plan, torch, model, o)
     if not ok2 then params.usage_error("llama-layer: %s on this tray: %s", model.name, plan) end
     local r = layer.run(torch, model, o, plan)
@@ -91,12 +98,12 @@ return {
     print(("  a cube's PEs split out_proj by %s, gate_up by %s, down by %s (whichever streams fewer bytes)"):format(
       plan.split.out_proj, plan.split.gate_up, plan.split.down))
     print(("  %-18s %-13s %12s %7s %7s %7s %7s  %s"):format("phase", "class", "time", "gemm", "math", "dma", "hbm",
-      "busiest link"))
+      "busiest link; busiest component"))
     for _, ph in ipairs(r.phases) do
-      local u, b = ph.engine_util, ph.bottleneck_link
-      print(("  %-18s %-13s %12s %6.1f%% %6.1f%% %6.1f%% %6.1f%%  %s"):format(ph.name, ph.class, kb.format_ns(ph.ns),
-        100 * u.pe_gemm, 100 * u.pe_math, 100 * u.pe_dma, 100 * u.hbm_ctrl,
-        b and ("%s %.0f%%"):format(b.link, 100 * b.util) or "-"))
+      local u, b, c = ph.engine_util, ph.bottleneck_link, ph.busiest_component
+      print(("  %-18s %-13s %12s %6.1f%% %6.1f%% %6.1f%% %6.1f%%  %s; %s"):format(ph.name, ph.class,
+        kb.format_ns(ph.ns), 100 * u.pe_gemm, 100 * u.pe_math, 100 * u.pe_dma, 100 * u.hbm_ctrl,
+        b and ("%s %.0f%%"):format(b.link, 100 * b.util) or "-", c and ("%s %.0f%%"):format(c.id, 100 * c.util) or "-"))
     end
     print(("  %-18s %-13s %12s   critical path: compute %.1f%%, memory %.1f%%, communication %.1f%%"):format(
       "layer", "", kb.format_ns(r.total_ns), 100 * r.shares.compute, 100 * r.shares.memory,
@@ -113,7 +120,8 @@ return {
     local phases = {}
     for i, ph in ipairs(r.phases) do
       phases[i] = { name = ph.name, class = ph.class, ns = ph.ns, events = ph.events, engine_busy_ns = ph.engine_busy_ns,
-                    engine_util = ph.engine_util, bottleneck_link = ph.bottleneck_link }
+                    engine_util = ph.engine_util, bottleneck_link = ph.bottleneck_link,
+                    busiest_component = ph.busiest_component }
     end
     return { model = model.name, mode = p.mode, tokens = plan.T, context = plan.L, sips = plan.W, cubes = plan.C,
              pes = plan.P, splits = plan.split, layer_ns = r.total_ns, shares = r.shares, phases = phases, worst_error = r.worst_error }

@@ -88,9 +88,12 @@ end
 local function account(plan, a, b, ns)
   local busy, units = {}, plan.W * plan.C * plan.P
   for _, e in ipairs(M.ENGINES) do busy[e] = 0 end
+  local top_c, top_c_busy = nil, -1
   for id, c in pairs(b.comps) do
+    local v = c.busy - (a.comps[id] and a.comps[id].busy or 0)
     local kind = c.impl:match("^builtin%.(.*)$")
-    if kind and busy[kind] then busy[kind] = busy[kind] + c.busy - (a.comps[id] and a.comps[id].busy or 0) end
+    if kind and busy[kind] then busy[kind] = busy[kind] + v end
+    if v > top_c_busy or (v == top_c_busy and id < top_c) then top_c, top_c_busy = id, v end
   end
   local util = {}
   for e, v in pairs(busy) do util[e] = ns > 0 and v / (units * ns) or 0 end
@@ -100,6 +103,7 @@ local function account(plan, a, b, ns)
     if v > top_busy or (v == top_busy and key < top) then top, top_busy, top_bw = key, v, l.bw end
   end
   return { engine_busy_ns = busy, engine_util = util, events = b.events - a.events,
+           busiest_component = top_c and { id = top_c, util = ns > 0 and top_c_busy / ns or 0 } or nil,
            bottleneck_link = top and { link = top, util = ns > 0 and top_busy / ns or 0, bw_gbs = top_bw } or nil }
 end
 
@@ -131,7 +135,11 @@ function M.run(torch, model, o, plan)
   plan = plan or M.plan(torch, model, o)
   local W = plan.W
   local dist = torch.distributed
-  if not dist.is_initialized() then dist.init_process_group { backend = "kernbench" } end
+  if not dist.is_initialized() then
+    local ccl = o.ccl or {}
+    dist.init_process_group { backend = "kernbench", slot_size = ccl.slot_size, n_slots = ccl.n_slots,
+                              buffer_kind = ccl.buffer_kind }
+  end
   local bufs, host = {}, nil
   if torch.data then host = ref.weights(torch, plan, o.seed or 1) end
   local device = torch.ahbm.current_device()
