@@ -44,8 +44,11 @@ local function plot(r, dir, title)
                "set style histogram rowstacked", "set style fill solid 0.85 border -1", "set boxwidth 0.5",
                "set key outside right", "set ylabel \"us\"", "set grid ytics", "set yrange [0:*]",
                ("set title %q"):format(title), ("set output %q"):format(png:temp()),
-               ("plot for [i=2:%d] %q using i:xtic(1) title columnheader(i)"):format(#r.phases + 1,
-                 dir .. "/phases.dat") }
+               -- one colour per phase (gnuplot's default cycle repeats after 8)
+               "colors = \"#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf " ..
+                 "#393b79 #e7ba52\"",
+               ("plot for [i=2:%d] %q using i:xtic(1) title columnheader(i) lc rgb word(colors, i - 1)"):format(
+                 #r.phases + 1, dir .. "/phases.dat") }
   kb.write_file(dir .. "/phases.gp", table.concat(gp, "\n") .. "\n")
   if os.execute(("gnuplot %q 2>%q"):format(dir .. "/phases.gp", dir .. "/phases.log")) then
     png:close()
