@@ -504,6 +504,7 @@ M.groups = {
     { "tl.div", "tl.div(a, b) -> h", "(blocking) a / b" },
     { "tl.maximum", "tl.maximum(a, b) -> h", "(blocking) elementwise maximum" },
     { "tl.minimum", "tl.minimum(a, b) -> h", "(blocking) elementwise minimum" },
+    { "tl.cast", "tl.cast(x, dtype) -> h", "(blocking) x's values as dtype (a PE_MATH pass; f32 to f16 rounds, saturating to inf)" },
     { "tl.fma", "tl.fma(a, b, c) -> h", "(blocking) a * b + c" },
     { "tl.clamp", "tl.clamp(x, lo, hi) -> h", "(blocking) min(max(x, lo), hi)" },
     { "tl.where", "tl.where(cond, a, b) -> h", "(blocking) cond ~= 0 ? a : b" },
