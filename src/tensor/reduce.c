@@ -70,6 +70,8 @@ void kb_tensor_reduce(kb_mop op, const kb_tensor *t, int dim, const kb_tensor *v
     int64_t outer = kb_tensor_prod(t->shape, 0, dim), n = t->shape[dim];
     int64_t inner = kb_tensor_prod(t->shape, dim + 1, t->ndim);
     bool arg = op == KB_OP_MAX || op == KB_OP_MIN;
+    if (vals->numel == 0)
+        return; /* an empty result: with an empty dimension after dim, outer may still be 2^31 lanes of nothing */
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t best;
@@ -92,7 +94,7 @@ void kb_tensor_softmax(const kb_tensor *t, int dim, const kb_tensor *out)
     int64_t outer = kb_tensor_prod(t->shape, 0, dim), n = t->shape[dim];
     int64_t inner = kb_tensor_prod(t->shape, dim + 1, t->ndim);
     double buf[RUN];
-    if (n == 0)
+    if (t->numel == 0)
         return; /* an empty result: its other dimensions may still make 2^31 lanes of nothing */
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {

@@ -26,10 +26,42 @@
  *
  * One Lua state (kb_lua_open, as the command line makes it) and the two
  * small topologies are made once; each input gets a new runtime
- * (kernbench.torch.new: a new simulation) that is closed afterwards. The
- * state's allocator is capped (MEM_HEADROOM above what the setup uses), so
- * a legitimately huge tensor is a Lua "not enough memory" error rather than
- * an out-of-memory report of the fuzzer.
+ * (kernbench.torch.new: a new simulation) that is closed afterwards.
+ *
+ * The work budget of a program. A hang (libFuzzer's -timeout, 10 s in
+ * run.sh) is a finding, so a legitimate program must stay far below it on
+ * a slow, busy machine under the sanitizers; two bounds keep it so, both
+ * counted, never timed, so an input does the same wherever it runs:
+ *
+ * - Memory: the state's allocator is capped at MEM_HEADROOM (2 MiB) above
+ *   what the setup uses. A larger tensor is Lua's "not enough memory"
+ *   error, not an out-of-memory report; and as every host tensor fits in
+ *   it, so does every operand of a host operation: at most 24 (MAX_STMTS)
+ *   operations on at most 2 MiB each (24 allclose of a 1M-element i8
+ *   tensor, the costliest measured: 0.8 s), and no matrix product of
+ *   10^9 multiply-adds ({1024, 1024} i8 times itself needs 2 MiB plus the
+ *   runtime). The cap was 24 MiB: a 1024^3 product took 3.4 s, 8
+ *   multiplications of a 4 MiB tensor 2 s.
+ * - Simulation: a simulation past EVENT_BUDGET (2^20) events stops the
+ *   program as Ctrl-C stops a line of the REPL (the session's stop flag
+ *   and hooks: its runs return "stopped: --max-events reached" and its Lua
+ *   code ends); the driver then closes the runtime with the stop cleared,
+ *   as the REPL's next line would. 2^20 events of flit delivery take
+ *   0.3 s. The memory cap alone does not bound them: one 2 MiB host
+ *   tensor copied into 8 replicas is 625,000 events, and a program may
+ *   copy it 24 times (a {16, 64, 4096} tensor replicated over 8 PEs, 5
+ *   million events, took 10 s under load with the 24 MiB cap). The budget
+ *   is checked every 65,536 events (KB_SIM_PROGRESS_EVERY) and only stops
+ *   a simulation whose clock has moved since the previous check: one
+ *   stuck at an instant (a livelock) runs on into -timeout, still a hang.
+ *
+ * What is left: a hang inside one event, in host code or in the bindings
+ * never reaches a check and stays a finding; kernels' own arithmetic (tl.dot
+ * and composites on tiles) is bounded by the PE scratch (1 MiB), 8 PEs and
+ * 3 launches of 16 statements. The fuzz build also leaves libFuzzer's
+ * comparison tracing out of the simulator's hot loops (CMakeLists.txt),
+ * where it took 69 to 83 % of such programs' time. The slowest inputs
+ * before and after are in tests/fuzz/README.md.
  *
  * Input bytes: the first picks the topology (bit 0: small_1cube_8pe, else
  * small_1cube_1pe), data mode (bit 1) and, with bits 2-4 all set, the
@@ -42,6 +74,7 @@
 
 #include "core/util.h"
 #include "lua/state.h"
+#include "luasim/session.h"
 #include "trace/val.h"
 
 #include <lauxlib.h>
@@ -52,7 +85,9 @@
 #define MAX_LAUNCHES 3
 #define MAX_DEPTH 3         /* nesting of generated tables */
 #define POOL 8              /* V[1..POOL] (bench) and K[1..POOL] (kernel) hold results */
-#define MEM_HEADROOM (24u << 20)
+/* the work budget (see the top) */
+#define MEM_HEADROOM (2u << 20)          /* Lua memory above the setup's */
+#define EVENT_BUDGET (UINT64_C(1) << 20) /* events per simulation */
 
 /* ---- reading the input ---- */
 
@@ -558,8 +593,9 @@ static char *generate(const uint8_t *data, size_t size, bool bound)
 
 /* Made once: returns run(chunk, topo_index, data): a new runtime, the pool
  * values (two host tensors, two device tensors and their addresses), a new
- * simulation whose objects are selves for CALL, the program, and both
- * closed; it returns the first internal Lua error the program got, if any. */
+ * simulation whose objects are selves for CALL, and the program; and
+ * finish(): both closed, and the first internal Lua error the program got,
+ * if any. */
 static const char driver[] =
     "local dir = ...\n"
     "local tm = require 'kernbench.torch'\n"
@@ -702,23 +738,35 @@ static const char driver[] =
     "  end\n"
     "  return caller(list, by_mt, others)\n"
     "end\n"
-    "return function(chunk, topo, data)\n"
+    /* The runtime and the simulation of the input under way: run makes
+     * them, finish closes them (the C side calls finish after run however
+     * run ended, a budget's stop included). */
+    "local current\n"
+    "local function run(chunk, topo, data)\n"
     "  finding = nil\n"
+    "  current = {}\n"
     "  local torch = tm.new { topology = topos[topo], data_mode = data and 'data' or nil }\n"
+    "  current.torch = torch\n"
     "  local dp = torch.DPPolicy { pe = topo == 2 and 'row_wise' or 'replicate' }\n"
     "  local d1 = torch.zeros({ 8, 4 }, { dtype = 'f32', dp = dp })\n"
     "  local d2 = torch.empty({ 8, 8 }, { dtype = 'f16', dp = torch.DPPolicy {} })\n"
     "  local V = { torch.ones({ 4, 4 }), torch.arange(0, 64):reshape({ 8, 8 }):half(), d1, d2,\n"
     "              d1.va_base, d2.va_base, torch.zeros({ 2, 3 }, 'i32'), 2.5 }\n"
     "  local s = sim.new()\n"
+    "  current.s = s\n"
     "  local by_mt, others = objects { s, s:store(), s:resource(1), s:event(), s:timeout(1), torch, V }\n"
     "  local CALL = caller(B, by_mt, others)\n"
     "  local ok, err = pcall(chunk, torch, V, topo == 2 and { 2, 1 } or 1, M, IDX, SETIDX, OPS, R, CALL, KB)\n"
-    "  pcall(torch.close)\n"
-    "  pcall(s.close, s)\n"
     "  if not ok then error(err, 0) end\n"
+    "end\n"
+    "local function finish()\n"
+    "  local c = current or {}\n"
+    "  current = nil\n"
+    "  if c.torch then pcall(c.torch.close) end\n"
+    "  if c.s then pcall(c.s.close, c.s) end\n"
     "  return finding\n"
-    "end\n";
+    "end\n"
+    "return run, finish\n";
 
 /* The state's allocator, capped: the fuzz entry point has no context, so
  * the budget lives here for the process. */
@@ -743,9 +791,34 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 static struct {
     kb_session session;
     lua_State *L;
-    int run_ref;
+    int run_ref, finish_ref;
     bool print, keep_going;
+    struct {
+        int id;      /* a simulation (its serial) */
+        kb_time now; /* and its clock at its last progress report */
+    } last[8];       /* by serial modulo 8 (an input makes two, CALL a few more) */
 } fz;
+
+/* The event budget (kb_sim_control.on_progress, every KB_SIM_PROGRESS_EVERY
+ * events of a run): a simulation past EVENT_BUDGET events stops the
+ * program as Ctrl-C stops a line of the REPL (the stop flag; the hooks
+ * end its Lua code, session.h). Only when the clock has moved since the
+ * simulation's previous report: one stuck at an instant is a livelock,
+ * left to run into libFuzzer's -timeout (a hang, a finding). */
+static void budget_progress(void *ctx, const kb_sim_progress *p)
+{
+    kb_session *s = ctx;
+    if (p->id == 0 || p->ended) /* a bench's kb.progress; a run returning */
+        return;
+    size_t i = (size_t)p->id % (sizeof fz.last / sizeof fz.last[0]);
+    bool moved = fz.last[i].id == p->id && fz.last[i].now != p->now;
+    fz.last[i].id = p->id;
+    fz.last[i].now = p->now;
+    if (p->events >= EVENT_BUDGET && moved && !s->ctl.stop) {
+        s->ctl.stop = KB_STOP_EVENTS;
+        kb_session_arm(s);
+    }
+}
 
 static void teardown(void) { kb_lua_close(fz.L); }
 
@@ -757,8 +830,11 @@ static void setup(void)
     lua_State *L = fz.L;
     FUZZ_CHECK(luaL_loadbuffer(L, driver, sizeof driver - 1, "=fuzz_driver") == LUA_OK, "%s", lua_tostring(L, -1));
     lua_pushstring(L, KB_FUZZ_SOURCE_DIR);
-    FUZZ_CHECK(lua_pcall(L, 1, 1, 0) == LUA_OK, "%s", lua_tostring(L, -1));
+    FUZZ_CHECK(lua_pcall(L, 1, 2, 0) == LUA_OK, "%s", lua_tostring(L, -1));
+    fz.finish_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     fz.run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    fz.session.ctl.on_progress = budget_progress;
+    fz.session.ctl.progress_ctx = &fz.session;
     lua_gc(L, LUA_GCCOLLECT);
     mem.f = lua_getallocf(L, &mem.ud);
     mem.used = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
@@ -789,20 +865,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lua_insert(L, -2);
     lua_pushinteger(L, (flags & 1) + 1);
     lua_pushboolean(L, (flags >> 1) & 1);
-    if (lua_pcall(L, 3, 1, 0) == LUA_OK) {
+    /* The program runs as a command-line call (kb_exec_call): a stop ends
+     * its Lua code too. */
+    fz.session.in_call = 1;
+    st = lua_pcall(L, 3, 0, 0);
+    bool stopped = fz.session.ctl.stop != KB_STOP_NONE;
+    fz.session.in_call = 0;
+    lua_sethook(L, NULL, 0, 0);
+    fz.session.current = NULL;
+    fz.session.runs_active = 0;
+    /* and the next line of the REPL starts afresh (src/cli/repl.c) */
+    fz.session.ctl.stop = KB_STOP_NONE;
+    fz.session.ctl.reached.seen = false;
+    fz.session.stopped_where[0] = '\0';
+    if (st != LUA_OK) {
+        /* The program's own errors are answers; the driver's setup failing
+         * (the runtime or the pool tensors) is not one it may give. */
+        const char *msg = lua_tostring(L, -1);
+        FUZZ_CHECK(stopped || (msg && strstr(msg, "not enough memory")), "the driver failed: %s\n%s",
+                   msg ? msg : "?", src);
+        lua_pop(L, 1);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fz.finish_ref);
+    if (lua_pcall(L, 0, 1, 0) == LUA_OK) {
         const char *internal = lua_tostring(L, -1);
         if (internal && fz.keep_going)
             fprintf(stderr, "internal: %s\n", internal);
         else
             FUZZ_CHECK(!internal, "an internal Lua error instead of a message: %s\n%s", internal, src);
-        lua_pop(L, 1);
     } else {
-        /* The program's own errors are answers; the driver's setup failing
-         * (the runtime or the pool tensors) is not one it may give. */
         const char *msg = lua_tostring(L, -1);
-        FUZZ_CHECK(msg && strstr(msg, "not enough memory"), "the driver failed: %s\n%s", msg ? msg : "?", src);
-        lua_pop(L, 1);
+        FUZZ_CHECK(msg && strstr(msg, "not enough memory"), "the driver's finish failed: %s\n%s", msg ? msg : "?",
+                   src);
     }
+    lua_pop(L, 1);
     FUZZ_CHECK(lua_gettop(L) == top, "the Lua stack grew from %d to %d", top, lua_gettop(L));
     /* Everything the program made is garbage now: collecting it here keeps
      * libFuzzer's leak check (which scans the heap whenever a run frees

@@ -451,9 +451,10 @@ function TestTensor:test_reductions_with_and_without_dim()
   lu.assertErrorMsgContains("max: cannot reduce over 0 elements", tc.max, tc.zeros({ 0 }))
 end
 
--- An empty tensor whose other dimension is 2^31 - 1: softmax, cat and narrow
--- have nothing to compute (softmax walked 2^31 empty lanes: 85 s under the
--- fuzzer's sanitizers; regression softmax_of_an_empty_tensor_with_2e31_lanes).
+-- An empty tensor whose other dimension is 2^31 - 1: softmax, cat, narrow and
+-- the reductions along a dimension have nothing to compute (softmax walked
+-- 2^31 empty lanes: 85 s under the fuzzer's sanitizers; regression
+-- softmax_of_an_empty_tensor_with_2e31_lanes).
 function TestTensor:test_empty_tensors_with_a_huge_other_dimension()
   local e = tc.empty({ 0, 2147483647 })
   lu.assertEquals(tc.softmax(e, 0).shape, { 0, 2147483647 })
@@ -463,6 +464,14 @@ function TestTensor:test_empty_tensors_with_a_huge_other_dimension()
   lu.assertEquals(tc.softmax(t, 0).shape, { 2147483647, 0 })
   lu.assertEquals(tc.cat({ t, t }, 1).shape, { 2147483647, 0 })
   lu.assertEquals(t:narrow(1, 0, 0).shape, { 2147483647, 0 })
+  -- the empty dimension after the one reduced: 2^31 - 1 lanes of nothing before
+  -- it (max and softmax walked them; regression
+  -- max_and_softmax_of_an_empty_tensor_with_2e31_outer_lanes)
+  local u = tc.empty({ 2147483647, 16, 0 })
+  for _, f in ipairs { "max", "min", "sum", "mean" } do
+    lu.assertEquals(tc[f](u, 1).shape, { 2147483647, 0 }, f)
+  end
+  lu.assertEquals(tc.softmax(u, 1).shape, { 2147483647, 16, 0 })
 end
 
 function TestTensor:test_softmax_along_a_dimension()
