@@ -15,17 +15,23 @@ typedef struct hent {
 
 /* A search still going on: what it needs to go on, freed when it ends. */
 typedef struct growth {
-    int64_t *dist;
-    uint8_t *done;
+    int64_t *dist; /* valid where the node is seen */
     hent *heap;
     size_t n, cap;
 } growth;
 
+/* Per local node: not reached yet, reached (a tentative distance), settled. */
+enum { UNSEEN, SEEN, SETTLED };
+
+/* prev and dist are written only where the search reaches: a search that
+ * stops near its root touches the pages of the nodes it saw, not whole
+ * arrays (a scope has thousands of nodes; most trees settle a few dozen). */
 struct kb_route_tree {
     uint32_t cls, n;
     uint8_t bit;     /* the view's bit in kb_scope_graph.views */
     growth *g;       /* NULL once every reachable node has settled */
-    uint32_t prev[]; /* per local node: the local edge into it, or KB_ROUTE_NONE */
+    uint8_t *state;  /* per local node */
+    uint32_t *prev;  /* per local node seen: the local edge into it (KB_ROUTE_NONE: the root) */
 };
 
 struct kb_route_trees {
@@ -46,7 +52,6 @@ static void growth_free(growth *g)
     if (!g)
         return;
     free(g->dist);
-    free(g->done);
     free(g->heap);
     free(g);
 }
@@ -59,6 +64,8 @@ void kb_route_trees_free(kb_route_trees *T)
         if (T->trees.slots[i].key) {
             kb_route_tree *tr = T->trees.slots[i].val;
             growth_free(tr->g);
+            free(tr->state);
+            free(tr->prev);
             free(tr);
         }
     kb_u64map_clear(&T->trees);
@@ -115,18 +122,20 @@ static hent pop(growth *g)
 static void grow(const kb_scope_graph *G, kb_route_tree *tr, uint32_t until)
 {
     growth *g = tr->g;
+    uint8_t *state = tr->state;
     while (g->n) {
         hent x = pop(g);
         uint32_t u = x.u;
-        if (g->done[u] || x.d != g->dist[u])
+        if (state[u] == SETTLED || x.d != g->dist[u])
             continue;
-        g->done[u] = 1;
+        state[u] = SETTLED;
         for (uint32_t le = G->first[u]; le < G->first[u + 1]; le++) {
             uint32_t w = G->dst[le];
-            if (!(G->views[le] & tr->bit) || g->done[w])
+            if (!(G->views[le] & tr->bit) || state[w] == SETTLED)
                 continue;
             int64_t nd = x.d + G->w[le];
-            if (nd < g->dist[w]) {
+            if (state[w] == UNSEEN || nd < g->dist[w]) {
+                state[w] = SEEN;
                 g->dist[w] = nd;
                 tr->prev[w] = le;
                 push(g, nd, G->lrank[w], w);
@@ -143,21 +152,19 @@ static void grow(const kb_scope_graph *G, kb_route_tree *tr, uint32_t until)
 
 static kb_route_tree *tree_new(kb_route_trees *T, const kb_scope_graph *G, kb_view v, uint32_t cls, uint32_t root)
 {
-    size_t bytes = sizeof(kb_route_tree) + G->n * sizeof(uint32_t);
-    kb_route_tree *tr = kb_xmalloc(bytes);
+    kb_route_tree *tr = kb_xcalloc(1, sizeof *tr);
     tr->cls = cls;
     tr->n = G->n;
     tr->bit = (uint8_t)(1u << v);
-    for (uint32_t i = 0; i < G->n; i++)
-        tr->prev[i] = KB_ROUTE_NONE;
+    tr->state = kb_xcalloc(G->n ? G->n : 1, 1);
+    tr->prev = kb_xmalloc((G->n ? G->n : 1) * sizeof *tr->prev);
     growth *g = tr->g = kb_xcalloc(1, sizeof *g);
-    g->dist = kb_xmalloc(G->n * sizeof *g->dist);
-    for (uint32_t i = 0; i < G->n; i++)
-        g->dist[i] = INT64_MAX;
-    g->done = kb_xcalloc(G->n, 1);
+    g->dist = kb_xmalloc((G->n ? G->n : 1) * sizeof *g->dist);
+    tr->state[root] = SEEN;
+    tr->prev[root] = KB_ROUTE_NONE;
     g->dist[root] = 0;
     push(g, 0, G->lrank[root], root);
-    T->bytes += bytes;
+    T->bytes += sizeof *tr + G->n * (1 + sizeof *tr->prev);
     return tr;
 }
 
@@ -178,13 +185,16 @@ const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t ro
         kb_u64map_put(&T->trees, key, tr);
     }
     uint32_t lu = kb_route_scopes_local(T->S, scope, until);
-    if (tr->g && !tr->g->done[lu])
+    if (tr->g && tr->state[lu] != SETTLED)
         grow(G, tr, lu);
     return tr;
 }
 
 uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t scope, uint32_t node)
 {
-    uint32_t le = tr->prev[kb_route_scopes_local(T->S, scope, node)];
+    uint32_t l = kb_route_scopes_local(T->S, scope, node);
+    if (tr->state[l] != SETTLED) /* not reached (a settled node's predecessors are settled) */
+        return KB_ROUTE_NONE;
+    uint32_t le = tr->prev[l];
     return le == KB_ROUTE_NONE ? KB_ROUTE_NONE : kb_route_scopes_edge(T->S, scope, le);
 }
