@@ -13,11 +13,12 @@
 --
 --   kernbench [-j N] [--param quick=1] [--param out=DIR] [--param fast=1] run milestone-ccl
 --
--- Every point is a simulation of its own, run in a worker process: this
--- same kernbench executable (/proc/self/exe) on this same file with
--- `-t TOPOLOGY --param point=ID --param out=WORKDIR`, at most -j at once
--- (default: the core count; kernbench.procpool), the command line's --set,
--- --ccl and --data passed on. A worker writes WORKDIR/ID.json atomically;
+-- Every point is a simulation of its own, run in a worker process with up
+-- to 7 others of its topology: this same kernbench executable
+-- (/proc/self/exe) on this same file with `-t TOPOLOGY --param
+-- point=ID,ID,... --param out=WORKDIR`, at most -j at once (default: the
+-- core count; kernbench.procpool), the command line's --set, --ccl and
+-- --data passed on. A worker writes WORKDIR/ID.json atomically per point;
 -- the parent gathers them in the points' fixed order (the results do not
 -- depend on -j) and writes, in `out` (default out/milestone_ccl):
 -- results.json (the --results-json schema, docs/cli.md, with the points
@@ -38,6 +39,7 @@ local SELF = debug.getinfo(1, "S").source:match("^@(.*)$")
 local SIZES = { 8, 32, 64, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 49152 }
 local QUICK_SIZES = { 8, 512 }
 local MARK_N = 49152 -- 96 KiB per PE: the reference point
+local BATCH = 8 -- points per worker process (docs/decisions.md, "Fast enough to sweep")
 local TOPOLOGIES = {
   { key = "ring_1d", file = "ring_1d_6sip", label = "ring_1d, 6 SIPs" },
   { key = "torus_2d", file = "torus_2d_6sip_2x3", label = "torus_2d 2x3, 6 SIPs" },
@@ -101,15 +103,21 @@ local function points_of(quick)
   return pts
 end
 
--- ---- worker: one point ------------------------------------------------
+-- ---- worker: its points -----------------------------------------------
 
-local function run_point(torch, o)
-  local pt = parse_id(o.point)
+local function check_point(torch, id)
+  local pt = parse_id(id)
   local P = torch.spec
   if P.sip_topology ~= pt.topology or P.sips ~= 6 then
-    bench_params.invalid("point", o.point, ("point %s needs the 6-SIP %s topology (-t %s), not %s with %d SIPs"):format(
-      o.point, pt.topology, topo_of(pt.topology).file, P.sip_topology, P.sips))
+    bench_params.invalid("point", id, ("point %s needs the 6-SIP %s topology (-t %s), not %s with %d SIPs"):format(
+      id, pt.topology, topo_of(pt.topology).file, P.sip_topology, P.sips))
   end
+  return pt
+end
+
+local function run_point(torch, o, id)
+  local pt = check_point(torch, id)
+  local P = torch.spec
   local dist = torch.distributed
   local root_cube = pt.root == "corner" and P.cube_w * P.cube_h - 1 or nil
   dist.init_process_group { backend = "kernbench", algorithm = ALGORITHMS[pt.algo], buffer_kind = pt.buffer_kind,
@@ -133,7 +141,7 @@ local function run_point(torch, o)
   if torch.data then
     local want = P.cubes_per_sip * world * (world + 1) / 2
     for r = 0, world - 1 do
-      torch.verify(("%s rank %d"):format(o.point, r), got[r], torch.full({ P.cubes_per_sip, n }, want, { dtype = "f16" }))
+      torch.verify(("%s rank %d"):format(id, r), got[r], torch.full({ P.cubes_per_sip, n }, want, { dtype = "f16" }))
     end
   end
   local est = kb.ccl.predict { algorithm = ALGORITHMS[pt.algo], topology = torch.topology, nbytes = 2 * n,
@@ -141,7 +149,7 @@ local function run_point(torch, o)
   torch.synchronize()
   local st = torch.stats()
   local w, h = require("kernbench.ccl.sfr").sip_grid(P)
-  local rec = json.obj({ "id", pt.id or o.point }, { "algorithm", ALGORITHMS[pt.algo] }, { "topology", pt.topology },
+  local rec = json.obj({ "id", pt.id or id }, { "algorithm", ALGORITHMS[pt.algo] }, { "topology", pt.topology },
     { "buffer_kind", pt.buffer_kind }, { "root", pt.root },
     { "root_cube", root_cube or (P.cube_h // 2) * P.cube_w + P.cube_w // 2 }, { "n_elem", n },
     { "bytes_per_pe", 2 * n }, { "crit_ns", crit }, { "elapsed_ns", el }, { "predicted_ns", est.predicted_ns },
@@ -151,9 +159,32 @@ local function run_point(torch, o)
       { "digest", require("kernbench.results").topology_digest(torch.topology) }, { "sip_topology", P.sip_topology },
       { "sips", P.sips }, { "sip_w", w }, { "sip_h", h }, { "cube_w", P.cube_w }, { "cube_h", P.cube_h }) })
   local text = json.encode(rec)
-  kb.write_file(("%s/%s.json"):format(o.out, o.point), text .. "\n")
-  print(("milestone-ccl point %s: crit_ns %.3f, predicted %.3f"):format(o.point, crit, est.predicted_ns))
+  kb.write_file(("%s/%s.json"):format(o.out, id), text .. "\n")
+  print(("milestone-ccl point %s: crit_ns %.3f, predicted %.3f"):format(id, crit, est.predicted_ns))
   return json.decode(text)
+end
+
+-- A worker's points (`point=ID[,ID...]`, all on its topology), one after
+-- another: each on a simulation of its own (new runtimes on the same
+-- topology, closed after their point, whose routes are computed once for
+-- all of them; the last point on the bench's runtime), so a point's figures
+-- are those it has alone; the process's start-up and the topology's load
+-- are paid once.
+local function run_points(torch, o)
+  local ids = {}
+  for id in o.point:gmatch("[^,]+") do ids[#ids + 1] = id end
+  for _, id in ipairs(ids) do check_point(torch, id) end
+  local last
+  for i, id in ipairs(ids) do
+    local t = i == #ids and torch
+      or require("kernbench.torch").new { topology = torch.topology, data_mode = torch.data and "data" or nil }
+    last = run_point(t, o, id)
+    if t ~= torch then
+      t.close()
+      collectgarbage() -- the closed simulation's tensors and tables go before the next point's
+    end
+  end
+  return last
 end
 
 -- ---- parent: run the points in worker processes ------------------------
@@ -202,27 +233,50 @@ local function run_workers(torch, o, pts)
     if pts[a].n_elem ~= pts[b].n_elem then return pts[a].n_elem > pts[b].n_elem end
     return a < b
   end)
+  -- a worker runs up to BATCH points of one topology, taken in that order
+  -- (the grouping does not depend on -j)
+  local batches, open = {}, {}
+  for _, i in ipairs(order) do
+    local key = pts[i].topology
+    if not open[key] then
+      open[key] = {}
+      batches[#batches + 1] = open[key]
+    end
+    local b = open[key]
+    b[#b + 1] = i
+    if #b == BATCH then open[key] = nil end
+  end
   local cmds = {}
-  for k, i in ipairs(order) do
-    local p = pts[i]
+  for k, b in ipairs(batches) do
+    local p, ids = pts[b[1]], {}
+    for j, i in ipairs(b) do ids[j] = pts[i].id end
     local argv = { exe, "-q", "-t", topo_of(p.topology).file }
     for _, s in ipairs(kb.topology.default_overrides or {}) do argv[#argv + 1] = "--set"; argv[#argv + 1] = s end
     if kb.ccl_path then argv[#argv + 1] = "--ccl"; argv[#argv + 1] = kb.ccl_path end
     if torch.data then argv[#argv + 1] = "--data" end
-    for _, a in ipairs { "--param", "point=" .. p.id, "--param", "out=" .. work, SELF } do argv[#argv + 1] = a end
-    cmds[k] = { argv = argv, stdout = ("%s/%s.log"):format(work, p.id), stderr = ("%s/%s.log"):format(work, p.id) }
+    for _, a in ipairs { "--param", "point=" .. table.concat(ids, ","), "--param", "out=" .. work, SELF } do
+      argv[#argv + 1] = a
+    end
+    local log = ("%s/%s.log"):format(work, p.id)
+    cmds[k] = { argv = argv, stdout = log, stderr = log }
   end
-  print(("milestone-ccl: %d points in worker processes, %d at once"):format(#pts, jobs))
+  print(("milestone-ccl: %d points in %d worker processes, %d at once"):format(#pts, #cmds, jobs))
   kb.progress(0, #pts)
-  local rs = pool.run(cmds, { jobs = jobs, on_done = function(k, _, done, total)
-    kb.progress(done, total, pts[order[k]].id)
+  local done_points = 0
+  local rs = pool.run(cmds, { jobs = jobs, on_done = function(k)
+    done_points = done_points + #batches[k]
+    kb.progress(done_points, #pts, pts[batches[k][#batches[k]]].id)
   end })
   local failed = {}
   for k, r in ipairs(rs) do
     if not r.ok then
-      local p = pts[order[k]]
-      failed[#failed + 1] = ("  point %s: %s\n    %s"):format(p.id, r.status and ("exit status " .. r.status)
-        or ("signal " .. tostring(r.signal)), tail(read_file(cmds[k].stdout), 6))
+      for _, i in ipairs(batches[k]) do -- the points of the batch that left no result
+        local p = pts[i]
+        if not read_file(("%s/%s.json"):format(work, p.id)) then
+          failed[#failed + 1] = ("  point %s: %s\n    %s"):format(p.id, r.status and ("exit status " .. r.status)
+            or ("signal " .. tostring(r.signal)), tail(read_file(cmds[k].stdout), 6))
+        end
+      end
     end
   end
   if #failed > 0 then
@@ -699,13 +753,14 @@ bench = {
     fast = { default = false, env = "MILESTONE_FAST",
              help = "re-render the CSVs and figures from OUT/results.json, no simulation" },
     out = { default = "out/milestone_ccl", help = "directory of results.json, the CSVs and the figures (created)" },
-    point = { default = "", help = "(internal) run this one point as a worker process, writing OUT/POINT.json" },
+    point = { default = "", help = "(internal) run these points (ID[,ID...], one topology) as a worker process, "
+              .. "writing OUT/ID.json for each" },
     compare = { default = "", help = "another run's out directory (e.g. with --profile original): profiles.png "
                 .. "draws both runs' curves side by side, each named by its profile" },
   },
   run = function(torch, o)
     parent_note = nil
-    if o.point ~= "" then return run_point(torch, o) end
+    if o.point ~= "" then return run_points(torch, o) end
     remove_stale_work(o.out)
     if o.fast then
       local doc = read_results(o.out .. "/results.json")
