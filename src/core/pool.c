@@ -8,16 +8,11 @@
 void kb_pool_init(kb_pool *pool, size_t obj_size, size_t per_chunk)
 {
     memset(pool, 0, sizeof *pool);
-    /* Every object must be able to hold the free-list link, aligned; and
-     * none straddles a cache line boundary it need not (chunks start on a
-     * line): sizes up to a line round up to a power of two, larger ones to
-     * whole lines, so an object's first line holds its first 64 bytes. */
-    size_t size = sizeof(void *) > 8 ? sizeof(void *) : 8;
-    while (size < obj_size && size < KB_CACHE_LINE)
-        size *= 2;
-    if (obj_size > KB_CACHE_LINE)
-        size = (obj_size + KB_CACHE_LINE - 1) / KB_CACHE_LINE * KB_CACHE_LINE;
-    pool->obj_size = size;
+    /* Every object must be able to hold the free-list link, aligned. */
+    size_t align = sizeof(void *) > 8 ? sizeof(void *) : 8;
+    if (obj_size < sizeof(void *))
+        obj_size = sizeof(void *);
+    pool->obj_size = (obj_size + align - 1) / align * align;
     pool->per_chunk = per_chunk ? per_chunk : 64;
 }
 
@@ -37,7 +32,7 @@ void *kb_pool_take_fresh(kb_pool *pool)
             pool->chunks = kb_xrealloc(pool->chunks, pool->chunks_cap * sizeof *pool->chunks);
         }
         /* Zeroed, so kb_event_pool_destroy can tell never-used objects apart. */
-        char *chunk = kb_xcalloc_lines(pool->per_chunk, pool->obj_size);
+        char *chunk = kb_xcalloc(pool->per_chunk, pool->obj_size);
         pool->chunks[pool->nchunks++] = chunk;
         pool->fresh = chunk;
         pool->fresh_end = chunk + pool->per_chunk * pool->obj_size;

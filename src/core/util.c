@@ -28,17 +28,6 @@ void *kb_xcalloc(size_t count, size_t size)
     return p;
 }
 
-void *kb_xcalloc_lines(size_t count, size_t size)
-{
-    size_t n = (count ? count : 1) * (size ? size : 1);
-    n = (n + KB_CACHE_LINE - 1) / KB_CACHE_LINE * KB_CACHE_LINE; /* aligned_alloc wants a multiple */
-    void *p = aligned_alloc(KB_CACHE_LINE, n);
-    if (!p)
-        out_of_memory(n);
-    memset(p, 0, n);
-    return p;
-}
-
 void *kb_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);

@@ -12,10 +12,6 @@ void *kb_xmalloc(size_t n);
 void *kb_xcalloc(size_t count, size_t size);
 void *kb_xrealloc(void *p, size_t n);
 char *kb_xstrdup(const char *s); /* NULL in, NULL out */
-/* Zeroed count x size bytes starting on a cache line (KB_CACHE_LINE), for
- * arrays whose hot fields are laid out per line; freed with free(). */
-#define KB_CACHE_LINE 64
-void *kb_xcalloc_lines(size_t count, size_t size);
 
 /* printf into a newly allocated string; the caller frees it. */
 char *kb_vasprintf(const char *fmt, va_list ap);

@@ -46,7 +46,7 @@ kb_fabric *kb_fabric_new(kb_sim *sim, const kb_topo *t, char **err)
     kb_pool_init(&f->flit_pool, sizeof(kb_flit), 4096);
     kb_pool_init(&f->run_pool, sizeof(kb_run), 1024);
     size_t nn = kb_topo_node_count(t), ne = kb_topo_edge_count(t);
-    f->comps = kb_xcalloc_lines(nn ? nn : 1, sizeof *f->comps); /* kb_comp is line-aligned */
+    f->comps = kb_xcalloc(nn ? nn : 1, sizeof *f->comps);
     /* Each wire is set up by its first flit (wire_first_flit): a tray has
      * tens of thousands of edges and a run may use a few, so the array's
      * pages are touched only where traffic goes. */

@@ -90,29 +90,26 @@ void kb_hoplog_free(kb_hoplog *log);
 typedef void (*kb_txn_done_fn)(kb_txn *t, void *arg);
 
 struct kb_txn {
-    /* What every flit of it reads, in its first cache line (pools align
-     * their objects to lines): the per-hop path touches only this one. */
+    uint64_t id;
     kb_fabric *fab;
+    const kb_msg_kind *kind;
+    const kb_msg_kind *request; /* the operation's kind (a response answers it; else == kind) */
     const kb_path *path;
     uint64_t nbytes;       /* payload carried on this leg (0 = control message) */
     uint32_t nflits;       /* flits of this leg */
     uint32_t last_bytes;   /* payload of the last flit (0 for a control message) */
     uint32_t step;         /* path position of a whole (reassembled) transaction */
-    uint32_t log_base;     /* log index of this leg's hop 0 */
-    kb_hoplog *log;        /* optional; shared by every leg of the operation */
-    kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
-    const kb_msg_kind *kind;
-    /* the rest */
-    uint64_t id;
-    const kb_msg_kind *request; /* the operation's kind (a response answers it; else == kind) */
     kb_time t_start;       /* when the operation was issued */
     kb_txn_done_fn done;   /* fired once when the operation completes */
     void *done_arg;
+    kb_hoplog *log;        /* optional; shared by every leg of the operation */
+    uint32_t log_base;     /* log index of this leg's hop 0 */
     void (*then)(kb_txn *t); /* pending kb_fabric_at callback */
     /* scratch of the component holding the transaction: a time and a queue link */
     kb_time t_mark;
     kb_txn *next;
     uint64_t flow;         /* trace flow id: the operation's first transaction */
+    kb_time *tr_first;     /* tracing only: first-flit arrival per path node */
     kb_txn *lprev, *lnext; /* the fabric's live list (for inspection) */
     /* the kind's payload (zeroed by kb_txn_new; 8-byte aligned) */
     uint64_t payload[KB_TXN_PAYLOAD / 8];
@@ -137,18 +134,16 @@ typedef struct kb_flit {
 /* Per-edge wire state and counters; set up by the edge's first flit (its
  * fields are zero until then: kb_fabric_active_edges lists the others). */
 typedef struct kb_wire {
-    /* What a flit's arrival reads first (delivery.c's wire_arrive). Flits
-     * in flight, oldest first, as runs: only the oldest has an event in
-     * the queue. */
-    struct kb_run *head, *tail;
-    struct kb_comp *to; /* the edge's destination: where its flits arrive */
+    kb_time avail;      /* when the wire can start sending the next flit */
     int64_t prop_ps;
     int64_t flit_ser_ps; /* a full flit's serialisation, computed once */
-    kb_time avail;      /* when the wire can start sending the next flit */
-    /* counters */
     uint64_t bytes, flits;
     kb_time busy_ps;    /* total serialisation time */
     kb_time max_wait_ps; /* longest a flit waited for the wire (queueing) */
+    /* Flits in flight, oldest first, as runs (delivery.c): only the oldest
+     * has an event in the queue. */
+    struct kb_run *head, *tail;
+    struct kb_comp *to; /* the edge's destination: where its flits arrive */
 } kb_wire;
 
 /* ---- components ---- */
@@ -204,24 +199,21 @@ typedef struct kb_comp_ops {
 } kb_comp_ops;
 
 struct kb_comp {
-    /* What a passing flit reads and counts, in the first cache line (the
-     * fabric's array of components is line-aligned, one entry per two). */
     kb_fabric *fab;
-    const kb_comp_ops *ops;
-    kb_time busy_until;   /* serial worker */
-    kb_time overhead_ps;  /* attrs.overhead_ns, if the impl has it */
-    uint64_t txns, flits; /* counters */
-    uint64_t bytes;       /* payload bytes injected here or received */
-    void *state;
-    /* the rest */
     uint32_t node;
     const kb_node *n;
+    const kb_comp_ops *ops;
+    kb_time overhead_ps;  /* attrs.overhead_ns, if the impl has it */
+    kb_time busy_until;   /* serial worker */
+    uint64_t txns, flits; /* counters */
+    uint64_t bytes;       /* payload bytes injected here or received */
     kb_time busy_ps;      /* time with work in service (see kb_comp_busy) */
     kb_time busy_end;
+    void *state;
     /* set by the host when the node has a latency model (NULL: formulas) */
     kb_time (*latency)(kb_comp *c, const kb_lat_query *q, void *ctx);
     void *latency_ctx;
-} __attribute__((aligned(64)));
+};
 
 /* Records a node as active (kb_comp_count calls it on its first count). */
 void kb_fabric_note_active(kb_fabric *f, uint32_t node);
