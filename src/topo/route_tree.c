@@ -6,6 +6,7 @@
 #include "topo/u64map.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* A heap entry: the search pops the least (distance, rank inside the scope). */
 typedef struct hent {
@@ -27,9 +28,11 @@ enum { UNSEEN, SEEN, SETTLED };
  * stops near its root touches the pages of the nodes it saw, not whole
  * arrays (a scope has thousands of nodes; most trees settle a few dozen). */
 struct kb_route_tree {
-    uint32_t cls, n;
-    uint8_t bit;     /* the view's bit in kb_scope_graph.views */
-    growth *g;       /* NULL once every reachable node has settled */
+    uint32_t cls, n, root;
+    uint32_t settled; /* nodes settled so far */
+    uint8_t bit;      /* the view's bit in kb_scope_graph.views */
+    bool complete;    /* every reachable node has settled */
+    growth *g;        /* the search, to go on with (NULL: complete, or let go while small) */
     uint8_t *state;  /* per local node */
     uint32_t *prev;  /* per local node seen: the local edge into it (KB_ROUTE_NONE: the root) */
 };
@@ -38,6 +41,10 @@ struct kb_route_trees {
     kb_route_scopes *S;
     kb_u64map trees;
     size_t bytes;
+    /* The two small paused searches used last, older first: a third one's
+     * use lets the older's arrays go (a route between SIPs reads two trees
+     * at once). */
+    kb_route_tree *recent[2];
 };
 
 kb_route_trees *kb_route_trees_new(const kb_topo *t)
@@ -129,6 +136,7 @@ static void grow(const kb_scope_graph *G, kb_route_tree *tr, uint32_t until)
         if (state[u] == SETTLED || x.d != g->dist[u])
             continue;
         state[u] = SETTLED;
+        tr->settled++;
         for (uint32_t le = G->first[u]; le < G->first[u + 1]; le++) {
             uint32_t w = G->dst[le];
             if (!(G->views[le] & tr->bit) || state[w] == SETTLED)
@@ -148,24 +156,67 @@ static void grow(const kb_scope_graph *G, kb_route_tree *tr, uint32_t until)
     }
     growth_free(g); /* every node it reaches has settled */
     tr->g = NULL;
+    tr->complete = true;
 }
+
+/* (Re)starts tr's search from its root. A restarted search is the same
+ * search: it settles the same nodes in the same order again. */
+static void start(const kb_scope_graph *G, kb_route_tree *tr)
+{
+    if (!tr->state) {
+        tr->state = kb_xmalloc(G->n ? G->n : 1);
+        tr->prev = kb_xmalloc((G->n ? G->n : 1) * sizeof *tr->prev);
+    }
+    memset(tr->state, UNSEEN, G->n);
+    tr->settled = 0;
+    growth *g = tr->g = kb_xcalloc(1, sizeof *g);
+    g->dist = kb_xmalloc((G->n ? G->n : 1) * sizeof *g->dist);
+    tr->state[tr->root] = SEEN;
+    tr->prev[tr->root] = KB_ROUTE_NONE;
+    g->dist[tr->root] = 0;
+    push(g, 0, G->lrank[tr->root], tr->root);
+}
+
+/* A search paused after settling at most this many nodes lets its state
+ * go (its distances and heap at once; its per-node arrays once two more
+ * small searches have paused) and starts again if asked for more: most
+ * sources route near themselves (a PE to its HBM slice, its M_CPU), and
+ * keeping every such search ready to go on cost 20-30 KiB a source. */
+#define SMALL_SEARCH 256
 
 static kb_route_tree *tree_new(kb_route_trees *T, const kb_scope_graph *G, kb_view v, uint32_t cls, uint32_t root)
 {
     kb_route_tree *tr = kb_xcalloc(1, sizeof *tr);
     tr->cls = cls;
     tr->n = G->n;
+    tr->root = root;
     tr->bit = (uint8_t)(1u << v);
-    tr->state = kb_xcalloc(G->n ? G->n : 1, 1);
-    tr->prev = kb_xmalloc((G->n ? G->n : 1) * sizeof *tr->prev);
-    growth *g = tr->g = kb_xcalloc(1, sizeof *g);
-    g->dist = kb_xmalloc((G->n ? G->n : 1) * sizeof *g->dist);
-    tr->state[root] = SEEN;
-    tr->prev[root] = KB_ROUTE_NONE;
-    g->dist[root] = 0;
-    push(g, 0, G->lrank[root], root);
     T->bytes += sizeof *tr + G->n * (1 + sizeof *tr->prev);
     return tr;
+}
+
+/* A small paused search's arrays go: a later route from its root searches
+ * again from the start (what it settled is settled again, the same way). */
+static void let_go(kb_route_tree *tr)
+{
+    if (!tr || tr->g || tr->complete || tr->settled > SMALL_SEARCH)
+        return; /* it went on since, or grew past small: kept */
+    free(tr->state);
+    free(tr->prev);
+    tr->state = NULL;
+    tr->prev = NULL;
+    tr->settled = 0;
+}
+
+/* tr (a small paused search) becomes the one used last. */
+static void use_small(kb_route_trees *T, kb_route_tree *tr)
+{
+    if (T->recent[1] == tr)
+        return;
+    if (T->recent[0] != tr)
+        let_go(T->recent[0]);
+    T->recent[0] = T->recent[1];
+    T->recent[1] = tr;
 }
 
 static uint64_t tree_key(kb_view v, uint32_t root, uint32_t cls)
@@ -185,8 +236,17 @@ const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t ro
         kb_u64map_put(&T->trees, key, tr);
     }
     uint32_t lu = kb_route_scopes_local(T->S, scope, until);
-    if (tr->g && tr->state[lu] != SETTLED)
+    if (!tr->complete && !(tr->state && tr->state[lu] == SETTLED)) { /* settled: its path is final */
+        if (!tr->g)
+            start(G, tr);
         grow(G, tr, lu);
+        if (tr->g && tr->settled <= SMALL_SEARCH) {
+            growth_free(tr->g);
+            tr->g = NULL;
+        }
+    }
+    if (!tr->g && !tr->complete) /* small and paused: used last */
+        use_small(T, tr);
     return tr;
 }
 
