@@ -38,7 +38,8 @@
  * asked for has settled and goes on from there when a node not yet settled
  * is asked for: the same search, step for step, as growing the whole tree
  * at once, so the same predecessors, and no source pays for more of its
- * tree than its routes reach. Scopes that are copies of one another
+ * tree than its routes reach. A small search that pauses lets its state
+ * go and, asked for more, starts again (route_tree.c, SMALL_SEARCH). Scopes that are copies of one another
  * (route_scope.h) share their trees: a tree is kept per (view, local root,
  * class) and read through the scope's own edges. */
 #ifndef KB_TOPO_ROUTE_TREE_H
