@@ -33,8 +33,8 @@ struct kb_route_tree {
     uint8_t bit;      /* the view's bit in kb_scope_graph.views */
     bool complete;    /* every reachable node has settled */
     growth *g;        /* the search, to go on with (NULL: complete, or let go while small) */
-    uint8_t *state;  /* per local node */
-    uint32_t *prev;  /* per local node seen: the local edge into it (KB_ROUTE_NONE: the root) */
+    uint8_t *state;   /* per local node (NULL: a small search let go) */
+    uint32_t *prev;   /* per local node seen: the local edge into it (KB_ROUTE_NONE: the root) */
 };
 
 struct kb_route_trees {
