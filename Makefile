@@ -154,6 +154,10 @@ perf: build
 	./$(BUILD)/bin/kernbench -q benches/perf/allreduce_6sip.lua
 	./$(BUILD)/bin/kernbench -q benches/perf/llama_layer.lua 1 prefill
 	./$(BUILD)/bin/kernbench -q benches/perf/llama_layer.lua 1 decode
+	@# the CCL milestone's whole sweep (168 points in worker processes): printed, never checked
+	@start=$$(date +%s.%N); ./$(BUILD)/bin/kernbench -q -j 2 --param out=$(BUILD)/milestone_ccl run milestone-ccl \
+	  >$(BUILD)/milestone_ccl.log 2>&1 || { cat $(BUILD)/milestone_ccl.log; exit 1; }; \
+	  awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "milestone-ccl -j 2: %.1f s whole run\n", e - s }'
 
 # The scaling benchmarks over trays of 2 .. 64 SIPs and a million pending
 # flits (docs/scaling.md); SCALE_SIPS="2 4 8" picks the tray sizes.

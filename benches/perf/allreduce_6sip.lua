@@ -15,9 +15,9 @@ local torch = require("kernbench.torch").new { topology = kb.topology.load("toru
 local P = torch.spec
 local tensors = U.all_reduce_setup(torch, n)
 local s = torch.sim
-local before = s:stats()
+local before = s:stats { totals = true }
 local crit = U.all_reduce_run(torch, tensors)
-local after = s:stats()
+local after = s:stats { totals = true }
 local events, wall = after.events - before.events, after.wall_s - before.wall_s
 print(("allreduce_6sip sips=%d n_elem=%d bytes_per_pe=%d events=%d crit_ns=%.3f wall_s_in_runs=%.3f "
   .. "events_per_s=%.0f"):format(P.sips, n, 2 * n, events, crit, wall, events / wall))

@@ -50,6 +50,7 @@ int main(int argc, char **argv)
         return KB_EXIT_ERROR;
     }
     kb_session session = {.print_stats = o.stats, .keep_requests = o.out.stats_json != NULL,
+                          .keep_runs = o.out.stats_json != NULL || !o.out.quiet,
                           .ipcq_trace = o.ipcq_trace || ccl_trace_env()};
     session.ctl.until = o.until_ps;
     session.ctl.max_events = o.max_events;

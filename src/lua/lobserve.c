@@ -15,9 +15,9 @@
 #include <string.h>
 
 /* The statistics of S now: simulation-wide figures, then (with a
- * topology) components, links, request latencies (and, when `requests`,
- * every request) and op counts. */
-static kb_val *stats_of(lsim *S, bool requests)
+ * topology, unless `totals` only) components, links, request latencies
+ * (and, when `requests`, every request) and op counts. */
+static kb_val *stats_of(lsim *S, bool totals, bool requests)
 {
     kb_sim_stats st;
     kb_sim_get_stats(S->sim, &st);
@@ -34,7 +34,7 @@ static kb_val *stats_of(lsim *S, bool requests)
     kb_obj_int(v, "waiting", (int64_t)st.waiting);
     kb_obj_int(v, "resumes", (int64_t)S->resumes);
     kb_obj_num(v, "resumes_per_s", st.wall_s > 0 ? (double)S->resumes / st.wall_s : 0.0);
-    if (!S->mach)
+    if (!S->mach || totals)
         return v;
     kb_machine_stats(S->mach->m, v, requests);
     return v;
@@ -43,14 +43,16 @@ static kb_val *stats_of(lsim *S, bool requests)
 static int l_stats(lua_State *L)
 {
     lsim *S = lsim_check(L, 1);
-    bool requests = false;
+    bool requests = false, totals = false;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_getfield(L, 2, "requests");
         requests = lua_toboolean(L, -1);
-        lua_pop(L, 1);
+        lua_getfield(L, 2, "totals");
+        totals = lua_toboolean(L, -1);
+        lua_pop(L, 2);
     }
-    kb_val *v = stats_of(S, requests);
+    kb_val *v = stats_of(S, totals, requests);
     lbind_push_val(L, v);
     kb_val_free(v);
     return 1;
@@ -103,8 +105,10 @@ void lobserve_close(lua_State *L, lsim *S)
     char *err = NULL;
     if (!kb_machine_finish_oplog(S->mach->m, &err)) /* the streamed records, to --op-log */
         kb_session_oplog_error(session, err);
-    if (session) /* every request only if a file will hold them; the summary needs less */
-        kb_session_add_run(L, stats_of(S, session->keep_requests));
+    /* every request only if a file will hold them; the summary needs less, and
+     * with neither (-q, no --stats-json) nothing is kept */
+    if (session && session->keep_runs)
+        kb_session_add_run(L, stats_of(S, false, session->keep_requests));
 }
 
 const luaL_Reg lobserve_methods[] = {{"stats", l_stats}, {"op_log", l_op_log}, {NULL, NULL}};

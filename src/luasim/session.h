@@ -40,6 +40,7 @@ typedef struct kb_session {
     FILE *config_out;            /* --dump-config: resolved topology configurations */
     bool ipcq_trace;             /* --ipcq-trace: a line per PE-to-PE message on stderr */
     struct kb_val *runs;         /* statistics of every closed simulation with a topology */
+    bool keep_runs;              /* collect them (for --stats-json or the summary) */
     bool keep_requests;          /* runs list every request (for --stats-json) */
     char **configs_written;      /* --dump-config documents so far (each is written once) */
     size_t nconfigs;

@@ -1,20 +1,60 @@
 /* Sparse paged byte store. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "mem/memstore.h"
 
 #include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct slot {
     uint64_t domain, page; /* page number within the domain */
     unsigned char *data;   /* NULL: empty slot */
 } slot;
 
+/* Pages come from arenas the system zeroes page by page as they are first
+ * touched: a write of a few bytes costs one system page, not a cleared
+ * 64 KiB (a small run writes a few bytes into many store pages). Pages
+ * are never freed one by one, only with the store. */
+#define ARENA_PAGES 1024 /* 64 MiB of address space each */
+
+typedef struct arena {
+    struct arena *next;
+    unsigned char *base;
+    size_t used; /* pages handed out */
+} arena;
+
 struct kb_memstore {
     slot *slots;
     size_t cap, n; /* cap is a power of two */
+    arena *arenas; /* the newest first */
 };
+
+static unsigned char *page_new(kb_memstore *m)
+{
+    arena *a = m->arenas;
+    if (!a || a->used == ARENA_PAGES) {
+        void *base = mmap(NULL, (size_t)ARENA_PAGES * KB_MEMSTORE_PAGE, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED)
+            return kb_xcalloc(1, KB_MEMSTORE_PAGE); /* no address space: a cleared page of the heap's */
+        a = kb_xcalloc(1, sizeof *a);
+        a->base = base;
+        a->next = m->arenas;
+        m->arenas = a;
+    }
+    return a->base + a->used++ * (size_t)KB_MEMSTORE_PAGE;
+}
+
+/* Whether p is one of the arenas' pages (else the heap's). */
+static bool in_arena(const kb_memstore *m, const unsigned char *p)
+{
+    for (const arena *a = m->arenas; a; a = a->next)
+        if (p >= a->base && p < a->base + (size_t)ARENA_PAGES * KB_MEMSTORE_PAGE)
+            return true;
+    return false;
+}
 
 static uint64_t mix(uint64_t domain, uint64_t page)
 {
@@ -38,7 +78,14 @@ void kb_memstore_free(kb_memstore *m)
     if (!m)
         return;
     for (size_t i = 0; i < m->cap; i++)
-        free(m->slots[i].data);
+        if (m->slots[i].data && !in_arena(m, m->slots[i].data))
+            free(m->slots[i].data);
+    while (m->arenas) {
+        arena *a = m->arenas;
+        m->arenas = a->next;
+        munmap(a->base, (size_t)ARENA_PAGES * KB_MEMSTORE_PAGE);
+        free(a);
+    }
     free(m->slots);
     free(m);
 }
@@ -76,7 +123,7 @@ static unsigned char *page_for_write(kb_memstore *m, uint64_t domain, uint64_t p
     }
     s->domain = domain;
     s->page = page;
-    s->data = kb_xcalloc(1, KB_MEMSTORE_PAGE);
+    s->data = page_new(m);
     m->n++;
     return s->data;
 }

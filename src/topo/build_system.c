@@ -6,10 +6,55 @@
 
 #include "core/util.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char *cube_prefix(int s, int c) { return kb_asprintf("sip%d.cube%d", s, c); }
+/* A node id from fmt's text with %s and %d (nothing else) filled in:
+ * printf's machinery was a sixth of loading a 6-SIP tray (13 000 ids).
+ * An id longer than the buffer (IO chiplet ids and phys are the user's)
+ * goes through printf. */
+static char *id_of(const char *fmt, ...)
+{
+    char buf[256];
+    size_t n = 0;
+    bool fits = true;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    for (const char *f = fmt; *f && fits; f++) {
+        char num[16], one[2] = {*f, 0};
+        const char *piece = NULL;
+        if (f[0] == '%' && f[1] == 's') {
+            piece = va_arg(ap, const char *);
+        } else if (f[0] == '%' && f[1] == 'd') {
+            int v = va_arg(ap, int);
+            unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+            char *q = num + sizeof num;
+            *--q = 0;
+            do
+                *--q = (char)('0' + u % 10);
+            while (u /= 10);
+            if (v < 0)
+                *--q = '-';
+            piece = q;
+        }
+        if (piece)
+            f++;
+        else
+            piece = one;
+        for (; *piece && fits; piece++) {
+            fits = n + 1 < sizeof buf;
+            buf[n++] = *piece;
+        }
+    }
+    va_end(ap);
+    char *id = fits ? (buf[n] = 0, kb_xstrdup(buf)) : kb_vasprintf(fmt, again);
+    va_end(again);
+    return id;
+}
+
+static char *cube_prefix(int s, int c) { return id_of("sip%d.cube%d", s, c); }
 
 typedef struct cube_nodes {
     uint32_t port[KB_SIDES];
@@ -24,7 +69,7 @@ static void build_cube(kb_builder *b, const kb_cube_cfg *c, int s, int ci, cube_
         for (int col = 0; col < L->cols; col++) {
             if (!L->present[r][col])
                 continue;
-            uint32_t id = kb_add_node(b, kb_asprintf("%s.r%dc%d", pre, r, col), c->router, s, ci, -1, -1);
+            uint32_t id = kb_add_node(b, id_of("%s.r%dc%d", pre, r, col), c->router, s, ci, -1, -1);
             kb_node *n = &b->t->nodes[id];
             n->x_mm = L->col_x[col];
             n->y_mm = L->row_y[r];
@@ -46,7 +91,7 @@ static void build_cube(kb_builder *b, const kb_cube_cfg *c, int s, int ci, cube_
     for (int p = 0; p < L->npe; p++) {
         uint32_t part[NPE_PARTS];
         for (size_t k = 0; k < NPE_PARTS; k++) {
-            part[k] = kb_add_node(b, kb_asprintf("%s.pe%d.%s", pre, p, kb_pe_parts[k]), c->pe[k], s, ci, p, -1);
+            part[k] = kb_add_node(b, id_of("%s.pe%d.%s", pre, p, kb_pe_parts[k]), c->pe[k], s, ci, p, -1);
             kb_node *n = &b->t->nodes[part[k]];
             n->x_mm = L->pe_x[p];
             n->y_mm = L->pe_y[p];
@@ -59,30 +104,30 @@ static void build_cube(kb_builder *b, const kb_cube_cfg *c, int s, int ci, cube_
         kb_add_link(b, part[P_DMA], rt, KB_EK_PE_TO_ROUTER, KB_EK_ROUTER_TO_PE, c->pe_router.bw,
                     c->pe_router.mm, -1);
         kb_add_link(b, rt, part[P_CPU], KB_EK_COMMAND, KB_EK_COMMAND, 0, 0, -1);
-        uint32_t hbm = kb_add_node(b, kb_asprintf("%s.hbm_ctrl.pe%d", pre, p), c->hbm_ctrl, s, ci, p, -1);
+        uint32_t hbm = kb_add_node(b, id_of("%s.hbm_ctrl.pe%d", pre, p), c->hbm_ctrl, s, ci, p, -1);
         b->t->nodes[hbm].x_mm = L->pe_x[p];
         b->t->nodes[hbm].y_mm = L->pe_y[p];
         b->t->nodes[hbm].has_pos = true;
         kb_add_link(b, rt, hbm, KB_EK_ROUTER_TO_HBM, KB_EK_HBM_TO_ROUTER, c->hbm.bw, c->hbm.mm, -1);
     }
-    uint32_t mcpu = kb_add_node(b, kb_asprintf("%s.m_cpu", pre), c->m_cpu, s, ci, -1, -1);
+    uint32_t mcpu = kb_add_node(b, id_of("%s.m_cpu", pre), c->m_cpu, s, ci, -1, -1);
     b->t->nodes[mcpu].x_mm = c->geom.mcpu_x;
     b->t->nodes[mcpu].y_mm = c->geom.mcpu_y;
     b->t->nodes[mcpu].has_pos = true;
     kb_add_link(b, mcpu, router[L->m_cpu.row][L->m_cpu.col], KB_EK_COMMAND, KB_EK_COMMAND,
                 c->mcpu.bw, c->mcpu.mm, -1);
-    uint32_t sram = kb_add_node(b, kb_asprintf("%s.sram", pre), c->sram, s, ci, -1, -1);
+    uint32_t sram = kb_add_node(b, id_of("%s.sram", pre), c->sram, s, ci, -1, -1);
     b->t->nodes[sram].x_mm = c->geom.sram_x;
     b->t->nodes[sram].y_mm = c->geom.sram_y;
     b->t->nodes[sram].has_pos = true;
     kb_add_link(b, router[L->sram.row][L->sram.col], sram, KB_EK_ROUTER_TO_SRAM, KB_EK_SRAM_TO_ROUTER,
                 c->sram_link.bw, c->sram_link.mm, -1);
     for (int side = 0; side < KB_SIDES; side++) {
-        uint32_t port = kb_add_node(b, kb_asprintf("%s.ucie-%s", pre, kb_side_names[side]), c->ucie,
+        uint32_t port = kb_add_node(b, id_of("%s.ucie-%s", pre, kb_side_names[side]), c->ucie,
                                     s, ci, -1, -1);
         out->port[side] = port;
         for (int k = 0; k < L->nconn; k++) {
-            uint32_t conn = kb_add_node(b, kb_asprintf("%s.ucie-%s.conn%d", pre, kb_side_names[side], k),
+            uint32_t conn = kb_add_node(b, id_of("%s.ucie-%s.conn%d", pre, kb_side_names[side], k),
                                         c->ucie_conn, s, ci, -1, -1);
             kb_rc rc = L->ucie[side][k];
             kb_add_link(b, router[rc.row][rc.col], conn, KB_EK_ROUTER_TO_UCIE_CONN,
@@ -100,16 +145,16 @@ static void build_cube(kb_builder *b, const kb_cube_cfg *c, int s, int ci, cube_
 static void build_io(kb_builder *b, const kb_io_cfg *o, int s, int i, uint32_t swn, const kb_link_cfg *pcie,
                      double ucie_routing_mm, uint32_t *port)
 {
-    uint32_t ep = kb_add_node(b, kb_asprintf("sip%d.%s.pcie_ep", s, o->id), o->pcie_ep, s, -1, -1, i);
-    uint32_t noc = kb_add_node(b, kb_asprintf("sip%d.%s.io_noc", s, o->id), o->io_noc, s, -1, -1, i);
-    uint32_t cpu = kb_add_node(b, kb_asprintf("sip%d.%s.io_cpu", s, o->id), o->io_cpu, s, -1, -1, i);
+    uint32_t ep = kb_add_node(b, id_of("sip%d.%s.pcie_ep", s, o->id), o->pcie_ep, s, -1, -1, i);
+    uint32_t noc = kb_add_node(b, id_of("sip%d.%s.io_noc", s, o->id), o->io_noc, s, -1, -1, i);
+    uint32_t cpu = kb_add_node(b, id_of("sip%d.%s.io_cpu", s, o->id), o->io_cpu, s, -1, -1, i);
     kb_add_link(b, ep, noc, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->ep_noc.bw, o->ep_noc.mm, -1);
     kb_add_link(b, noc, cpu, KB_EK_IO_INTERNAL, KB_EK_IO_INTERNAL, o->noc_cpu.bw, o->noc_cpu.mm, -1);
     for (int k = 0; k < o->nports; k++) {
         const char *phy = o->ports[k].phy;
-        port[k] = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s", s, o->id, phy), o->io_ucie, s, -1, -1, i);
+        port[k] = kb_add_node(b, id_of("sip%d.%s.io_ucie-%s", s, o->id, phy), o->io_ucie, s, -1, -1, i);
         for (int q = 0; q < o->nconn; q++) {
-            uint32_t conn = kb_add_node(b, kb_asprintf("sip%d.%s.io_ucie-%s.conn%d", s, o->id, phy, q),
+            uint32_t conn = kb_add_node(b, id_of("sip%d.%s.io_ucie-%s.conn%d", s, o->id, phy, q),
                                         o->io_ucie_conn, s, -1, -1, i);
             kb_add_link(b, noc, conn, KB_EK_NOC_TO_UCIE_CONN, KB_EK_UCIE_CONN_TO_NOC, o->conn.bw, o->conn.mm, -1);
             kb_add_link(b, conn, port[k], KB_EK_UCIE_INTERNAL, KB_EK_UCIE_INTERNAL, o->conn_port.bw,

@@ -95,12 +95,24 @@ size_t kb_route_cached(const kb_topo *t) { return t->routes->paths.n; }
 /* ---- paths from trees (route_tree.h argues they are the whole-tray
  * Dijkstra's) ---- */
 
+/* A tree as one scope reads it: route_tree.h's shared trees through the
+ * scope's own edges, from the root it was asked for. */
+typedef struct scoped_tree {
+    const kb_route_tree *tr;
+    uint32_t scope, root;
+} scoped_tree;
+
+static scoped_tree tree_of(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope, uint32_t until)
+{
+    return (scoped_tree){kb_route_tree_get(T, v, root, scope, until), scope, root};
+}
+
 /* Nodes on the tree path root -> x, x included; 0 if x is not reached. */
-static uint32_t tree_len(const kb_topo *t, const kb_route_trees *T, const kb_route_tree *tr, uint32_t x)
+static uint32_t tree_len(const kb_topo *t, const kb_route_trees *T, scoped_tree st, uint32_t x)
 {
     uint32_t len = 1;
-    for (; x != tr->root; len++) {
-        uint32_t e = kb_route_tree_prev(T, tr, x);
+    for (; x != st.root; len++) {
+        uint32_t e = kb_route_tree_prev(T, st.tr, st.scope, x);
         if (e == KB_ROUTE_NONE)
             return 0;
         x = t->edges[e].src;
@@ -110,14 +122,14 @@ static uint32_t tree_len(const kb_topo *t, const kb_route_trees *T, const kb_rou
 
 /* Writes the tree path root -> x into p from node index `at` (x's slot)
  * backwards, adding the edge weights. */
-static void tree_fill(const kb_topo *t, const kb_route_trees *T, const kb_route_tree *tr, uint32_t x, kb_path *p,
+static void tree_fill(const kb_topo *t, const kb_route_trees *T, scoped_tree st, uint32_t x, kb_path *p,
                       uint32_t at)
 {
     p->nodes[at] = x;
-    for (; x != tr->root; at--) {
-        uint32_t e = kb_route_tree_prev(T, tr, x);
+    for (; x != st.root; at--) {
+        uint32_t e = kb_route_tree_prev(T, st.tr, st.scope, x);
         p->edges[at - 1] = e;
-        p->weight_um += kb_route_trees_weight(T, e);
+        p->weight_um += kb_route_weight_um(&t->edges[e]);
         x = t->edges[e].src;
         p->nodes[at - 1] = x;
     }
@@ -137,10 +149,11 @@ static kb_path *path_new(uint32_t len)
 static kb_path *route_new(const kb_topo *t, kb_view v, uint32_t src, uint32_t dst)
 {
     kb_route_trees *T = t->routes->trees;
-    uint32_t ss = kb_route_trees_scope(T, src), sd = kb_route_trees_scope(T, dst);
+    const kb_route_scopes *S = kb_route_trees_scopes(T);
+    uint32_t ss = kb_route_scopes_of(S, src), sd = kb_route_scopes_of(S, dst);
     if (ss == KB_SCOPE_HUB || sd == KB_SCOPE_HUB || ss == sd) {
         uint32_t scope = ss != KB_SCOPE_HUB ? ss : sd != KB_SCOPE_HUB ? sd : 0;
-        const kb_route_tree *tr = kb_route_tree_get(T, v, src, scope, dst);
+        scoped_tree tr = tree_of(T, v, src, scope, dst);
         uint32_t len = tree_len(t, T, tr, dst);
         if (!len)
             return NULL;
@@ -148,12 +161,12 @@ static kb_path *route_new(const kb_topo *t, kb_view v, uint32_t src, uint32_t ds
         tree_fill(t, T, tr, dst, p, len - 1);
         return p;
     }
-    uint32_t hub = (uint32_t)kb_route_trees_hub(T);
-    const kb_route_tree *up = kb_route_tree_get(T, v, src, ss, hub);
+    uint32_t hub = (uint32_t)kb_route_scopes_hub(S);
+    scoped_tree up = tree_of(T, v, src, ss, hub);
     uint32_t len_up = tree_len(t, T, up, hub);
     if (!len_up)
         return NULL;
-    const kb_route_tree *down = kb_route_tree_get(T, v, hub, sd, dst);
+    scoped_tree down = tree_of(T, v, hub, sd, dst);
     uint32_t len_down = tree_len(t, T, down, dst);
     if (!len_down)
         return NULL;

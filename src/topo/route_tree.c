@@ -1,94 +1,66 @@
-/* Scopes and the Dijkstra of one tree (route_tree.h explains both). */
+/* Shortest-path trees grown on demand over a scope's class graph
+ * (route_tree.h explains the trees, route_scope.h the classes). */
 #include "topo/route_tree.h"
 
 #include "core/util.h"
-#include "topo/build_internal.h"
 #include "topo/u64map.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct kb_route_trees {
-    const kb_topo *t;
-    int64_t hub;
-    uint32_t nscopes;
-    uint32_t *scope_of;   /* per node */
-    uint32_t *local;      /* per node: index inside its scope (the hub: the scope's size) */
-    uint32_t *scope_size; /* per scope: nodes, not counting the hub */
-    uint32_t max_size;    /* the largest scope with its hub */
-    int64_t *weight;      /* per edge, whole micrometres */
-    uint8_t *views;       /* per edge: bit v set when view v may use it */
-    kb_u64map trees;
-    size_t bytes;
-    /* (view, root, scope) asked for once: the first request grows only a
-     * scratch tree until its destination settles (kb_route_tree_get). */
-    kb_u64map asked;
-    kb_route_tree *scratch[2];
-    unsigned scratch_next;
-    /* Dijkstra scratch, by local index, reused between trees. */
-    int64_t *dist;
-    uint8_t *done;
-    uint64_t *heap; /* (rank << 32) | node, see push() */
-    int64_t *heap_d;
-    size_t heap_n, heap_cap;
+/* A heap entry: the search pops the least (distance, rank inside the scope). */
+typedef struct hent {
+    int64_t d;
+    uint32_t r, u;
+} hent;
+
+/* A search still going on: what it needs to go on, freed when it ends. */
+typedef struct growth {
+    int64_t *dist; /* valid where the node is seen */
+    hent *heap;
+    size_t n, cap;
+} growth;
+
+/* Per local node: not reached yet, reached (a tentative distance), settled. */
+enum { UNSEEN, SEEN, SETTLED };
+
+/* prev and dist are written only where the search reaches: a search that
+ * stops near its root touches the pages of the nodes it saw, not whole
+ * arrays (a scope has thousands of nodes; most trees settle a few dozen). */
+struct kb_route_tree {
+    uint32_t cls, n, root;
+    uint32_t settled; /* nodes settled so far */
+    uint8_t bit;      /* the view's bit in kb_scope_graph.views */
+    bool complete;    /* every reachable node has settled */
+    growth *g;        /* the search, to go on with (NULL: complete, or let go while small) */
+    uint8_t *state;   /* per local node (NULL: a small search let go) */
+    uint32_t *prev;   /* per local node seen: the local edge into it (KB_ROUTE_NONE: the root) */
 };
 
-/* The switch when every edge stays inside a SIP or touches it; else -1. */
-static int64_t find_hub(const kb_topo *t)
-{
-    int64_t hub = -1;
-    for (size_t i = 0; i < t->nnodes; i++) {
-        int sip = t->nodes[i].sip;
-        if (sip >= 0 && sip < t->p.sips)
-            continue;
-        if (sip >= 0 || hub >= 0)
-            return -1; /* outside the SIP range, or a second node outside every SIP */
-        hub = (int64_t)i;
-    }
-    for (size_t i = 0; hub >= 0 && i < t->nedges; i++) {
-        const kb_edge *e = &t->edges[i];
-        if ((int64_t)e->src != hub && (int64_t)e->dst != hub && t->nodes[e->src].sip != t->nodes[e->dst].sip)
-            return -1;
-    }
-    return hub;
-}
+struct kb_route_trees {
+    kb_route_scopes *S;
+    kb_u64map trees;
+    size_t bytes;
+    /* The two small paused searches used last, older first: a third one's
+     * use lets the older's arrays go (a route between SIPs reads two trees
+     * at once). */
+    kb_route_tree *recent[2];
+};
 
 kb_route_trees *kb_route_trees_new(const kb_topo *t)
 {
     kb_route_trees *T = kb_xcalloc(1, sizeof *T);
-    size_t nn = t->nnodes ? t->nnodes : 1, ne = t->nedges ? t->nedges : 1;
-    T->t = t;
-    T->hub = t->p.sips > 0 ? find_hub(t) : -1;
-    T->nscopes = T->hub >= 0 ? (uint32_t)t->p.sips : 1;
-    T->scope_of = kb_xmalloc(nn * sizeof *T->scope_of);
-    T->local = kb_xmalloc(nn * sizeof *T->local);
-    T->scope_size = kb_xcalloc(T->nscopes, sizeof *T->scope_size);
-    for (size_t i = 0; i < t->nnodes; i++) {
-        if ((int64_t)i == T->hub) {
-            T->scope_of[i] = KB_SCOPE_HUB;
-            continue;
-        }
-        uint32_t s = T->hub >= 0 ? (uint32_t)t->nodes[i].sip : 0;
-        T->scope_of[i] = s;
-        T->local[i] = T->scope_size[s]++;
-    }
-    for (uint32_t s = 0; s < T->nscopes; s++)
-        if (T->scope_size[s] + 1 > T->max_size)
-            T->max_size = T->scope_size[s] + 1;
-    T->weight = kb_xmalloc(ne * sizeof *T->weight);
-    T->views = kb_xcalloc(ne, sizeof *T->views);
-    for (size_t i = 0; i < t->nedges; i++) {
-        T->weight[i] = llround(t->edges[i].routing_mm * 1000.0);
-        for (int v = 0; v < KB_VIEW_COUNT; v++)
-            if (kb_view_has((kb_view)v, t->edges[i].kind))
-                T->views[i] |= (uint8_t)(1u << v);
-    }
-    T->dist = kb_xmalloc(T->max_size * sizeof *T->dist);
-    T->done = kb_xmalloc(T->max_size);
-    for (int i = 0; i < 2; i++)
-        T->scratch[i] = kb_xmalloc(sizeof *T->scratch[i] + T->max_size * sizeof T->scratch[i]->prev_edge[0]);
+    T->S = kb_route_scopes_new(t);
     return T;
+}
+
+static void growth_free(growth *g)
+{
+    if (!g)
+        return;
+    free(g->dist);
+    free(g->heap);
+    free(g);
 }
 
 void kb_route_trees_free(kb_route_trees *T)
@@ -96,173 +68,193 @@ void kb_route_trees_free(kb_route_trees *T)
     if (!T)
         return;
     for (size_t i = 0; i < T->trees.cap; i++)
-        if (T->trees.slots[i].key)
-            free(T->trees.slots[i].val);
+        if (T->trees.slots[i].key) {
+            kb_route_tree *tr = T->trees.slots[i].val;
+            growth_free(tr->g);
+            free(tr->state);
+            free(tr->prev);
+            free(tr);
+        }
     kb_u64map_clear(&T->trees);
-    kb_u64map_clear(&T->asked);
-    free(T->scratch[0]);
-    free(T->scratch[1]);
-    free(T->scope_of);
-    free(T->local);
-    free(T->scope_size);
-    free(T->weight);
-    free(T->views);
-    free(T->dist);
-    free(T->done);
-    free(T->heap);
-    free(T->heap_d);
+    kb_route_scopes_free(T->S);
     free(T);
 }
 
-int64_t kb_route_trees_hub(const kb_route_trees *T) { return T->hub; }
-uint32_t kb_route_trees_scope(const kb_route_trees *T, uint32_t node) { return T->scope_of[node]; }
-int64_t kb_route_trees_weight(const kb_route_trees *T, uint32_t e) { return T->weight[e]; }
+kb_route_scopes *kb_route_trees_scopes(const kb_route_trees *T) { return T->S; }
 size_t kb_route_trees_count(const kb_route_trees *T) { return T->trees.n; }
 size_t kb_route_trees_bytes(const kb_route_trees *T) { return T->bytes; }
 
-/* The index of node inside scope s (which holds it). */
-static uint32_t local_of(const kb_route_trees *T, uint32_t s, uint32_t node)
-{
-    return T->scope_of[node] == KB_SCOPE_HUB ? T->scope_size[s] : T->local[node];
-}
+/* ---- the heap ---- */
 
-uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t node)
-{
-    return tr->prev_edge[local_of(T, tr->scope, node)];
-}
+static inline bool less(const hent *a, const hent *b) { return a->d != b->d ? a->d < b->d : a->r < b->r; }
 
-/* ---- the heap: entries order by (distance, rank of node); the rank is
- * packed above the node index so one comparison settles ties ---- */
-
-static bool heap_less(const kb_route_trees *T, size_t a, size_t b)
+static void push(growth *g, int64_t d, uint32_t r, uint32_t u)
 {
-    if (T->heap_d[a] != T->heap_d[b])
-        return T->heap_d[a] < T->heap_d[b];
-    return T->heap[a] < T->heap[b];
-}
-
-static void heap_swap(kb_route_trees *T, size_t a, size_t b)
-{
-    uint64_t h = T->heap[a];
-    T->heap[a] = T->heap[b];
-    T->heap[b] = h;
-    int64_t d = T->heap_d[a];
-    T->heap_d[a] = T->heap_d[b];
-    T->heap_d[b] = d;
-}
-
-static void push(kb_route_trees *T, int64_t d, uint32_t node)
-{
-    if (T->heap_n == T->heap_cap) {
-        T->heap_cap = T->heap_cap ? 2 * T->heap_cap : 256;
-        T->heap = kb_xrealloc(T->heap, T->heap_cap * sizeof *T->heap);
-        T->heap_d = kb_xrealloc(T->heap_d, T->heap_cap * sizeof *T->heap_d);
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 64;
+        g->heap = kb_xrealloc(g->heap, g->cap * sizeof *g->heap);
     }
-    size_t i = T->heap_n++;
-    T->heap[i] = ((uint64_t)T->t->rank[node] << 32) | node;
-    T->heap_d[i] = d;
-    while (i && heap_less(T, i, (i - 1) / 2)) {
-        heap_swap(T, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
+    hent x = {d, r, u};
+    size_t i = g->n++;
+    for (; i && less(&x, &g->heap[(i - 1) / 2]); i = (i - 1) / 2)
+        g->heap[i] = g->heap[(i - 1) / 2];
+    g->heap[i] = x;
 }
 
-static void pop(kb_route_trees *T, int64_t *d, uint32_t *node)
+static hent pop(growth *g)
 {
-    *d = T->heap_d[0];
-    *node = (uint32_t)(T->heap[0] & 0xffffffffu);
-    if (--T->heap_n == 0)
-        return;
-    T->heap[0] = T->heap[T->heap_n];
-    T->heap_d[0] = T->heap_d[T->heap_n];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < T->heap_n && heap_less(T, l, m))
-            m = l;
-        if (r < T->heap_n && heap_less(T, r, m))
-            m = r;
-        if (m == i)
+    hent top = g->heap[0], x = g->heap[--g->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= g->n)
             break;
-        heap_swap(T, i, m);
+        if (l + 1 < g->n && less(&g->heap[l + 1], &g->heap[l]))
+            m = l + 1;
+        if (!less(&g->heap[m], &x))
+            break;
+        g->heap[i] = g->heap[m];
         i = m;
     }
+    if (g->n)
+        g->heap[i] = x;
+    return top;
 }
 
 /* ---- one tree ---- */
 
-/* Dijkstra from tr->root over tr->scope in view v, to every node, or
- * until the node of local index `stop` settles (then the predecessors of
- * the settled nodes are final). An edge of equal length from a lower-rank
- * node replaces the predecessor until the node settles (route.h). */
-static void grow(kb_route_trees *T, kb_route_tree *tr, kb_view v, uint32_t size, uint32_t stop)
+/* Goes on with tr's Dijkstra until local node `until` settles, or to the
+ * end. An edge of equal length from a lower-rank node replaces the
+ * predecessor until the node settles (route.h). */
+static void grow(const kb_scope_graph *G, kb_route_tree *tr, uint32_t until)
 {
-    const kb_topo *t = T->t;
-    uint32_t s = tr->scope;
-    uint8_t bit = (uint8_t)(1u << v);
-    for (uint32_t i = 0; i < size; i++) {
-        T->dist[i] = INT64_MAX;
-        T->done[i] = 0;
-        tr->prev_edge[i] = KB_ROUTE_NONE;
-    }
-    T->heap_n = 0;
-    T->dist[local_of(T, s, tr->root)] = 0;
-    push(T, 0, tr->root);
-    while (T->heap_n) {
-        int64_t d;
-        uint32_t u;
-        pop(T, &d, &u);
-        uint32_t lu = local_of(T, s, u);
-        if (T->done[lu] || d != T->dist[lu])
+    growth *g = tr->g;
+    uint8_t *state = tr->state;
+    while (g->n) {
+        hent x = pop(g);
+        uint32_t u = x.u;
+        if (state[u] == SETTLED || x.d != g->dist[u])
             continue;
-        T->done[lu] = 1;
-        if (lu == stop)
-            return;
-        const kb_node *n = &t->nodes[u];
-        for (uint32_t ei = n->first_out; ei < n->first_out + n->nout; ei++) {
-            uint32_t w = t->edges[ei].dst, sw = T->scope_of[w];
-            if (!(T->views[ei] & bit) || (sw != s && sw != KB_SCOPE_HUB))
+        state[u] = SETTLED;
+        tr->settled++;
+        for (uint32_t le = G->first[u]; le < G->first[u + 1]; le++) {
+            uint32_t w = G->dst[le];
+            if (!(G->views[le] & tr->bit) || state[w] == SETTLED)
                 continue;
-            uint32_t lw = sw == KB_SCOPE_HUB ? T->scope_size[s] : T->local[w];
-            if (T->done[lw])
-                continue;
-            int64_t nd = d + T->weight[ei];
-            if (nd < T->dist[lw]) {
-                T->dist[lw] = nd;
-                tr->prev_edge[lw] = ei;
-                push(T, nd, w);
-            } else if (nd == T->dist[lw] && t->rank[u] < t->rank[t->edges[tr->prev_edge[lw]].src]) {
-                tr->prev_edge[lw] = ei;
+            int64_t nd = x.d + G->w[le];
+            if (state[w] == UNSEEN || nd < g->dist[w]) {
+                state[w] = SEEN;
+                g->dist[w] = nd;
+                tr->prev[w] = le;
+                push(g, nd, G->lrank[w], w);
+            } else if (nd == g->dist[w] && G->lrank[u] < G->lrank[G->src[tr->prev[w]]]) {
+                tr->prev[w] = le;
             }
         }
+        if (u == until)
+            return;
     }
+    growth_free(g); /* every node it reaches has settled */
+    tr->g = NULL;
+    tr->complete = true;
 }
 
-static uint64_t tree_key(kb_view v, uint32_t root, uint32_t scope)
+/* (Re)starts tr's search from its root. A restarted search is the same
+ * search: it settles the same nodes in the same order again. */
+static void start(const kb_scope_graph *G, kb_route_tree *tr)
 {
-    return ((uint64_t)(v + 1) << 60) | ((uint64_t)root << 30) | scope;
+    if (!tr->state) {
+        tr->state = kb_xmalloc(G->n ? G->n : 1);
+        tr->prev = kb_xmalloc((G->n ? G->n : 1) * sizeof *tr->prev);
+    }
+    memset(tr->state, UNSEEN, G->n);
+    tr->settled = 0;
+    growth *g = tr->g = kb_xcalloc(1, sizeof *g);
+    g->dist = kb_xmalloc((G->n ? G->n : 1) * sizeof *g->dist);
+    tr->state[tr->root] = SEEN;
+    tr->prev[tr->root] = KB_ROUTE_NONE;
+    g->dist[tr->root] = 0;
+    push(g, 0, G->lrank[tr->root], tr->root);
+}
+
+/* A search paused after settling at most this many nodes lets its state
+ * go (its distances and heap at once; its per-node arrays once two more
+ * small searches have paused) and starts again if asked for more: most
+ * sources route near themselves (a PE to its HBM slice, its M_CPU), and
+ * keeping every such search ready to go on cost 20-30 KiB a source. */
+#define SMALL_SEARCH 256
+
+static kb_route_tree *tree_new(kb_route_trees *T, const kb_scope_graph *G, kb_view v, uint32_t cls, uint32_t root)
+{
+    kb_route_tree *tr = kb_xcalloc(1, sizeof *tr);
+    tr->cls = cls;
+    tr->n = G->n;
+    tr->root = root;
+    tr->bit = (uint8_t)(1u << v);
+    T->bytes += sizeof *tr + G->n * (1 + sizeof *tr->prev);
+    return tr;
+}
+
+/* A small paused search's arrays go: a later route from its root searches
+ * again from the start (what it settled is settled again, the same way). */
+static void let_go(kb_route_tree *tr)
+{
+    if (!tr || tr->g || tr->complete || tr->settled > SMALL_SEARCH)
+        return; /* it went on since, or grew past small: kept */
+    free(tr->state);
+    free(tr->prev);
+    tr->state = NULL;
+    tr->prev = NULL;
+    tr->settled = 0;
+}
+
+/* tr (a small paused search) becomes the one used last. */
+static void use_small(kb_route_trees *T, kb_route_tree *tr)
+{
+    if (T->recent[1] == tr)
+        return;
+    if (T->recent[0] != tr)
+        let_go(T->recent[0]);
+    T->recent[0] = T->recent[1];
+    T->recent[1] = tr;
+}
+
+static uint64_t tree_key(kb_view v, uint32_t root, uint32_t cls)
+{
+    return ((uint64_t)(v + 1) << 60) | ((uint64_t)root << 30) | cls;
 }
 
 const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope, uint32_t until)
 {
-    uint64_t key = tree_key(v, root, scope);
+    uint32_t cls = kb_route_scopes_class(T->S, scope);
+    const kb_scope_graph *G = kb_route_scopes_graph(T->S, cls);
+    uint32_t lroot = kb_route_scopes_local(T->S, scope, root);
+    uint64_t key = tree_key(v, lroot, cls);
     kb_route_tree *tr = kb_u64map_get(&T->trees, key);
-    if (tr)
-        return tr;
-    uint32_t size = T->scope_size[scope] + (T->hub >= 0 ? 1 : 0);
-    if (!kb_u64map_get(&T->asked, key)) { /* the first request: an early-exit search */
-        kb_u64map_put(&T->asked, key, T);
-        tr = T->scratch[T->scratch_next ^= 1];
-        tr->root = root;
-        tr->scope = scope;
-        grow(T, tr, v, size, local_of(T, scope, until));
-        return tr;
+    if (!tr) {
+        tr = tree_new(T, G, v, cls, lroot);
+        kb_u64map_put(&T->trees, key, tr);
     }
-    size_t bytes = sizeof *tr + size * sizeof tr->prev_edge[0];
-    tr = kb_xmalloc(bytes);
-    tr->root = root;
-    tr->scope = scope;
-    grow(T, tr, v, size, UINT32_MAX);
-    kb_u64map_put(&T->trees, key, tr);
-    T->bytes += bytes;
+    uint32_t lu = kb_route_scopes_local(T->S, scope, until);
+    if (!tr->complete && !(tr->state && tr->state[lu] == SETTLED)) { /* settled: its path is final */
+        if (!tr->g)
+            start(G, tr);
+        grow(G, tr, lu);
+        if (tr->g && tr->settled <= SMALL_SEARCH) {
+            growth_free(tr->g);
+            tr->g = NULL;
+        }
+    }
+    if (!tr->g && !tr->complete) /* small and paused: used last */
+        use_small(T, tr);
     return tr;
+}
+
+uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t scope, uint32_t node)
+{
+    uint32_t l = kb_route_scopes_local(T->S, scope, node);
+    if (tr->state[l] != SETTLED) /* not reached (a settled node's predecessors are settled) */
+        return KB_ROUTE_NONE;
+    uint32_t le = tr->prev[l];
+    return le == KB_ROUTE_NONE ? KB_ROUTE_NONE : kb_route_scopes_edge(T->S, scope, le);
 }

@@ -1,5 +1,5 @@
-/* Shortest-path trees for route.c, one per (view, root, scope), computed
- * once and kept.
+/* Shortest-path trees for route.c, one per (view, root, scope), grown as
+ * far as asked and kept.
  *
  * Scopes. In the system form every SIP touches the rest of the tray only
  * through the switch: each edge joins two nodes of one SIP or has the
@@ -32,43 +32,40 @@
  * same nodes, edges and weight as the whole-tray search. An early-exit
  * search (today's per-pair Dijkstra) fixes each node's predecessor when it
  * settles, before the destination, so a full tree gives its path too.
- * tests/c/test_route_equiv.c compares both against a whole-tray Dijkstra. */
+ * tests/c/test_route_equiv.c compares both against a whole-tray Dijkstra.
+ *
+ * Trees grow on demand. A tree is one search that pauses once the node
+ * asked for has settled and goes on from there when a node not yet settled
+ * is asked for: the same search, step for step, as growing the whole tree
+ * at once, so the same predecessors, and no source pays for more of its
+ * tree than its routes reach. A small search that pauses lets its state
+ * go and, asked for more, starts again (route_tree.c, SMALL_SEARCH). Scopes that are copies of one another
+ * (route_scope.h) share their trees: a tree is kept per (view, local root,
+ * class) and read through the scope's own edges. */
 #ifndef KB_TOPO_ROUTE_TREE_H
 #define KB_TOPO_ROUTE_TREE_H
 
 #include "topo/route.h"
+#include "topo/route_scope.h"
 
 #define KB_ROUTE_NONE UINT32_MAX /* no edge: the root, or a node not reached */
-#define KB_SCOPE_HUB UINT32_MAX  /* the scope of the hub: every scope holds it */
 
 typedef struct kb_route_trees kb_route_trees;
-
-typedef struct kb_route_tree {
-    uint32_t root, scope;
-    uint32_t prev_edge[]; /* by the node's index inside the scope */
-} kb_route_tree;
+typedef struct kb_route_tree kb_route_tree;
 
 kb_route_trees *kb_route_trees_new(const kb_topo *t);
 void kb_route_trees_free(kb_route_trees *T);
 
-/* The hub, or -1 when the graph is one scope. */
-int64_t kb_route_trees_hub(const kb_route_trees *T);
-/* The scope of a node: its SIP's, KB_SCOPE_HUB for the hub, 0 for all
- * nodes of a one-scope graph. */
-uint32_t kb_route_trees_scope(const kb_route_trees *T, uint32_t node);
-/* The routing weight of edge e in whole micrometres. */
-int64_t kb_route_trees_weight(const kb_route_trees *T, uint32_t e);
+/* The scopes the trees are over. */
+kb_route_scopes *kb_route_trees_scopes(const kb_route_trees *T);
 
 /* The tree from root over `scope` (which must hold root and `until`) in
- * view v. The first request for it grows a scratch tree only until
- * `until` settles (today's early-exit search: a source that routes once
- * pays no more than that), valid until the next-but-one request; the
- * second computes the whole tree, kept. */
+ * view v, grown at least until `until` has settled. Owned by T. */
 const kb_route_tree *kb_route_tree_get(kb_route_trees *T, kb_view v, uint32_t root, uint32_t scope, uint32_t until);
-/* The tree edge into node (which must be in the tree's scope), or
- * KB_ROUTE_NONE. */
-uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t node);
-/* Trees computed so far and the bytes they hold (statistics). */
+/* The tree edge into node (a settled node of `scope`, the scope the tree
+ * was asked for), or KB_ROUTE_NONE (the root, or a node not reached). */
+uint32_t kb_route_tree_prev(const kb_route_trees *T, const kb_route_tree *tr, uint32_t scope, uint32_t node);
+/* Trees kept so far and the bytes they hold (statistics). */
 size_t kb_route_trees_count(const kb_route_trees *T);
 size_t kb_route_trees_bytes(const kb_route_trees *T);
 

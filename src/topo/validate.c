@@ -22,6 +22,9 @@ typedef struct bfs {
  * (and `cube` when >= 0; -1 = anywhere). */
 static void reach(const kb_topo *t, bfs *s, kb_view v, uint32_t src, int sip, int cube)
 {
+    bool in_view[KB_EK_COUNT]; /* kb_view_has once per kind, not per edge */
+    for (int k = 0; k < KB_EK_COUNT; k++)
+        in_view[k] = kb_view_has(v, (kb_edge_kind)k);
     s->gen++;
     size_t head = 0, tail = 0;
     s->queue[tail++] = src;
@@ -31,7 +34,7 @@ static void reach(const kb_topo *t, bfs *s, kb_view v, uint32_t src, int sip, in
         for (uint32_t i = 0; i < n->nout; i++) {
             const kb_edge *e = &t->edges[n->first_out + i];
             const kb_node *d = &t->nodes[e->dst];
-            if (!kb_view_has(v, e->kind) || s->mark[e->dst] == s->gen)
+            if (!in_view[e->kind] || s->mark[e->dst] == s->gen)
                 continue;
             if (sip >= 0 && d->sip != sip && d->sip >= 0)
                 continue;
@@ -73,14 +76,28 @@ static bool reached_at(kb_builder *b, const bfs *s, uint32_t from, const char *k
     return false;
 }
 
-/* A cube's UCIe ports share its place (one per side): they are found by id. */
-static bool reached_ucie(kb_builder *b, const bfs *s, uint32_t from, int sip, int cube, int side)
+/* A cube's UCIe ports share its place (one per side): they are found by
+ * id, once per cube (the PEs of a cube come one after another). */
+typedef struct ucie_ports {
+    int sip, cube;
+    int64_t node[KB_SIDES];
+} ucie_ports;
+
+static bool reached_ucie(kb_builder *b, const bfs *s, ucie_ports *up, uint32_t from, int sip, int cube, int side)
 {
     char id[64];
-    snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", sip, cube, kb_side_names[side]);
-    int64_t to = kb_topo_find(b->t, id);
+    if (up->sip != sip || up->cube != cube) {
+        *up = (ucie_ports){sip, cube, {-2, -2, -2, -2}};
+        _Static_assert(KB_SIDES == 4, "one entry per side above");
+    }
+    if (up->node[side] == -2) {
+        snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", sip, cube, kb_side_names[side]);
+        up->node[side] = kb_topo_find(b->t, id);
+    }
+    int64_t to = up->node[side];
     if (to >= 0)
         return reached(b, s, from, (uint32_t)to, KB_VIEW_DATA);
+    snprintf(id, sizeof id, "sip%d.cube%d.ucie-%s", sip, cube, kb_side_names[side]);
     b->err = kb_asprintf("%s: topology is incomplete: node %s is missing", b->t->path, id);
     return false;
 }
@@ -91,6 +108,7 @@ void kb_validate_connectivity(kb_builder *b)
     const kb_topo_params *p = &t->p;
     bfs s = {.mark = kb_xcalloc(t->nnodes, sizeof(uint32_t)),
              .queue = kb_xmalloc(t->nnodes * sizeof(uint32_t))};
+    ucie_ports up = {-1, -1, {0}};
     /* Each PE's DMA engine reaches its cube's memories, UCIe ports and M_CPU. */
     for (size_t i = 0; i < t->nnodes && !b->err; i++) {
         const kb_node *n = &t->nodes[i];
@@ -103,7 +121,7 @@ void kb_validate_connectivity(kb_builder *b)
             break;
         reach(t, &s, KB_VIEW_DATA, src, n->sip, n->cube);
         for (int side = 0; side < KB_SIDES && !b->err; side++)
-            reached_ucie(b, &s, src, n->sip, n->cube, side);
+            reached_ucie(b, &s, &up, src, n->sip, n->cube, side);
         reach(t, &s, KB_VIEW_ALL, src, n->sip, n->cube);
         if (!b->err)
             reached_at(b, &s, src, "m_cpu", n->sip, n->cube, -1, KB_VIEW_ALL);

@@ -2,12 +2,13 @@
 # The CCL milestone, benches/milestone_ccl.lua (sourced by tests/cli/cli_test.sh;
 # uses its helpers): the quick sweep writes every output (PNG and DOT when
 # gnuplot and Graphviz are installed) with the invariants the model
-# promises, the results do not depend on -j, fast=1 re-renders without
+# promises, the results do not depend on -j nor on how many points a
+# worker runs, fast=1 re-renders without
 # simulating and refuses a missing or foreign file, and a run stopped by
 # a signal leaves no output that looks complete and no worker behind.
 
 milestone_ccl_cases=(milestone_ccl_quick_writes_every_output milestone_ccl_results_independent_of_jobs
-                     milestone_ccl_fast_rerenders milestone_ccl_stopped_run_leaves_nothing
+                     milestone_ccl_worker_points_are_independent milestone_ccl_fast_rerenders milestone_ccl_stopped_run_leaves_nothing
                      milestone_ccl_bad_arguments milestone_ccl_compares_profiles)
 
 ccl_bench() { echo "$PWD/benches/milestone_ccl.lua"; }
@@ -39,7 +40,7 @@ milestone_ccl_quick_writes_every_output() {
   ccl_quick "$tmp/o" -j 2 --results-json "$tmp/r.json"; expect_status 0
   ccl_outputs_present "$tmp/o"
   cmp -s "$tmp/r.json" "$tmp/o/results.json" || fail "--results-json differs from results.json"
-  expect_out "milestone-ccl: 13 points in worker processes, 2 at once"
+  expect_out "milestone-ccl: 13 points in 3 worker processes, 2 at once"
   expect_out "nothing simulated (the 13 points were simulated by worker processes (-j 2): 13 simulations,"
   # the run summary says where the events were counted, not "0 events" alone
   expect_err "summary: 1 simulation in this process, 0 events here (the 13 points were simulated by worker processes"
@@ -81,12 +82,31 @@ EOF
 
 milestone_ccl_results_independent_of_jobs() {
   ccl_quick "$tmp/o" -j 1; expect_status 0
-  expect_out "13 points in worker processes, 1 at once"
+  expect_out "13 points in 3 worker processes, 1 at once"
   mkdir "$tmp/first" && cp "$tmp/o"/* "$tmp/first/"
   ccl_quick "$tmp/o" -j 2; expect_status 0
   for f in results.json summary.csv buffer_kind.csv; do
     cmp -s "$tmp/first/$f" "$tmp/o/$f" || fail "$f differs between -j 1 and -j 2: $(diff "$tmp/first/$f" "$tmp/o/$f" | head -5)"
   done
+}
+
+milestone_ccl_worker_points_are_independent() {
+  # a worker running three points writes what three workers of one point
+  # each write: a point's simulation does not see the ones before it
+  local ids=lrab-torus_2d-tcm-corner-512,lrab-torus_2d-hbm-center-32,tree-torus_2d-tcm-center-512
+  mkdir "$tmp/one" "$tmp/all"
+  for id in ${ids//,/ }; do
+    run -t torus_2d_6sip_2x3 --param "point=$id" --param "out=$tmp/one" "$(ccl_bench)"; expect_status 0
+  done
+  run -t torus_2d_6sip_2x3 --param "point=$ids" --param "out=$tmp/all" "$(ccl_bench)"; expect_status 0
+  for id in ${ids//,/ }; do
+    cmp -s "$tmp/one/$id.json" "$tmp/all/$id.json" || fail "$id differs: $(diff "$tmp/one/$id.json" "$tmp/all/$id.json")"
+  done
+  # every point is checked before any runs
+  run -t torus_2d_6sip_2x3 --param "point=lrab-torus_2d-tcm-center-8,lrab-ring_1d-tcm-center-8" \
+    --param "out=$tmp/bad" "$(ccl_bench)"; expect_status 2
+  expect_err "point lrab-ring_1d-tcm-center-8 needs the 6-SIP ring_1d topology (-t ring_1d_6sip)"
+  [ ! -e "$tmp/bad/lrab-torus_2d-tcm-center-8.json" ] || fail "a point ran before a bad one was refused"
 }
 
 milestone_ccl_fast_rerenders() {

@@ -112,6 +112,19 @@ function TestObserve:test_request_latency_equals_the_probes()
   lu.assertNil(s:stats().requests)
 end
 
+function TestObserve:test_stats_totals_are_the_full_stats_without_the_tables()
+  local s = sim.new{ topology = kb.topology.load("small_2x2") }
+  s:memory_write{ sip = 0, cube = 0, pe = 0, offset = 0, nbytes = 1000 }
+  s:run()
+  local full, totals = s:stats(), s:stats{ totals = true }
+  for _, k in ipairs { "sim", "topology", "sim_ns", "events", "pending", "processes", "waiting", "resumes" } do
+    lu.assertEquals(totals[k], full[k], k)
+  end
+  for _, k in ipairs { "components", "links", "request_latency", "op_counts", "requests" } do
+    lu.assertNil(totals[k], k)
+  end
+end
+
 function TestObserve:test_op_log_counts_match_the_script()
   local t = kb.topology.load("small_2x2")
   local s = sim.new{ topology = t, op_log = true }

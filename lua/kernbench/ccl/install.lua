@@ -113,9 +113,12 @@ local function reserve(rt, kind, pe, bytes)
   local st = rt.ext.ipcq
   local where = ("sip%d.cube%d.pe%d"):format(pe.sip, pe.cube, pe.pe)
   if kind == "tcm" then
-    -- the PE_LOCAL sub-unit IPCQ: 256 KiB unless the topology sizes it (pe_ipcq.attrs.window_kb)
-    local q = rt.topo:node_at { kind = "pe_ipcq", sip = pe.sip, cube = pe.cube, pe = pe.pe }
-    local window = math.floor(rt.topo:node(q).attrs.window_kb * 1024)
+    -- the PE_LOCAL sub-unit IPCQ: 256 KiB unless the topology sizes it (pe_ipcq.attrs.window_kb),
+    -- read once per PE (topo:node builds a table of every attribute)
+    local window = keyed(st.window_bytes, where, function()
+      local q = rt.topo:node_at { kind = "pe_ipcq", sip = pe.sip, cube = pe.cube, pe = pe.pe }
+      return math.floor(rt.topo:node(q).attrs.window_kb * 1024)
+    end)
     local a = keyed(st.windows, where, function() return ac.new(0, window, 16) end)
     local off, err = a:alloc(bytes, 16)
     if not off then
@@ -226,6 +229,7 @@ function M.attach(rt)
   local sram_node = rt.topo:node_at { kind = "sram", sip = 0, cube = 0 }
   rt.ext.ipcq = {
     windows = {}, srams = {}, -- ring allocators: per PE IPCQ window, per cube SRAM
+    window_bytes = {},        -- per PE: its IPCQ window's size
     current = nil,            -- the installed plan
     holding = {},             -- "sip.cube.pe" -> {sip, cube, pe}: PEs whose PE_IPCQ holds a plan
     sram_bytes = sram_node and math.floor(rt.topo:node(sram_node).attrs.size_mb * 1024 * 1024) or 0,

@@ -229,7 +229,7 @@ function Runtime:cleanup()
 end
 
 function Runtime:stats()
-  local st = self.s:stats()
+  local st = self.s:stats { totals = true }
   return { requests = self.requests, sim_ns = st.sim_ns, events = st.events, live_tensors = #self.live }
 end
 

@@ -38,7 +38,8 @@ static void drop_plan(kb_ipcq *s)
             free(s->q[i].slots[k].data);
         free(s->q[i].slots);
     }
-    memset(s->q, 0, sizeof s->q);
+    free(s->q);
+    s->q = NULL;
     s->nq = 0;
     kb_ipcq_plan_unref(s->plan);
     s->plan = NULL;
@@ -109,6 +110,7 @@ static bool apply_plan(kb_ipcq *s, kb_ipcq_plan *plan, uint32_t rank, char **err
     s->rank = rank;
     const kb_ipcq_pe_cfg *me = &plan->pes[rank];
     s->nq = me->ndirs;
+    s->q = kb_xcalloc(me->ndirs ? (size_t)me->ndirs : 1, sizeof *s->q);
     for (int i = 0; i < me->ndirs; i++) {
         qp *q = &s->q[i];
         q->cfg = &me->dir[i];

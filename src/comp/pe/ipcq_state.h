@@ -58,7 +58,7 @@ typedef struct kb_ipcq {
     kb_ipcq_plan *plan;
     uint32_t rank;
     int nq;
-    qp q[KB_IPCQ_MAX_DIRS];
+    qp *q; /* nq queue pairs, made when a plan is installed (most PEs never have one) */
     kb_pe_op *any_head, *any_tail; /* recvs from any direction */
     kb_reporter rep;
     void (*log)(void *ctx, const char *line); /* --ipcq-trace */
