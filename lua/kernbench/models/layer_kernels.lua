@@ -279,7 +279,7 @@ end
 --- Gate and up (column-parallel), SwiGLU: act = silu(hn wg) * (hn wu) for
 -- PE p's columns of the cube's MLP slice, into act [T, fc] (row-major, the
 -- cube's, on its PE 0).
-function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
+function M.gate_up(plan, tl, hn, wg, wu, gbuf, ubuf, act)
   local p, c = ids(tl)
   local T, D = plan.T, plan.D
   if plan.split.gate_up == "rows" then -- PE p's rows of act = silu(hn wg) * (hn wu)
@@ -295,9 +295,8 @@ function M.gate_up(plan, tl, sip, hn, wg, wu, gbuf, ubuf, act)
                            b = tl.ref(ub + r0 * fc * F16, rows), out_ptr = out + r0 * fc * F16 })
     return
   end
-  local lo, hi = plan:ffn_pe(sip, c, p)
-  local clo, chi = plan:ffn_cols(sip, c)
-  local n, fc = hi - lo, chi - clo
+  local lo, hi = plan:ffn_pe(p)
+  local n, fc = hi - lo, plan.fc
   if n == 0 then return end
   local pe = c * plan.P + p
   local a = tl.ref(hn + plan:row(c, 0, D) * F16, { T, D })
@@ -316,7 +315,7 @@ end
 
 --- The down projection (row-parallel): act [T, fc] x wd [fc, D] into the
 -- cube's row of the all-reduce buffer y, by columns or by rows.
-function M.down(plan, tl, sip, act, wd, y, stage)
+function M.down(plan, tl, act, wd, y, stage)
   local _, c = ids(tl)
   project(plan, tl, "down", act + plan:row(c, 0, plan.fc) * F16, plan.fc, wd, y, stage)
 end

@@ -75,17 +75,10 @@ function M.new(m, spec, o)
   end
   plan.block = {}
   for _, b in ipairs(blocks) do plan.block[b.kind .. b.idx .. "." .. b.half] = b end
-  -- the MLP: cube-rank q = w C + c holds columns [F q / R, F (q + 1) / R)
-  plan.fc_max, plan.fp_max = 0, 0
-  for q = 0, plan.R - 1 do
-    local lo, hi = part(F, plan.R, q)
-    plan.fc_max = math.max(plan.fc_max, hi - lo)
-    for p = 0, P - 1 do
-      local a, b = part(hi - lo, P, p)
-      plan.fp_max = math.max(plan.fp_max, b - a)
-    end
-  end
+  -- the MLP: cube-rank q = w C + c holds columns [q fc, (q + 1) fc); a
+  -- cube's PEs split them (at most fp_max each)
   plan.fc = F // plan.R
+  plan.fp_max = (plan.fc + P - 1) // P
   -- A row-parallel GEMM [T, K] x [K, n] on a cube's P PEs splits its output
   -- columns (every PE streams all of the activation, the weights once) or
   -- its rows (every PE streams all of the weights, the activation once):
@@ -100,6 +93,9 @@ function M.new(m, spec, o)
   plan.wo_n = wsize("out_proj", plan.Hc * d, plan.Db, D)
   plan.wgu_n = wsize("gate_up", D, plan.fp_max, plan.fc)
   plan.wd_n = wsize("down", plan.fc, plan.Db, D)
+  -- per PE: the staging of row copies, and up's output
+  plan.stage_n = math.max(T * plan.Db, (plan.sq or 1) * d)
+  plan.ubuf_n = plan.split.gate_up == "rows" and plan.Tp * plan.fc or T * plan.fp_max
   return setmetatable(plan, { __index = M })
 end
 
@@ -121,14 +117,12 @@ end
 --- The first KV head (global) of (sip, cube): local KV index = global - it.
 function M:kv0(sip, cube) return (sip * self.Hs + cube * self.Hc) // self.group end
 
---- (sip, cube)'s MLP columns [lo, hi) and PE p's part [lo, hi) of them
--- (relative to the cube's).
+--- (sip, cube)'s MLP columns [lo, hi), and PE p's part [lo, hi) of a
+-- cube's (relative to the cube's).
 function M:ffn_cols(sip, cube)
-  return part(self.F, self.R, sip * self.C + cube)
+  local q = sip * self.C + cube
+  return q * self.fc, (q + 1) * self.fc
 end
-function M:ffn_pe(sip, cube, p)
-  local lo, hi = self:ffn_cols(sip, cube)
-  return part(hi - lo, self.P, p)
-end
+function M:ffn_pe(p) return part(self.fc, self.P, p) end
 
 return M

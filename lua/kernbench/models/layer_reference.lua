@@ -57,7 +57,7 @@ end
 -- gate/up, column-parallel): its columns (cols: [p D / P, ...) of the
 -- output, or its share of the cube's MLP columns for gate/up), or its
 -- rows [p ceil(K / P), ...) (rows).
-local function by_split(plan, which, m, p, sip, c)
+local function by_split(plan, which, m, p)
   local K, n = m:size(0), m:size(1)
   if plan.split[which] == "rows" then
     local Kp = (K + plan.P - 1) // plan.P
@@ -65,7 +65,7 @@ local function by_split(plan, which, m, p, sip, c)
     return hi > lo and m:narrow(0, lo, hi - lo) or nil
   end
   if which == "gate_up" then
-    local lo, hi = plan:ffn_pe(sip, c, p)
+    local lo, hi = plan:ffn_pe(p)
     return hi > lo and m:narrow(1, lo, hi - lo) or nil
   end
   return m:narrow(1, p * (n // plan.P), n // plan.P)
@@ -111,8 +111,8 @@ function M.load(torch, plan, w, sip, b)
           end
         end
       end
-      wg[i][1] = by_split(plan, "gate_up", w.wg:narrow(1, clo, chi - clo), p, sip, c)
-      wu[i][1] = by_split(plan, "gate_up", w.wu:narrow(1, clo, chi - clo), p, sip, c)
+      wg[i][1] = by_split(plan, "gate_up", w.wg:narrow(1, clo, chi - clo), p)
+      wu[i][1] = by_split(plan, "gate_up", w.wu:narrow(1, clo, chi - clo), p)
       wd[i][1] = by_split(plan, "down", w.wd:narrow(0, clo, chi - clo), p)
     end
   end

@@ -46,7 +46,7 @@ local function allocate(torch, plan)
               -- and hold tens of MB per SIP)
               ar_attn = t({ C, n }, cube, "ar_attn", nil, torch.data),
               ar_mlp = t({ C, n }, cube, "ar_mlp", nil, torch.data),
-              att = rows(plan.Hc * d, "att"), act = rows(plan.fc_max, "act"),
+              att = rows(plan.Hc * d, "att"), act = rows(plan.fc, "act"),
               qkv = t({ C * P, plan.qkv_out_n }, pe, "qkv"), wqkv = t({ C * P, plan.qkv_w_n }, pe, "w_qkv"),
               stage = t({ C * P, plan.stage_n }, pe, "stage"), wo = t({ C * P, plan.wo_n }, pe, "w_o"),
               wg = t({ C * P, plan.wgu_n }, pe, "w_gate"), wu = t({ C * P, plan.wgu_n }, pe, "w_up"),
@@ -118,18 +118,17 @@ local function classify(name, acct)
   return cu >= mu and "compute" or "memory"
 end
 
---- Runs the layer on every SIP (one rank each); returns the breakdown
--- (rank 0's phases) and, in data mode, the worst error against the host
--- reference.
 --- The plan of a layer on torch's tray (errors: a plain message naming
 -- the shape that does not fit).
 function M.plan(torch, model, o)
   local plan = Plan.new(model, torch.spec, { mode = o.mode, tokens = o.tokens, context = o.context,
                                              sips = torch.spec.sips, cubes = o.cubes, pes = o.pes })
-  plan.stage_n = math.max(plan.T * plan.Db, (plan.sq or 1) * plan.d)
-  plan.ubuf_n = plan.split.gate_up == "rows" and plan.Tp * plan.fc or plan.T * plan.fp_max
   return plan
 end
+
+--- Runs the layer on every SIP (one rank each); returns the breakdown
+-- (rank 0's phases) and, in data mode, the worst error against the host
+-- reference.
 
 function M.run(torch, model, o, plan)
   plan = plan or M.plan(torch, model, o)
@@ -179,8 +178,8 @@ function M.run(torch, model, o, plan)
       out_proj = function() launch("out_proj", K.out_proj, b.att, b.wo, b.ar_attn, b.stage) end,
       allreduce_attn = function() dist.all_reduce(b.ar_attn) end,
       norm_mlp = function() launch("norm_mlp", K.norm, b.x, b.ar_attn, b.h, b.hn, b.g_mlp) end,
-      gate_up = function() launch("gate_up", K.gate_up, rank, b.hn, b.wg, b.wu, b.gbuf, b.ubuf, b.act) end,
-      down = function() launch("down", K.down, rank, b.act, b.wd, b.ar_mlp, b.stage) end,
+      gate_up = function() launch("gate_up", K.gate_up, b.hn, b.wg, b.wu, b.gbuf, b.ubuf, b.act) end,
+      down = function() launch("down", K.down, b.act, b.wd, b.ar_mlp, b.stage) end,
       allreduce_mlp = function() dist.all_reduce(b.ar_mlp) end,
       residual = function() launch("residual", K.residual, b.h, b.ar_mlp, b.out) end,
     }
