@@ -110,7 +110,8 @@ local function convert(p, s)
     for _, c in ipairs(p.choices) do ok = ok or c == v end
     if not ok then
       local cs = {}
-      for i, c in ipairs(p.choices) do cs[i] = tostring(c) end
+      -- an empty choice ("use the default") would print as nothing between commas
+      for i, c in ipairs(p.choices) do cs[i] = c == "" and "'' (empty)" or tostring(c) end
       return nil, "expected one of " .. table.concat(cs, ", ")
     end
   end

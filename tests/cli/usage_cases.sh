@@ -46,6 +46,10 @@ expected an integer for rows	--param rows=abc run deploy-roundtrip
 expected one of tcm, sram, hbm	--param buffer_kind=dram run ccl-allreduce
 known: lrab_hierarchical_allreduce, ring_allreduce, tree_allreduce	--param algorithm=foo run ccl-allreduce
 --param root=nowhere: expected center, corner or a cube index 0 .. 15	--param root=nowhere run ccl-allreduce
+expected one of '' (empty), tcm, sram, hbm	--param buffer_kind=dram run llama-layer
+unknown model 'foo': one of llama-3-70b, llama-3-8b, llama-tiny	--param model=foo run llama-layer
+--param mode=bogus: expected one of prefill, decode	--param mode=bogus run llama-layer
+--param cubes=7: the all-reduces take one cube or all 16	--param cubes=7 run llama-layer
 has no parameter 'nope'	--param nope=1 benches/deploy_roundtrip.lua
 --param cubes=99: a SIP of the topology has 16 cubes	--param cubes=99 run sharded-gemm
 --param pes=99: a cube of the topology has 8 PEs	--param pes=99 benches/sharded_gemm.lua
