@@ -119,7 +119,7 @@ llama_layer_verified_on_1_2_4_sips() {
     check_layer "$tmp/p$n.json" prefill $n
   done
   # a narrow model whose row-parallel GEMMs split by rows on a cube's PEs
-  printf 'return { name = "narrow", hidden = 64, heads = 2, kv_heads = 1, head_dim = 32, ffn = 128, rope_theta = 1e4, norm_eps = 1e-5 }\n' >"$tmp/narrow.lua"
+  printf 'return { name = "narrow", hidden = 64, heads = 2, kv_heads = 1, head_dim = math.floor(64 / 2), ffn = 128, rope_theta = 1e4, norm_eps = 1e-5 }\n' >"$tmp/narrow.lua"
   run -q --set system.sips.count=1 --param model="$tmp/narrow.lua" --param out="$tmp/n" --results-json "$tmp/n.json" \
     run llama-layer --data; expect_status 0
   expect_out "split out_proj by rows, gate_up by rows, down by rows"
@@ -156,4 +156,11 @@ llama_layer_refuses_bad_shapes() {
   printf 'return { name = "m", hidden = 64, heads = 3, kv_heads = 2, head_dim = 16, ffn = 64, rope_theta = 1e4, norm_eps = 1e-5 }\n' >"$tmp/m.lua"
   run -q --param model="$tmp/m.lua" run llama-layer; expect_status 2
   expect_err "heads (3) must be a multiple of kv_heads (2)"
+  # a model file may compute and raise with Lua's pure libraries, and reaches nothing else
+  printf 'if math.floor(2.5) == 2 then error("no such width") end\n' >"$tmp/e.lua"
+  run -q --param model="$tmp/e.lua" run llama-layer; expect_status 2
+  expect_err "model file $tmp/e.lua: $tmp/e.lua:1: no such width"
+  printf 'return os.exit(0)\n' >"$tmp/os.lua"
+  run -q --param model="$tmp/os.lua" run llama-layer; expect_status 2
+  expect_err "global 'os'"
 }

@@ -47,7 +47,11 @@ function M.model(name)
   if type(name) ~= "string" then error("llama.model: expected a model name or a .lua file", 2) end
   if M.MODELS[name] then return check(M.MODELS[name], name) end
   if name:match("%.lua$") then
-    local chunk, err = loadfile(name, "t", {})
+    -- a model file is data: it sees Lua's pure libraries and nothing of the host
+    local env = { math = math, string = string, table = table, error = error, assert = assert,
+                  type = type, tostring = tostring, tonumber = tonumber, pairs = pairs,
+                  ipairs = ipairs, select = select }
+    local chunk, err = loadfile(name, "t", env)
     if not chunk then error(("model file %s: %s"):format(name, err), 0) end
     local ok, m = pcall(chunk)
     if not ok then error(("model file %s: %s"):format(name, tostring(m)), 0) end
