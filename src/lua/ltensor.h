@@ -37,8 +37,11 @@ lua_Integer ltensor_check_int(lua_State *L, int idx, const char *fn, const char 
 bool ltensor_to_scalar(lua_State *L, int idx, double *v);
 /* A dtype name (or torch name) at idx. */
 kb_dtype ltensor_parse_dtype(lua_State *L, int idx, const char *fn);
-/* Options at idx: none, nil, a dtype name or a table {dtype = name}. */
+/* Options at idx: none, nil, a dtype name or a table {dtype = name} (another key is an error). */
 kb_dtype ltensor_opt_dtype(lua_State *L, int idx, const char *fn, kb_dtype def);
+/* The same, for functions whose options hold more keys than dtype (`known`, NULL-ended, names
+ * them all; any other key is an error). */
+kb_dtype ltensor_opt_dtype_of(lua_State *L, int idx, const char *fn, kb_dtype def, const char *const *known);
 /* A shape as a table at idx or sizes as arguments from idx on; returns the
  * index of the first argument after it. */
 int ltensor_read_shape(lua_State *L, int idx, const char *fn, int *ndim, int64_t *shape, bool allow_infer);

@@ -336,7 +336,8 @@ static int random_tensor(lua_State *L, bool normal)
     kb_dtype dt = KB_F32;
     kb_rng *g = luaL_testudata(L, next, GEN_MT);
     if (!g) {
-        dt = ltensor_opt_dtype(L, next, fn, KB_F32);
+        static const char *const known[] = {"dtype", "generator", NULL};
+        dt = ltensor_opt_dtype_of(L, next, fn, KB_F32, known);
         g = luaL_testudata(L, next + 1, GEN_MT);
         if (!g && lua_type(L, next) == LUA_TTABLE) {
             lua_getfield(L, next, "generator");

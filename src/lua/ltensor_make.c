@@ -169,6 +169,7 @@ static void nest_fill(lua_State *L, const nest *ns, int dim, const kb_tensor *t,
 static int l_tensor(lua_State *L)
 {
     double v;
+    lua_settop(L, 2); /* the options stay at 2 (nil if none) above what the scan pushes */
     const kb_tensor *src = ltensor_test(L, 1);
     if (src) {
         kb_tensor desc = *src;

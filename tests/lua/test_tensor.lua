@@ -200,6 +200,19 @@ function TestTensor:test_random_tensors_need_a_generator_and_a_float_dtype()
                             gen(0))
 end
 
+function TestTensor:test_an_options_key_nobody_reads_is_an_error()
+  -- a typo would otherwise give the default dtype without a word
+  lu.assertErrorMsgContains("zeros: unknown option 'dtpye' (a host tensor's options are {dtype =})", tc.zeros, { 2 },
+                            { dtpye = "f16" })
+  lu.assertErrorMsgContains("tensor: unknown option 'name'", tc.tensor, { 1, 2 }, { dtype = "f16", name = "x" })
+  lu.assertErrorMsgContains("arange: unknown option number", tc.arange, 4, { "f16" })
+  lu.assertErrorMsgContains("to: unknown option 'dtypes'", function() return tc.zeros(2):to { dtypes = "f16" } end)
+  lu.assertErrorMsgContains("rand: unknown option 'seed' (a host tensor's options are {dtype =, generator =})",
+                            tc.rand, { 2 }, { seed = 3 }, gen(0))
+  lu.assertEquals(tc.rand({ 2 }, { dtype = "f16", generator = gen(3) }):bytes(), tc.rand({ 2 }, "f16", gen(3)):bytes())
+  lu.assertEquals(tc.tensor({ 1, 2 }, { dtype = "f16" }).dtype, "f16")
+end
+
 -- ---- indexing, views, shape ----
 
 function TestTensor:test_indices_are_zero_based_and_negative_ones_count_from_the_end()

@@ -39,6 +39,24 @@ function TestTorch:test_zeros_and_tensor_on_the_device()
   torch.close()
 end
 
+function TestTorch:test_creation_options_nobody_reads_are_errors()
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_8pe") }
+  local dp = torch.DPPolicy { pe = "row_wise" }
+  lu.assertErrorMsgContains("torch.zeros: unknown option 'dtpye'", torch.zeros, { 16, 4 }, { dtpye = "f16", dp = dp })
+  lu.assertErrorMsgContains("torch.empty: unknown option 'mapp'", torch.empty, { 16, 4 }, { dp = dp, mapp = "cube" })
+  -- name and map describe a device tensor: without dp they would be dropped
+  lu.assertErrorMsgContains("torch.ones: map applies to a device tensor", torch.ones, { 16, 4 }, { map = "cube" })
+  lu.assertErrorMsgContains("torch.full: name applies to a device tensor", torch.full, { 2 }, 1, { name = "x" })
+  local tc = require "kernbench.tensor_c"
+  lu.assertErrorMsgContains("torch.tensor: unknown option 'generator'", torch.tensor, { 1 },
+                            { generator = tc.new_generator(1) })
+  -- a generator given to rand is the one used, not the runtime's
+  local a = torch.rand({ 4 }, { generator = tc.new_generator(7) })
+  lu.assertTrue(torch.equal(a, tc.rand({ 4 }, nil, tc.new_generator(7))))
+  lu.assertFalse(torch.equal(a, torch.rand({ 4 })))
+  torch.close()
+end
+
 function TestTorch:test_mappings_follow_the_policy_and_unmapped_access_is_an_error()
   local torch = torchmod.new { topology = kb.topology.load("small_2x2") }
   local P = torch.spec

@@ -26,6 +26,32 @@ function R:manual_seed(n)
   self.generator = tc.new_generator(n)
 end
 
+--- What a creating function's options may hold: a host tensor takes dtype; dp
+-- places it on the device, where name and map apply (device.lua, R:create).
+-- rand and randn also take generator = (else the runtime's, torch.manual_seed).
+local OPTIONS = { dtype = true, dp = true, name = true, map = true, generator = true }
+
+--- The options as the host library takes them ({dtype =} or a dtype string),
+-- after refusing keys nobody reads (a typo, or name/map without dp, would
+-- otherwise be dropped without a word). Errors name the bench's line.
+local function host_options(o, call)
+  if type(o) ~= "table" then return o end
+  for k in pairs(o) do
+    if not OPTIONS[k] then
+      error(("%s: unknown option %s (options: dtype, and dp = torch.DPPolicy{...} with name, map for a device "
+        .. "tensor)"):format(call, type(k) == "string" and ("'" .. k .. "'") or type(k)), 3)
+    end
+  end
+  if o.dp == nil and (o.name ~= nil or o.map ~= nil) then
+    error(("%s: %s applies to a device tensor: give dp = torch.DPPolicy{...} as well"):format(call,
+      o.name ~= nil and "name" or "map"), 3)
+  end
+  if o.generator ~= nil and call ~= "torch.rand" and call ~= "torch.randn" then
+    error(("%s: unknown option 'generator' (only torch.rand and torch.randn take one)"):format(call), 3)
+  end
+  return { dtype = o.dtype, generator = o.generator }
+end
+
 local function maybe_device(rt, host, o, init, call)
   if not (type(o) == "table" and o.dp) then return host end
   local dt = rt:create(host.shape, o, call)
@@ -34,15 +60,30 @@ local function maybe_device(rt, host, o, init, call)
 end
 
 function R:empty(shape, o)
+  local h = host_options(o, "torch.empty")
   if type(o) == "table" and o.dp then return self:create(shape, o, "torch.empty") end
-  return tc.empty(shape, o)
+  return tc.empty(shape, h)
 end
-function R:zeros(shape, o) return maybe_device(self, tc.zeros(shape, o), o, true, "torch.zeros") end
-function R:ones(shape, o) return maybe_device(self, tc.ones(shape, o), o, true, "torch.ones") end
-function R:full(shape, v, o) return maybe_device(self, tc.full(shape, v, o), o, true, "torch.full") end
-function R:tensor(data, o) return maybe_device(self, tc.tensor(data, o), o, true, "torch.tensor") end
-function R:rand(shape, o) return maybe_device(self, tc.rand(shape, o, self.generator), o, true, "torch.rand") end
-function R:randn(shape, o) return maybe_device(self, tc.randn(shape, o, self.generator), o, true, "torch.randn") end
+function R:zeros(shape, o)
+  return maybe_device(self, tc.zeros(shape, host_options(o, "torch.zeros")), o, true, "torch.zeros")
+end
+function R:ones(shape, o)
+  return maybe_device(self, tc.ones(shape, host_options(o, "torch.ones")), o, true, "torch.ones")
+end
+function R:full(shape, v, o)
+  return maybe_device(self, tc.full(shape, v, host_options(o, "torch.full")), o, true, "torch.full")
+end
+function R:tensor(data, o)
+  return maybe_device(self, tc.tensor(data, host_options(o, "torch.tensor")), o, true, "torch.tensor")
+end
+function R:rand(shape, o)
+  local h = host_options(o, "torch.rand")
+  return maybe_device(self, tc.rand(shape, h, type(h) == "table" and h.generator or self.generator), o, true, "torch.rand")
+end
+function R:randn(shape, o)
+  local h = host_options(o, "torch.randn")
+  return maybe_device(self, tc.randn(shape, h, type(h) == "table" and h.generator or self.generator), o, true, "torch.randn")
+end
 
 --- torch.to_device(t, dp[, {name =}]): places host tensor t on the device
 -- with policy dp (a timed deploy).
