@@ -35,7 +35,7 @@ return {
     buffer_kind = { default = "tcm", choices = { "tcm", "sram", "hbm" }, help = "where the receive rings live" },
     root = { default = "center", help = "the root cube: center, corner or a cube index" },
     n_slots = { default = 4, min = 1, max = 1024, help = "slots per receive ring" },
-    slot_size = { default = 4096, min = 16, help = "bytes per slot (a message; larger payloads go in chunks)" },
+    slot_size = { default = 4096, min = 16, multiple = 16, help = "bytes per slot (a message; larger payloads go in chunks)" },
   },
   run = function(torch, p)
     local dist = torch.distributed

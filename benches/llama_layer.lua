@@ -71,7 +71,7 @@ return {
     cubes = { default = 0, min = 0, help = "cubes per SIP (0: all)", labels = { [0] = "all" } },
     pes = { default = 0, min = 0, help = "PEs per cube (0: all)", labels = { [0] = "all" } },
     seed = { default = 1, help = "seed of the weights and inputs (data mode)" },
-    slot_size = { default = 0, min = 0, help = "the all-reduces' ring slot bytes (0: ccl.yaml's)",
+    slot_size = { default = 0, min = 0, multiple = 16, help = "the all-reduces' ring slot bytes (0: ccl.yaml's)",
                   labels = { [0] = "ccl.yaml" } },
     n_slots = { default = 0, min = 0, help = "the all-reduces' ring slots (0: ccl.yaml's)", labels = { [0] = "ccl.yaml" } },
     buffer_kind = { default = "", choices = { "", "tcm", "sram", "hbm" },
@@ -84,6 +84,7 @@ return {
     if cubes ~= 1 and cubes ~= torch.spec.cubes_per_sip then
       params.invalid("cubes", p.cubes, ("the all-reduces take one cube or all %d of a SIP"):format(torch.spec.cubes_per_sip))
     end
+    params.out_dir("out", p.out)
     local ok, model = pcall(llama.model, p.model)
     if not ok then params.invalid("model", p.model, model) end
     local decode = p.mode == "decode"
@@ -115,7 +116,6 @@ return {
       print(("llama-layer: verified every rank's output against the host reference (worst error %.3g)")
         :format(r.worst_error))
     end
-    os.execute(("mkdir -p %q"):format(p.out))
     local f = kb.open_output(p.out .. "/phases.csv")
     kb.write_file(f:temp(), csv(r))
     f:close()

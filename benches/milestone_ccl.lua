@@ -509,7 +509,7 @@ bench = {
       print(("milestone-ccl: wrote %s in %s"):format(table.concat(made, ", "), o.out))
       return doc.result
     end
-    if not shell_ok(("mkdir -p %q"):format(o.out)) then error("milestone-ccl: cannot create " .. o.out, 0) end
+    require("kernbench.bench_params").out_dir("out", o.out)
     local outs = open_outputs(o)
     local pts = points_of(o.quick)
     local points, jobs = run_workers(torch, o, pts)

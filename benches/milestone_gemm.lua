@@ -117,7 +117,7 @@ end
 -- each is written beside its target and renamed when complete
 -- (kb.open_output), so an interrupted or failed run leaves none.
 local function open_outputs(dir)
-  os.execute(("mkdir -p %q"):format(dir))
+  require("kernbench.bench_params").out_dir("out", dir)
   local outs = { csv = kb.open_output(dir .. "/gemm_sweep.csv") }
   if os.execute("command -v gnuplot >/dev/null 2>&1") then
     outs.efficiency = kb.open_output(dir .. "/efficiency.png")

@@ -231,7 +231,7 @@ return {
       doc = read_sweep(o.out .. "/sweep.json")
       print(("milestone-gqa-llama70b: re-rendering %s/sweep.json (fast=1: nothing simulated)"):format(o.out))
     else
-      os.execute(("mkdir -p %q"):format(o.out))
+      require("kernbench.bench_params").out_dir("out", o.out)
     end
     local outs = { csv = kb.open_output(o.out .. "/gqa_sweep.csv") }
     if not o.fast then outs.json = kb.open_output(o.out .. "/sweep.json") end

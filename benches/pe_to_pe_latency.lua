@@ -209,7 +209,7 @@ return {
     -- outputs opened before any launch, so that a bad directory fails at once
     local outs
     if o.plot then
-      os.execute(("mkdir -p '%s'"):format((o.out:gsub("'", "'\\''"))))
+      require("kernbench.bench_params").out_dir("out", o.out)
       outs = { csv = kb.open_output(o.out .. "/latency.csv") }
       if os.execute("command -v gnuplot >/dev/null 2>&1") then outs.png = kb.open_output(o.out .. "/latency.png") end
     end

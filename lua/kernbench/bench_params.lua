@@ -27,6 +27,27 @@ function M.invalid(key, value, why)
   M.usage_error("--param %s=%s: %s", key, tostring(value), why)
 end
 
+--- Makes the output directory that parameter `key` names (with its parents)
+-- and checks that the bench can write in it, before anything is simulated: a
+-- path that is a file, or a directory nobody may write in, is the user's
+-- mistake (a usage error naming the parameter), not a failure at the end of
+-- a long run. Returns dir.
+function M.out_dir(key, dir)
+  local q = "'" .. tostring(dir):gsub("'", "'\\''") .. "'"
+  local why
+  if dir == "" then
+    why = "an empty directory name"
+  elseif os.execute(("test -e %s && ! test -d %s"):format(q, q)) == true then
+    why = "it exists and is not a directory"
+  elseif os.execute(("mkdir -p %s 2>/dev/null"):format(q)) ~= true then
+    why = "cannot create that directory (a parent is not a directory, or it is not writable)"
+  elseif os.execute(("test -w %s -a -x %s"):format(q, q)) ~= true then
+    why = "that directory is not writable"
+  end
+  if why then M.invalid(key, dir, why) end
+  return dir
+end
+
 --- The grid a bench's `pes` and `cubes` parameters ask for on topology
 -- parameters P (torch.spec): 0 is every PE of a cube / every cube of a SIP;
 -- more than the topology has is a usage error naming the parameter. Either
@@ -54,7 +75,8 @@ end
 -- default (required; its Lua type is the parameter's type unless `type`
 -- says "number" for an integer default), help (a line), optional env,
 -- choices (a list of allowed values), min and max (numbers), labels (what
--- the run's header prints for special values: {[0] = "all"}).
+-- the run's header prints for special values: {[0] = "all"}), multiple (an
+-- integer parameter's values are multiples of it: a ring slot's 16 bytes).
 function M.problem(params)
   if params == nil then return nil end
   if type(params) ~= "table" then return "field 'params' must be a table of parameter declarations" end
@@ -76,6 +98,9 @@ function M.problem(params)
     end
     if p.choices ~= nil and (type(p.choices) ~= "table" or #p.choices == 0) then
       return where .. ": 'choices' must be a non-empty list"
+    end
+    if p.multiple ~= nil and (ty ~= "integer" or math.type(p.multiple) ~= "integer" or p.multiple < 1) then
+      return where .. ": 'multiple' must be an integer >= 1, for an integer parameter"
     end
     if p.labels ~= nil and type(p.labels) ~= "table" then
       return where .. ": 'labels' must be a table {[value] = \"what the run's header prints\"}"
@@ -117,6 +142,7 @@ local function convert(p, s)
   end
   if p.min and v < p.min then return nil, ("expected at least %s"):format(tostring(p.min)) end
   if p.max and v > p.max then return nil, ("expected at most %s"):format(tostring(p.max)) end
+  if p.multiple and v % p.multiple ~= 0 then return nil, ("expected a multiple of %d"):format(p.multiple) end
   return v
 end
 
@@ -184,6 +210,7 @@ function M.describe(b, indent)
     end
     if p.min then about[#about + 1] = ">= " .. tostring(p.min) end
     if p.max then about[#about + 1] = "<= " .. tostring(p.max) end
+    if p.multiple then about[#about + 1] = "a multiple of " .. p.multiple end
     if p.env then about[#about + 1] = "env " .. p.env end
     lines[i] = ("%s%-" .. w .. "s  %s: %s"):format(indent, left[i], table.concat(about, ", "), p.help)
   end

@@ -6,7 +6,8 @@
 # stopped early leaves no result file.
 
 models_cases=(milestone_gqa_writes_verified_panels milestone_gqa_fast_rerenders milestone_gqa_stopped_leaves_nothing
-              llama_layer_verified_on_1_2_4_sips llama_layer_breakdown llama_layer_refuses_bad_shapes)
+              llama_layer_verified_on_1_2_4_sips llama_layer_breakdown llama_layer_refuses_bad_shapes
+              llama_layer_attention_in_blocks)
 
 # check_sweep FILE: the sweep's schema, panels and the model's invariants
 check_sweep() {
@@ -144,6 +145,19 @@ llama_layer_breakdown() {
   # the same inputs give the same figures
   run -q --set system.sips.count=2 --param model=llama-tiny --param out="$tmp/b2" run llama-layer; expect_status 0
   cmp -s "$tmp/b/phases.csv" "$tmp/b2/phases.csv" || fail "phases.csv differs between two runs"
+}
+
+# Attention longer than one scratch-sized block: prefill folds query and key
+# blocks (144 rows a PE: a block of 125 and one of 19, each with its own
+# causal mask), decode folds the cached positions in blocks (4608 > 4096);
+# both verified against the host layer.
+llama_layer_attention_in_blocks() {
+  run -q --set system.sips.count=1 --param model=llama-tiny --param pes=2 --param seq=288 --param out="$tmp/p" \
+    run llama-layer --data; expect_status 0
+  expect_out "verified every rank's output against the host reference"
+  run -q --set system.sips.count=1 --param model=llama-tiny --param mode=decode --param pes=1 --param cubes=1 \
+    --param batch=2 --param context=4608 --param out="$tmp/d" run llama-layer --data; expect_status 0
+  expect_out "verified every rank's output against the host reference"
 }
 
 llama_layer_refuses_bad_shapes() {

@@ -48,6 +48,13 @@ known: lrab_hierarchical_allreduce, ring_allreduce, tree_allreduce	--param algor
 --param root=nowhere: expected center, corner or a cube index 0 .. 15	--param root=nowhere run ccl-allreduce
 expected one of '' (empty), tcm, sram, hbm	--param buffer_kind=dram run llama-layer
 unknown model 'foo': one of llama-3-70b, llama-3-8b, llama-tiny	--param model=foo run llama-layer
+--param out=/dev/null: it exists and is not a directory	--param out=/dev/null run llama-layer
+--param out=/dev/null: it exists and is not a directory	--param out=/dev/null run milestone-ccl
+--param out=/dev/null/x: cannot create that directory	--param out=/dev/null/x run milestone-gemm
+--param out=/dev/null: it exists and is not a directory	--param out=/dev/null run milestone-gqa-llama70b
+--param out=/dev/null: it exists and is not a directory	--param out=/dev/null run pe-to-pe-latency
+--param slot_size=24: expected a multiple of 16	--param slot_size=24 run ccl-allreduce
+--param slot_size=24: expected a multiple of 16	--param slot_size=24 run llama-layer
 --param mode=bogus: expected one of prefill, decode	--param mode=bogus run llama-layer
 --param cubes=7: the all-reduces take one cube or all 16	--param cubes=7 run llama-layer
 has no parameter 'nope'	--param nope=1 benches/deploy_roundtrip.lua

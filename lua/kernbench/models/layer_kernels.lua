@@ -84,15 +84,18 @@ function M.rope(plan, tl, qkv, cos, sin, kc1, kc2, vc)
   local T, h2 = plan.T, plan.d // 2
   local r0, r1 = part(T, plan.P, p)
   if r1 <= r0 then return end
-  local n = r1 - r0
+  local step = chunk_rows(h2, 10) -- four loads and six results of [n, h2] at most
   local function rotate(kind, idx)
-    local cs = tl.load(cos + r0 * h2 * F16, { n, h2 }, "f16") -- per block: the scratch is a ring
-    local sn = tl.load(sin + r0 * h2 * F16, { n, h2 }, "f16")
     local b1, b2 = plan.block[kind .. idx .. ".0"], plan.block[kind .. idx .. ".1"]
-    local a1, a2 = block_at(plan, qkv, c, b1, r0), block_at(plan, qkv, c, b2, r0)
-    local x1, x2 = tl.load(a1, { n, h2 }, "f16"), tl.load(a2, { n, h2 }, "f16")
-    tl.store(a1, x1 * cs - x2 * sn)
-    tl.store(a2, x2 * cs + x1 * sn)
+    for ra = r0, r1 - 1, step do
+      local n = math.min(step, r1 - ra)
+      local cs = tl.load(cos + ra * h2 * F16, { n, h2 }, "f16") -- per block: the scratch is a ring
+      local sn = tl.load(sin + ra * h2 * F16, { n, h2 }, "f16")
+      local a1, a2 = block_at(plan, qkv, c, b1, ra), block_at(plan, qkv, c, b2, ra)
+      local x1, x2 = tl.load(a1, { n, h2 }, "f16"), tl.load(a2, { n, h2 }, "f16")
+      tl.store(a1, x1 * cs - x2 * sn)
+      tl.store(a2, x2 * cs + x1 * sn)
+    end
   end
   for i = 0, plan.Hc - 1 do rotate("q", i) end
   for g = 0, plan.Gc - 1 do rotate("k", g) end
@@ -126,11 +129,15 @@ end
 -- [p sq, (p + 1) sq); at step s it takes the K/V rows of PE (p - s) mod P
 -- from memory (a block of later tokens is skipped, the diagonal one
 -- masked) and folds them into an online softmax (running max m, sum l,
--- unnormalised output o).
-function M.attention_prefill(plan, tl, sip, qkv, mask, att, stage)
+-- unnormalised output o). Rows go in blocks of plan.qb (the last of a PE's
+-- rows plan.qr) so that a step's scores fit the scratch ring: a query block
+-- folds every key block before it, and its own under the causal mask of
+-- its size (mask: [qb, qb], mask_rest: [qr, qr]).
+function M.attention_prefill(plan, tl, sip, qkv, mask, mask_rest, att, stage)
   local p, c = ids(tl)
   if c >= plan.Ca then return end
-  local sq, d, h2, P = plan.sq, plan.d, plan.d // 2, plan.P
+  local sq, d, h2, P, qb = plan.sq, plan.d, plan.d // 2, plan.P, plan.qb
+  local nblk = (sq + qb - 1) // qb
   local scale = 1 / math.sqrt(d)
   local kv0 = plan:kv0(sip, c)
   local st = stage + (c * P + p) * plan.stage_n * F16
@@ -139,33 +146,39 @@ function M.attention_prefill(plan, tl, sip, qkv, mask, att, stage)
     g = g - kv0
     local q1b, q2b = plan.block["q" .. i .. ".0"], plan.block["q" .. i .. ".1"]
     local k1b, k2b, vb = plan.block["k" .. g .. ".0"], plan.block["k" .. g .. ".1"], plan.block["v" .. g .. ".0"]
-    local m, l, o
-    for s = 0, P - 1 do
-      local j = (p - s) % P
-      if j <= p then
-        local q1 = tl.load(block_at(plan, qkv, c, q1b, p * sq), { sq, h2 }, "f16")
-        local q2 = tl.load(block_at(plan, qkv, c, q2b, p * sq), { sq, h2 }, "f16")
-        local k1 = tl.load(block_at(plan, qkv, c, k1b, j * sq), { sq, h2 }, "f16")
-        local k2 = tl.load(block_at(plan, qkv, c, k2b, j * sq), { sq, h2 }, "f16")
-        local v = tl.load(block_at(plan, qkv, c, vb, j * sq), { sq, d }, "f16")
-        local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
-          * scale
-        if j == p then sc = sc + tl.load(mask, { sq, sq }, "f32") end
-        local mx = tl.max(sc, 1)
-        local m_new = m and tl.maximum(m, mx) or mx
-        local e = tl.exp(sc - m_new)
-        local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
-        if m then
-          local corr = tl.exp(m - m_new)
-          l = l * corr + tl.sum(e, 1)
-          o = o * corr + pv
-        else
-          l, o = tl.sum(e, 1), pv
+    for qi = 0, nblk - 1 do
+      local qa = qi * qb
+      local qn = math.min(qb, sq - qa)
+      local m, l, o
+      for s = 0, P - 1 do
+        local j = (p - s) % P
+        for ki = 0, j == p and qi or (j < p and nblk - 1 or -1) do
+          local ka = ki * qb
+          local kn = math.min(qb, sq - ka)
+          local q1 = tl.load(block_at(plan, qkv, c, q1b, p * sq + qa), { qn, h2 }, "f16")
+          local q2 = tl.load(block_at(plan, qkv, c, q2b, p * sq + qa), { qn, h2 }, "f16")
+          local k1 = tl.load(block_at(plan, qkv, c, k1b, j * sq + ka), { kn, h2 }, "f16")
+          local k2 = tl.load(block_at(plan, qkv, c, k2b, j * sq + ka), { kn, h2 }, "f16")
+          local v = tl.load(block_at(plan, qkv, c, vb, j * sq + ka), { kn, d }, "f16")
+          local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
+            * scale
+          if j == p and ki == qi then sc = sc + tl.load(qn == qb and mask or mask_rest, { qn, qn }, "f32") end
+          local mx = tl.max(sc, 1)
+          local m_new = m and tl.maximum(m, mx) or mx
+          local e = tl.exp(sc - m_new)
+          local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+          if m then
+            local corr = tl.exp(m - m_new)
+            l = l * corr + tl.sum(e, 1)
+            o = o * corr + pv
+          else
+            l, o = tl.sum(e, 1), pv
+          end
+          m = m_new
         end
-        m = m_new
       end
+      put_rows(plan, tl, o / l, att, st, c, i, p * sq + qa, qn)
     end
-    put_rows(plan, tl, o / l, att, st, c, i, p * sq, sq)
   end
 end
 
@@ -187,17 +200,34 @@ function M.attention_decode(plan, tl, sip, qkv, kc1, kc2, vc, state)
       local slot = ((pe * plan.Gc + g) * B + b) * Lp
       local q1 = tl.load(block_at(plan, qkv, c, plan.block["q" .. i .. ".0"], b), { 1, h2 }, "f16")
       local q2 = tl.load(block_at(plan, qkv, c, plan.block["q" .. i .. ".1"], b), { 1, h2 }, "f16")
-      local k1 = tl.load(kc1 + slot * h2 * F16, { Lp, h2 }, "f16")
-      local k2 = tl.load(kc2 + slot * h2 * F16, { Lp, h2 }, "f16")
-      local v = tl.load(vc + slot * d * F16, { Lp, d }, "f16")
-      local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
-        * scale
-      local m = tl.max(sc, 1)
-      local e = tl.exp(sc - m)
+      -- the PE's positions plan.kb at a time (the scratch is a ring), folded
+      -- as prefill folds; the first block's sum is taken when needed, so one
+      -- block is the plain softmax state
+      local m, l, o, e0
+      for ka = 0, Lp - 1, plan.kb do
+        local kn = math.min(plan.kb, Lp - ka)
+        local k1 = tl.load(kc1 + (slot + ka) * h2 * F16, { kn, h2 }, "f16")
+        local k2 = tl.load(kc2 + (slot + ka) * h2 * F16, { kn, h2 }, "f16")
+        local v = tl.load(vc + (slot + ka) * d * F16, { kn, d }, "f16")
+        local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
+          * scale
+        local mx = tl.max(sc, 1)
+        local m_new = m and tl.maximum(m, mx) or mx
+        local e = tl.exp(sc - m_new)
+        local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+        if m then
+          local corr = tl.exp(m - m_new)
+          l = (l or tl.sum(e0, 1)) * corr + tl.sum(e, 1)
+          o = o * corr + pv
+        else
+          o, e0 = pv, e
+        end
+        m = m_new
+      end
       local at = state + ((pe * plan.Hc + i) * B + b) * (d + 2) * F32
-      tl.store(at, tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" }))
+      tl.store(at, o)
       tl.store(at + d * F32, m)
-      tl.store(at + (d + 1) * F32, tl.sum(e, 1))
+      tl.store(at + (d + 1) * F32, l or tl.sum(e0, 1))
     end
   end
 end

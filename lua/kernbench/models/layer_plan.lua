@@ -93,10 +93,32 @@ function M.new(m, spec, o)
   plan.wo_n = wsize("out_proj", plan.Hc * d, plan.Db, D)
   plan.wgu_n = wsize("gate_up", D, plan.fp_max, plan.fc)
   plan.wd_n = wsize("down", plan.fc, plan.Db, D)
+  -- attention in blocks whose temporaries fit the kernels' scratch ring
+  -- (docs/models.md, "Attention in blocks"): prefill folds [qb, qb] score
+  -- blocks (the last of a PE's rows qr), decode kb cached positions at a time
+  plan.qb = M.attention_block(plan.sq or 1, d)
+  plan.qr = (plan.sq or 1) % plan.qb
+  plan.kb = math.max(1, M.SCRATCH_BUDGET // (4 * d))
   -- per PE: the staging of row copies, and up's output
   plan.stage_n = math.max(T * plan.Db, (plan.sq or 1) * d)
   plan.ubuf_n = plan.split.gate_up == "rows" and plan.Tp * plan.fc or T * plan.fp_max
   return setmetatable(plan, { __index = M })
+end
+
+--- Bytes of a PE's scratch ring that one step of an attention loop may
+-- take: half of the default 1 MiB, so a step's results stay readable while
+-- the next step's are made.
+M.SCRATCH_BUDGET = 512 * 1024
+
+--- The rows of a prefill attention block: all sq of a PE's query rows if
+-- one step's temporaries fit the budget (about 7 f32 [b, b] score arrays
+-- and 5 f32 [b, d] outputs), else the largest b <= 128 that fits.
+function M.attention_block(sq, d)
+  local function fits(b) return 28 * b * b + 20 * b * d <= M.SCRATCH_BUDGET end
+  if fits(sq) then return sq end
+  local b = math.min(sq, 128)
+  while b > 1 and not fits(b) do b = b - 1 end
+  return b
 end
 
 --- The element offset of row k of cube c's [K, n] weight split by rows.

@@ -127,12 +127,16 @@ function M.load(torch, plan, w, sip, b)
   put(b.cos, w.cos)
   put(b.sin, w.sin)
   if plan.mode == "prefill" then
-    local m = {}
-    for r = 1, plan.sq do
-      m[r] = {}
-      for c = 1, plan.sq do m[r][c] = c > r and -math.huge or 0 end
+    local function causal(n)
+      local m = {}
+      for r = 1, n do
+        m[r] = {}
+        for c = 1, n do m[r][c] = c > r and -math.huge or 0 end
+      end
+      return torch.tensor(m, { dtype = "f32" })
     end
-    put(b.mask, torch.tensor(m, { dtype = "f32" }))
+    put(b.mask, causal(plan.qb))
+    if b.mask_rest then put(b.mask_rest, causal(plan.qr)) end
   else
     local n = plan.Gc * T * plan.Lp
     put(b.kc1, rows_of(torch, kc1, n * h2))

@@ -55,7 +55,8 @@ local function allocate(torch, plan)
               g_attn = t({ D }, rep, "g_attn"), g_mlp = t({ D }, rep, "g_mlp"),
               cos = t({ T, d // 2 }, rep, "rope_cos"), sin = t({ T, d // 2 }, rep, "rope_sin") }
   if plan.mode == "prefill" then
-    x.mask = t({ plan.sq, plan.sq }, rep, "causal_mask", "f32")
+    x.mask = t({ plan.qb, plan.qb }, rep, "causal_mask", "f32")
+    if plan.qr > 0 then x.mask_rest = t({ plan.qr, plan.qr }, rep, "causal_mask_rest", "f32") end
   else
     local cache = plan.Gc * T * plan.Lp
     x.kc1 = t({ C * P, cache * d // 2 }, pe, "k_cache_lo")
@@ -171,7 +172,7 @@ function M.run(torch, model, o, plan)
         if plan.mode == "decode" then
           launch("attention", K.attention_decode, rank, b.qkv, b.kc1, b.kc2, b.vc, b.state)
         else
-          launch("attention", K.attention_prefill, rank, b.qkv, b.mask, b.att, b.stage)
+          launch("attention", K.attention_prefill, rank, b.qkv, b.mask, b.mask_rest or b.mask, b.att, b.stage)
         end
       end,
       attention_combine = function() launch("attention_combine", K.attention_combine, b.state, b.att) end,
