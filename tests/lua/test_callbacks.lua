@@ -64,6 +64,28 @@ function TestCallbacks:test_defuse_keeps_a_failure_from_failing_the_run()
   lu.assertTrue(ev:defused())
 end
 
+function TestCallbacks:test_run_until_an_event_drops_what_waits_behind_its_stop()
+  -- SimPy's run(until=ev) stops by raising from ev's callbacks: what was added to ev
+  -- after the run began never runs; what was added before it runs first
+  local s = sim.new()
+  local ev = s:timeout(2, "v")
+  local seen = {}
+  ev:add_callback(function() seen[#seen + 1] = "before" end)
+  local late = s:spawn{name = "late", fn = function()
+    s:sleep(1)
+    ev:add_callback(function() seen[#seen + 1] = "after" end)
+    seen[#seen + 1] = ev:wait()
+  end}
+  lu.assertEquals(s:run(ev), "v")
+  lu.assertEquals(s:now(), 2)
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok) -- 'late' is blocked on ev for good
+  lu.assertStrContains(tostring(err), "process 'late' #1")
+  lu.assertStrContains(tostring(err), "waiting on event #1 (processed)")
+  lu.assertEquals(seen, {"before"})
+  lu.assertTrue(late:alive())
+end
+
 function TestCallbacks:test_views_list_requests_and_blocked_processes()
   local s = sim.new()
   local r = s:resource(1)
