@@ -212,6 +212,10 @@ function M.submit_launch(rt, msg, fn)
 
   -- what each PE's kernel process runs, with its kernel instance
   local function body(ctx, _, cube, pe)
+    -- a body that fails still ends its instance (ctx:abandon: the scratch
+    -- goes back to the PE and PE_CPU answers once its commands in flight
+    -- have), so the PE runs the next launch and the handle completes
+    local _ <close> = setmetatable({}, { __close = function() ctx:abandon() end })
     procs[#procs + 1] = rt.s:current() -- rt, not s: one upvalue shared with on_write
     local tl = tlmod.new(ctx, { pe = pe, cube = cube, num_pes = grid.pes, num_cubes = grid.cubes,
                                 on_write = on_write })
@@ -222,7 +226,17 @@ function M.submit_launch(rt, msg, fn)
 
   local ev = s:launch { name = name, targets = targets, grid = grid, data = rt.data,
                         pa_fallback = rt.pa_fallback, body = body }
-  local h = rt:handle(ev, "launch " .. name, function(answer) msg.target_start_ns = answer.target_start_ns end)
+  local h
+  h = rt:handle(ev, "launch " .. name, function(answer)
+    msg.target_start_ns = answer.target_start_ns
+    for _, p in ipairs(procs) do
+      if p:triggered() and p:ok() == false then -- its error was the run's when it failed
+        h.error = ("launch '%s' failed: its kernel on %s raised an error (reported when it failed)"):format(name,
+          p:name():match(" on (%S+)$") or p:name())
+        break
+      end
+    end
+  end)
   h.message = msg
   h.grid = grid
   -- The device tensors it may use (its tensor arguments, and those an

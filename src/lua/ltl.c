@@ -455,6 +455,20 @@ static int ctx_finish(lua_State *L)
     return 0;
 }
 
+/* ctx:abandon(): the kernel's body has failed (called as its to-be-closed
+ * guard closes; a no-op once it has finished): the instance ends when its
+ * commands in flight have, so its scratch goes back to the PE and PE_CPU
+ * answers the launch. */
+static int ctx_abandon(lua_State *L)
+{
+    ltl_ctx *c = ltl_test_ud(L, 1, &CTX_KEY);
+    if (!c)
+        return luaL_typeerror(L, 1, "PE context");
+    if (c->k && kb_kernel_pe(c->k))
+        kb_kernel_abandon(c->k);
+    return 0;
+}
+
 static int ctx_is_data(lua_State *L)
 {
     lua_pushboolean(L, kb_kernel_data(ltl_check_open_ctx(L, 1)->k));
@@ -466,7 +480,8 @@ static int ctx_is_data(lua_State *L)
 static const luaL_Reg ctx_methods[] = {
     {"tl_functions", ctx_tl_functions}, {"dot", ctx_dot}, {"math", ctx_math}, {"cast", ctx_cast},
     {"cycles", ctx_cycles}, {"full", ctx_full}, {"arange", ctx_arange}, {"trans", ctx_trans},
-    {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {"finish", ctx_finish}, {NULL, NULL}};
+    {"stats", ctx_stats}, {"is_data", ctx_is_data}, {"span", ctx_span}, {"finish", ctx_finish}, {"abandon", ctx_abandon},
+    {NULL, NULL}};
 
 static int l_is_tensor(lua_State *L)
 {

@@ -57,6 +57,32 @@ function TestTorch:test_creation_options_nobody_reads_are_errors()
   torch.close()
 end
 
+function TestTorch:test_a_failed_kernel_gives_its_pe_back()
+  -- as in the REPL: a kernel fails, the user fixes it and launches again
+  local torch = torchmod.new { topology = kb.topology.load("small_1cube_8pe"), data = true }
+  local d = torch.tensor({ { 1, 2 }, { 3, 4 } }, { dtype = "f32", dp = torch.DPPolicy {} })
+  local bad = { name = "bad", fn = function(tl, p)
+    local x = tl.load(p, { 2, 2 }, "f32")
+    tl.composite { op = "math", math_op = "add", a = tl.ref(p, { 2, 2 }, "f32"), b = tl.ref(p, { 2, 2 }, "f32"),
+                   out_ptr = p }
+    if x then error("oops") end
+  end }
+  lu.assertErrorMsgContains("oops", torch.launch, bad, { 1, 1 }, d)
+  -- its scratch is the PE's again (the failed instance ended once its
+  -- composite had), and the waiter of the failed run stops no later run
+  local h = torch.launch({ name = "good", fn = function(tl, p) tl.store(p, tl.load(p, { 2, 2 }, "f32") * 2) end },
+                         { 1, 1 }, d)
+  lu.assertTrue(h:done())
+  lu.assertEquals(d:cpu():tolist(), { { 4, 8 }, { 12, 16 } }) -- the composite's doubling, then good's
+  -- the failed launch's handle completes, and waiting on it says it failed
+  local h2 = torch.launch_async(bad, { 1, 1 }, d)
+  lu.assertErrorMsgContains("oops", torch.synchronize)
+  torch.synchronize()
+  lu.assertTrue(h2:done())
+  lu.assertErrorMsgContains("launch 'bad' failed: its kernel on sip0.cube0.pe0 raised an error", torch.wait, h2)
+  torch.close()
+end
+
 function TestTorch:test_mappings_follow_the_policy_and_unmapped_access_is_an_error()
   local torch = torchmod.new { topology = kb.topology.load("small_2x2") }
   local P = torch.spec

@@ -177,7 +177,11 @@ end
 --- torch.wait(h): runs the simulation until h (a handle or an event) has
 -- completed; returns its value.
 function Runtime:wait(h)
-  if getmetatable(h) == self.Handle then return self:wait(h.finished) end
+  if getmetatable(h) == self.Handle then
+    local v = self:wait(h.finished)
+    if h.error then error(h.error, 2) end -- a launch whose kernel failed
+    return v
+  end
   if self.workers[coroutine.running()] then -- a spawn worker: the scheduler drains, then resumes it
     coroutine.yield { wait = h }
     return h:value()
@@ -190,11 +194,17 @@ function Runtime:wait(h)
   end
   if not h:processed() then
     local s = self.s
+    -- the waiter stops this run only: if the run fails first (a kernel's
+    -- error), a later run must not be stopped when h completes
+    local armed = true
     s:spawn(function()
       h:wait()
-      s:stop()
+      if armed then s:stop() end
     end, "torch.wait")
-    s:run()
+    do
+      local _ <close> = setmetatable({}, { __close = function() armed = false end })
+      s:run()
+    end
     if not h:processed() then
       error("torch.wait: the simulation ran out of work but the handle is not done", 2)
     end

@@ -43,6 +43,7 @@ struct kb_kernel {
     kb_kernel_finish_fn on_finish; /* its launcher (PE_CPU), told once */
     void *finish_arg;
     bool ended;                 /* its body has returned (kb_kernel_finish) */
+    bool abandoned;             /* its body failed: it ends when nothing is in flight */
 };
 
 kb_kernel *kb_kernel_new(kb_pe *p, const char *name, uint64_t scratch_base, uint64_t scratch_size, bool data,
@@ -116,6 +117,15 @@ void kb_kernel_on_finish(kb_kernel *k, kb_kernel_finish_fn fn, void *arg)
     k->finish_arg = arg;
 }
 
+static void end_instance(kb_kernel *k)
+{
+    kb_kernel_finish_fn fn = k->on_finish;
+    k->on_finish = NULL;
+    k->ended = true;
+    if (fn)
+        fn(k, k->finish_arg);
+}
+
 bool kb_kernel_finish(kb_kernel *k, char **err)
 {
     if (k->composites || k->busy) {
@@ -123,12 +133,26 @@ bool kb_kernel_finish(kb_kernel *k, char **err)
                            k->busy ? "a command" : "composite commands");
         return false;
     }
-    kb_kernel_finish_fn fn = k->on_finish;
-    k->on_finish = NULL;
-    k->ended = true;
-    if (fn)
-        fn(k, k->finish_arg);
+    end_instance(k);
     return true;
+}
+
+/* An abandoned instance ends once its last command in flight has. */
+static void end_if_abandoned(kb_kernel *k)
+{
+    if (k->abandoned && !k->ended && !k->busy && !k->composites && k->pe)
+        end_instance(k);
+}
+
+void kb_kernel_abandon(kb_kernel *k)
+{
+    if (k->ended || k->abandoned)
+        return;
+    k->abandoned = true;
+    k->wake = NULL; /* nobody to resume */
+    k->waiting = k->wait_all = false;
+    k->wait_for = NULL;
+    end_if_abandoned(k);
 }
 
 kb_pe *kb_kernel_pe(const kb_kernel *k) { return k->pe; }
@@ -190,6 +214,7 @@ static void deliver(kb_kernel *k)
     k->cmd_ref = false;
     if (k->wake)
         k->wake(k, k->wake_arg);
+    end_if_abandoned(k);
     kb_kernel_unref(k);
 }
 
@@ -266,6 +291,7 @@ static void composite_done(kb_composite *c)
     k->compute_ps += c->stage_ps[KB_ST_GEMM] + c->stage_ps[KB_ST_MATH];
     if (c->error && !k->composite_error)
         k->composite_error = kb_xstrdup(c->error);
+    end_if_abandoned(k);
     if (!k->waiting || (k->wait_for != c && !(k->wait_all && k->composites == 0)))
         return;
     k->waiting = k->wait_all = false;
@@ -285,6 +311,7 @@ static void release_composite(kb_composite *c)
         k->composites--;
         if (k->wait_for == c)
             k->waiting = false, k->wait_for = NULL;
+        end_if_abandoned(k);
     }
     kb_kernel_unref(k);
 }

@@ -576,8 +576,12 @@ void kb_kernel_stats_of(const kb_kernel *k, kb_kernel_stats *out);
 typedef void (*kb_kernel_finish_fn)(kb_kernel *k, void *arg);
 void kb_kernel_on_finish(kb_kernel *k, kb_kernel_finish_fn fn, void *arg);
 bool kb_kernel_finish(kb_kernel *k, char **err);
-/* Whether kb_kernel_finish has succeeded: the instance's body has
- * returned, its scratch is the PE's again, its handles are dead. */
+/* The body has failed: the instance ends (its launcher is told, as by
+ * kb_kernel_finish) as soon as no command or composite of it is in
+ * flight, now if none is; nothing is woken any more. A no-op once ended. */
+void kb_kernel_abandon(kb_kernel *k);
+/* Whether kb_kernel_finish has succeeded (or an abandoned instance has
+ * ended): the instance's scratch is the PE's again, its handles are dead. */
 bool kb_kernel_ended(const kb_kernel *k);
 
 #endif
