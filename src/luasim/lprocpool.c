@@ -130,6 +130,8 @@ static int l_run(lua_State *L)
         int t = lua_gettop(L);
         int argv_t = t;
         if (lua_getfield(L, t, "argv") == LUA_TTABLE) {
+            static const char *const known[] = {"argv", "stdout", "stderr", NULL};
+            lbind_check_keys(L, t, "procpool.run", "a command's fields", known);
             argv_t = lua_gettop(L);
         } else {
             lua_pop(L, 1);
