@@ -18,6 +18,7 @@
 -- its PEs; every PE_CPU starts the kernel at target_start_ns with a kernel
 -- instance, on which the body below runs the kernel function; answers
 -- (pe_exec_ns, dma_ns, compute_ns, late_ns) merge by max on the way back.
+local options = require "kernbench.options"
 local tlmod = require "kernbench.tl"
 
 local M = {}
@@ -78,6 +79,7 @@ function M.resolve_kernel(kernel)
     end
     return kernel, v
   elseif type(kernel) == "table" and type(kernel.fn) == "function" then
+    options.check("torch.launch", kernel, { "name", "fn" }, 4, "the kernel's fields")
     return kernel.name or "kernel", kernel.fn
   end
   error(("torch.launch: the kernel must be a function, a module name or {name=, fn=} (got %s)"):format(type(kernel)), 4)
@@ -90,6 +92,7 @@ function M.resolve_grid(grid, P, call)
   if math.type(grid) == "integer" then
     pes, cubes = grid, 1
   elseif type(grid) == "table" then
+    options.check(call, grid, { "pes", "cubes" }, 4, "the grid's fields", true)
     pes, cubes = grid[1] or grid.pes, grid[2] or grid.cubes or 1
   end
   if math.type(pes) ~= "integer" or math.type(cubes) ~= "integer" or pes < 1 or cubes < 1 then

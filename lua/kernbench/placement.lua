@@ -15,10 +15,11 @@
 --     layout; reading a tensor back undoes it);
 --   * replicate gives every cube (or PE) the whole block at offset 0;
 --   * the PE level splits each cube's block again by the same rules.
+local options = require "kernbench.options"
+
 local M = {}
 
 local KINDS = { replicate = true, row_wise = true, column_wise = true }
-local FIELDS = { cube = true, pe = true, num_cubes = true, num_pes = true }
 
 local policy_mt = {}
 policy_mt.__index = policy_mt
@@ -37,10 +38,8 @@ function M.DPPolicy(opts)
     if k == "sip" or k == "num_sips" then
       error(("DPPolicy: '%s' was removed; a tensor's SIP is torch.ahbm.set_device(rank)"):format(k), 2)
     end
-    if not FIELDS[k] then
-      error(("DPPolicy: unknown field '%s' (cube, pe, num_cubes, num_pes)"):format(tostring(k)), 2)
-    end
   end
+  options.check("DPPolicy", opts, { "cube", "pe", "num_cubes", "num_pes" }, 2, "its fields")
   local p = setmetatable({ cube = opts.cube or "replicate", pe = opts.pe or "replicate",
                            num_cubes = opts.num_cubes, num_pes = opts.num_pes }, policy_mt)
   for _, level in ipairs { "cube", "pe" } do

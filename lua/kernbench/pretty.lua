@@ -5,6 +5,8 @@
 -- values; topologies as their summary; simulations, processes, events and
 -- other values with a __tostring as that text; never "table: 0x...".
 -- Top-level strings and numbers print as print prints them.
+local optkeys = require "kernbench.options"
+
 local M = {}
 
 M.DEPTH, M.ITEMS, M.VALUES, M.WIDTH, M.STRING = 3, 20, 8, 80, 200
@@ -155,6 +157,10 @@ end
 
 --- v as a Lua literal (strings quoted), kb.pretty's form.
 function M.format(v, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("kb.pretty: argument 2 (opts) must be a table such as {depth = 3} or nil, got %s"):format(type(opts)), 2)
+  end
+  optkeys.check("kb.pretty", opts, { "depth", "items", "values", "width", "string" }, 2)
   return format(v, options(opts), 0, {})
 end
 

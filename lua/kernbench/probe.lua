@@ -25,6 +25,8 @@
 -- line prints it and exits 2).
 -- The report, the JSON form and the command line are in probe_cli.lua; this
 -- module re-exports them.
+local options = require "kernbench.options"
+
 local M = {}
 
 M.NBYTES = 32768
@@ -360,7 +362,11 @@ M.load_topology = load_topology
 -- "all" = every case), nbytes (default 32768).
 -- Returns {topology, nbytes, cases, skipped, sweep, invariants, skipped_checks, info}.
 function M.run(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("kb.probe.run: takes {topology =, sets =, case =, nbytes =} or nothing, got %s"):format(type(opts)), 2)
+  end
   opts = opts or {}
+  options.check("kb.probe.run", opts, { "topology", "sets", "case", "nbytes" }, 2)
   local only = opts.case
   if only == "all" then only = nil end
   if only and not find_case(only) then

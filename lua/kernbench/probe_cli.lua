@@ -226,7 +226,7 @@ function M.main(args)
     if not ook then return usage_error(tostring(o)) end
     out = o
   end
-  local res = P.run(opts)
+  local res = P.run { topology = opts.topology, sets = opts.sets, case = opts.case } -- the library's options
   if out then
     out:write(P.to_json(res), "\n"):close()
   elseif opts.json then

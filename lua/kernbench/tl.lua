@@ -3,6 +3,7 @@
 -- cycles, send, recv) run on the PE's modelled engines and return when they complete;
 -- metadata calls (program_id, ref, zeros, full, arange, trans, cdiv) take
 -- no simulated time. Reference: docs/tl.md.
+local options = require "kernbench.options"
 local pe_c = require "kernbench.pe_c"
 
 local M = {}
@@ -33,11 +34,8 @@ local function bad(level, fmt, ...) error(("tl.composite: " .. fmt):format(...),
 function M.composite_args(spec, level)
   level = level + 1
   if type(spec) ~= "table" then bad(level, "takes one table {op =, a =, b =, out_ptr =, ...}") end
-  local known = { op = 1, a = 1, b = 1, out_ptr = 1, math_op = 1, epilogue = 1, acc_dtype = 1, out_dtype = 1,
-                  tile_shape = 1 }
-  for k in pairs(spec) do
-    if not known[k] then bad(level, "unknown field '%s'", tostring(k)) end
-  end
+  options.check("tl.composite", spec, { "op", "a", "b", "out_ptr", "math_op", "epilogue", "acc_dtype", "out_dtype",
+                                        "tile_shape" }, level, "its fields")
   if spec.op ~= "gemm" and spec.op ~= "math" then
     bad(level, "op must be \"gemm\" or \"math\", got %s", tostring(spec.op))
   end
@@ -81,6 +79,7 @@ function M.composite_args(spec, level)
       if field == nil then
         bad(level, "epilogue[%d]: unknown op '%s' (dequant, bias, relu, scale, gelu, silu, add)", i, tostring(e.op))
       end
+      options.check("tl.composite", e, { "op", "scope", field or nil }, level, ("epilogue[%d]'s fields"):format(i))
       local scope = e.scope or "output_tile"
       if scope == "kernel" then
         bad(level, "epilogue[%d]: scope 'kernel' has no place in a tile plan: use k_tile or output_tile", i)
@@ -235,6 +234,7 @@ function M.new(ctx, info)
   function tl.send(dir, src)
     dir = dir_arg("tl.send", dir, false)
     if type(src) == "table" and not M.is_ref(src) then
+      options.check("tl.send", src, { "addr", "nbytes" }, 2, "a memory source's fields")
       if math.type(src.addr) ~= "integer" or math.type(src.nbytes) ~= "integer" or src.nbytes < 1 then
         error("tl.send: a memory source is {addr = integer address, nbytes = integer >= 1}", 2)
       end
@@ -251,6 +251,7 @@ function M.new(ctx, info)
   -- dst, also stored to memory at that address.
   function tl.recv(dir, shape, dtype, opts)
     dir = dir_arg("tl.recv", dir, true)
+    options.check("tl.recv", opts, { "dst" }, 2)
     if opts ~= nil and (type(opts) ~= "table" or math.type(opts.dst) ~= "integer") then
       error("tl.recv: options must be {dst = integer address}", 2)
     end

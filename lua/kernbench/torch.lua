@@ -16,6 +16,7 @@
 -- interface extensions use); kernel launches (kernbench.launch), PE-to-PE
 -- queues (kernbench.ccl.install), ranks (kernbench.ccl.spawn) and the
 -- process group (kernbench.ccl.distributed) extend it.
+local options = require "kernbench.options"
 local placement = require "kernbench.placement"
 local runtime = require "kernbench.torch.runtime"
 local tensors = require "kernbench.torch.tensors"
@@ -38,6 +39,7 @@ function M.new(opts)
   if opts ~= nil and type(opts) ~= "table" then
     error(("kb.torch: argument 1 (opts) must be a table such as {topology = ...} or nil, got %s"):format(type(opts)), 3)
   end
+  options.check("kb.torch", opts, { "topology", "device", "data_mode", "data", "op_log", "pa_fallback" }, 2)
   local tc = require "kernbench.tensor_c"
   local rt = runtime.new(opts or {})
   local R = runtime.Runtime

@@ -92,8 +92,12 @@ kb_data *lbytes_from_args(lua_State *L, int idx, const char *call, bool write, u
         if (len != nbytes)
             luaL_error(L, "%s: data holds %I bytes, nbytes is %I", call, (lua_Integer)len, (lua_Integer)nbytes);
         d = kb_data_buffer(s, nbytes);
-    } else if (!write && lua_toboolean(L, -1)) {
-        d = kb_data_buffer(NULL, nbytes);
+    } else if (!write && !lua_isnil(L, -1)) {
+        if (!lua_isboolean(L, -1))
+            luaL_error(L, "%s: field 'data' must be a boolean (true: the bytes read back), got %s", call,
+                       luaL_typename(L, -1));
+        if (lua_toboolean(L, -1))
+            d = kb_data_buffer(NULL, nbytes);
     }
     lua_pop(L, 1);
     return d;

@@ -110,6 +110,8 @@ static int inst_send(lua_State *L)
     kb_scripted *s = check_inst(L, 1);
     const kb_comp *c = kb_scripted_comp(s);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"kind", "dst", "nbytes", "view", "tag", NULL};
+    lbind_check_keys(L, 2, "self:send{}", NULL, known);
     lua_getfield(L, 2, "kind");
     const char *k = lbind_tostr(L, -1, "self:send", "field 'kind'");
     const kb_msg_kind *kind = kb_scripted_impl_kind(c->n->spec->impl, k);
@@ -415,7 +417,11 @@ kb_impl *lcomponent_new_impl(lua_State *L, const char *name, int idx)
         lua_pushfstring(L, "%s has no run(self) function", name);
         return NULL;
     }
-    lua_getfield(L, idx, "flit_aware");
+    if (lua_getfield(L, idx, "flit_aware") != LUA_TNIL && !lua_isboolean(L, -1)) {
+        lua_pushfstring(L, "%s: flit_aware must be a boolean, got %s", name, luaL_typename(L, -1));
+        lua_remove(L, -2);
+        return NULL;
+    }
     bool flits = lua_toboolean(L, -1);
     lua_getfield(L, idx, "kinds");
     const char *kinds = plain_string(L, -1);

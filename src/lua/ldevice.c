@@ -119,12 +119,13 @@ static kb_ctrl_target *read_targets(lua_State *L, const char *field, const char 
     for (int i = 0; i < len; i++) {
         lua_rawgeti(L, -2, i + 1);
         if (!lua_istable(L, -1))
-            luaL_error(L, "%s: targets[%d] must be a table {sip =, cube =, pe =}", call, i + 1);
+            luaL_error(L, "%s: %s[%d] must be a table {sip =, cube =, pe =}", call, field, i + 1);
         lua_Integer v[3];
-        static const char *const keys[3] = {"sip", "cube", "pe"};
+        static const char *const keys[4] = {"sip", "cube", "pe", NULL};
+        lbind_check_keys(L, -1, call, "a target's fields", keys);
         for (int k = 0; k < 3; k++)
             if (!lbind_field_int(L, -1, call, keys[k], 0, INT_MAX, &v[k]))
-                luaL_error(L, "%s: targets[%d] has no '%s'", call, i + 1, keys[k]);
+                luaL_error(L, "%s: %s[%d] has no '%s'", call, field, i + 1, keys[k]);
         tg[i] = (kb_ctrl_target){(int)v[0], (int)v[1], (int)v[2]};
         lua_pop(L, 1);
     }
@@ -139,6 +140,10 @@ static kb_mmu_entry *read_entries(lua_State *L, const char *call, bool map, size
     for (int i = 0; i < len; i++) {
         lua_rawgeti(L, -2, i + 1);
         lua_Integer va = 0, pa = 0, size = 0;
+        static const char *const map_keys[] = {"va", "pa", "size", NULL};
+        static const char *const unmap_keys[] = {"va", "size", NULL};
+        if (lua_istable(L, -1))
+            lbind_check_keys(L, -1, call, "an entry's fields", map ? map_keys : unmap_keys);
         if (!lua_istable(L, -1) || !lbind_field_int(L, -1, call, "va", 0, LUA_MAXINTEGER, &va) ||
             !lbind_field_int(L, -1, call, "size", 0, LUA_MAXINTEGER, &size) ||
             (map && !lbind_field_int(L, -1, call, "pa", 0, LUA_MAXINTEGER, &pa)))
@@ -199,6 +204,9 @@ static int mmu(lua_State *L, bool map)
     if (!S->mach)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const map_keys[] = {"targets", "entries", "label", NULL};
+    static const char *const unmap_keys[] = {"targets", "entries", NULL};
+    lbind_check_keys(L, 2, call, NULL, map ? map_keys : unmap_keys);
     size_t nt, ne;
     kb_ctrl_target *tg = read_targets(L, "targets", call, &nt);
     kb_mmu_entry *e = read_entries(L, call, map, &ne);
@@ -246,6 +254,8 @@ static int guard_gc(lua_State *L)
  * 0-based indices), checked against the topology. */
 static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
 {
+    static const char *const known[] = {"buffer_kind", "backpressure", "n_slots", "slot_size", "pes", "clear", NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
     lua_getfield(L, 2, "buffer_kind");
     kb_ipcq_kind kind;
     if (lua_type(L, -1) == LUA_TSTRING)
@@ -293,6 +303,8 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
         kb_ipcq_pe_cfg *pe = &plan->pes[r];
         char what[32];
         snprintf(what, sizeof what, "pes[%d]", r + 1);
+        static const char *const pe_keys[] = {"sip", "cube", "pe", "dirs", NULL};
+        lbind_check_keys(L, pi, call, "a PE's fields", pe_keys);
         pe->sip = (int)need_int(L, pi, call, what, "sip", 0, INT_MAX);
         pe->cube = (int)need_int(L, pi, call, what, "cube", 0, INT_MAX);
         pe->pe = (int)need_int(L, pi, call, what, "pe", 0, INT_MAX);
@@ -305,6 +317,9 @@ static kb_ipcq_plan *read_plan(lua_State *L, lsim *S, const char *call)
             lua_rawgeti(L, -1, d + 1);
             int di = lua_gettop(L);
             kb_ipcq_dir_cfg *dc = &pe->dir[d];
+            static const char *const dir_keys[] = {"name", "peer", "peer_dir", "rx_pa", NULL};
+            if (lua_istable(L, di))
+                lbind_check_keys(L, di, call, "a direction's fields", dir_keys);
             lua_getfield(L, di, "name");
             size_t len;
             const char *name = lua_isstring(L, -1) ? lua_tolstring(L, -1, &len) : NULL;
@@ -418,6 +433,10 @@ static int l_launch(lua_State *L)
     if (!S->mach)
         return luaL_error(L, "%s: this simulation has no topology", call);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"name", "body", "grid", "targets", "data", "pa_fallback", NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
+    bool data = lbind_field_bool(L, 2, call, "data", false);
+    bool pa_fallback = lbind_field_bool(L, 2, call, "pa_fallback", false);
     lua_getfield(L, 2, "name");
     if (lua_type(L, -1) != LUA_TSTRING)
         return luaL_error(L, "%s: field 'name' (the kernel's) must be a string", call);
@@ -427,6 +446,8 @@ static int l_launch(lua_State *L)
     lua_getfield(L, 2, "grid");
     if (!lua_istable(L, -1))
         return luaL_error(L, "%s: field 'grid' must be a table {pes =, cubes =}", call);
+    static const char *const grid_keys[] = {"pes", "cubes", NULL};
+    lbind_check_keys(L, -1, "s:launch{} grid", "its fields", grid_keys);
     int pes = (int)lbind_need_int(L, -1, "s:launch{} grid", "pes", 1, INT_MAX);
     int cubes = (int)lbind_need_int(L, -1, "s:launch{} grid", "cubes", 1, INT_MAX);
     lua_pop(L, 1);
@@ -446,9 +467,7 @@ static int l_launch(lua_State *L)
     lua_pop(L, 1);
     r->body = luaL_ref(L, LUA_REGISTRYINDEX); /* the body, on top */
     r->name = kb_xstrdup(name);
-    lua_getfield(L, 2, "data");
-    lua_getfield(L, 2, "pa_fallback");
-    kb_launch l = {r->name, lua_toboolean(L, -2), lua_toboolean(L, -1), run_body, release_runner, r};
+    kb_launch l = {r->name, data, pa_fallback, run_body, release_runner, r};
     kb_ctrl_set_launch(op, pes, cubes, &l);
     lua_settop(L, 1);
     lua_pushfstring(L, "launch %s", name);

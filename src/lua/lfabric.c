@@ -118,12 +118,9 @@ static lsim *check_fabric(lua_State *L, const char *call)
     return S;
 }
 
-static bool opt_bool(lua_State *L, const char *key, bool dflt)
+static bool opt_bool(lua_State *L, const char *call, const char *key, bool dflt)
 {
-    lua_getfield(L, 2, key);
-    bool v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
+    return lbind_field_bool(L, 2, call, key, dflt);
 }
 
 static void raise_codec(lua_State *L, const char *call, const char *msg)
@@ -154,9 +151,10 @@ static kb_pa pa_from_fields(lua_State *L, lsim *S, int idx, const char *call, bo
 }
 
 /* Pushes the event userdata and returns a new request record for it. */
-static lrequest *new_op(lua_State *L, lsim *S, const kb_msg_kind *kind, uint64_t nbytes, const char *name)
+static lrequest *new_op(lua_State *L, lsim *S, const char *call, const kb_msg_kind *kind, uint64_t nbytes,
+                        const char *name)
 {
-    bool hops = opt_bool(L, "hops", false);
+    bool hops = opt_bool(L, call, "hops", false);
     kb_event *ev = kb_event_new(S->sim);
     kb_event_set_name(ev, name);
     lsim_push_event(L, 1, S, ev, LEV_PLAIN);
@@ -198,6 +196,10 @@ static int memory(lua_State *L, bool write)
     const kb_msg_kind *kind = write ? &kb_msg_mem_write : &kb_msg_mem_read;
     const char *call = write ? "s:memory_write{}" : "s:memory_read{}";
     lsim *S = check_fabric(L, call);
+    /* src and dst both: the wrong direction's field has a message of its own (lbytes_from_args) */
+    static const char *const known[] = {"nbytes", "pa", "sip", "cube", "pe", "offset", "src", "dst", "block", "data",
+                                        "hops", NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
     uint64_t nbytes = check_nbytes(L, call, 1);
     kb_pa pa;
     if (!opt_pa(L, call, "pa", &pa))
@@ -205,7 +207,7 @@ static int memory(lua_State *L, bool write)
     kb_data *data = lbytes_from_args(L, 2, call, write, nbytes);
     char name[96];
     snprintf(name, sizeof name, "%s %llu B", kind->name, (unsigned long long)nbytes);
-    lrequest *o = new_op(L, S, kind, nbytes, name);
+    lrequest *o = new_op(L, S, call, kind, nbytes, name);
     o->data_string = data && !write && lbytes_is_buffer(data);
     char *err = NULL;
     bool ok = kb_host_memory(S->mach->fab, write, pa, nbytes, data, op_done, o,
@@ -222,12 +224,15 @@ static int l_pe_dma(lua_State *L)
 {
     const char *call = "s:pe_dma{}";
     lsim *S = check_fabric(L, call);
+    static const char *const known[] = {"nbytes", "sip", "cube", "pe", "write", "dst_pa", "dst", "dst_sram", "hops",
+                                        NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
     uint64_t nbytes = check_nbytes(L, call, 1);
     lua_Integer sip = 0, cube = 0, pe = 0;
     lbind_field_int(L, 2, call, "sip", 0, INT_MAX, &sip);
     lbind_field_int(L, 2, call, "cube", 0, INT_MAX, &cube);
     lbind_field_int(L, 2, call, "pe", 0, INT_MAX, &pe);
-    bool write = opt_bool(L, "write", true);
+    bool write = opt_bool(L, call, "write", true);
     kb_pa pa;
     if (!opt_pa(L, call, "dst_pa", &pa)) {
         lua_getfield(L, 2, "dst");
@@ -240,13 +245,16 @@ static int l_pe_dma(lua_State *L)
         if (!lua_istable(L, -1))
             return luaL_error(L, "%s: give the target as dst_pa=, dst={sip,cube,pe,offset} or "
                                  "dst_sram={sip,cube,offset}", call);
+        static const char *const hbm_keys[] = {"sip", "cube", "pe", "offset", NULL};
+        static const char *const sram_keys[] = {"sip", "cube", "offset", NULL};
+        lbind_check_keys(L, -1, call, sram ? "dst_sram's fields" : "dst's fields", sram ? sram_keys : hbm_keys);
         pa = pa_from_fields(L, S, lua_gettop(L), call, sram);
         lua_pop(L, 1);
     }
     char name[96];
     snprintf(name, sizeof name, "PE DMA %s sip%d.cube%d.pe%d %llu B", write ? "write" : "read", (int)sip,
              (int)cube, (int)pe, (unsigned long long)nbytes);
-    lrequest *o = new_op(L, S, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
+    lrequest *o = new_op(L, S, call, write ? &kb_msg_dma_write : &kb_msg_dma_read, nbytes, name);
     char *err = NULL;
     if (!kb_pe_dma(S->mach->fab, (int)sip, (int)cube, (int)pe, write, pa, nbytes, op_done, o,
                    o->want_hops ? &o->log : NULL, &o->path, &err))
@@ -258,6 +266,8 @@ static int l_transfer(lua_State *L)
 {
     const char *call = "s:transfer{}";
     lsim *S = check_fabric(L, call);
+    static const char *const known[] = {"nbytes", "src", "dst", "view", "relay", "hops", NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
     uint64_t nbytes = check_nbytes(L, call, 0); /* 0 bytes: a control message (one empty flit) */
     const kb_topo *t = kb_fabric_topo(S->mach->fab);
     int64_t ends[2];
@@ -275,9 +285,9 @@ static int l_transfer(lua_State *L)
     lua_getfield(L, 2, "view");
     kb_view view = ltopo_check_view(L, lua_gettop(L), KB_VIEW_DATA);
     lua_pop(L, 1);
-    lrequest *o = new_op(L, S, &kb_msg_transfer, nbytes, "Transfer");
+    lrequest *o = new_op(L, S, call, &kb_msg_transfer, nbytes, "Transfer");
     char *err = NULL;
-    if (!kb_transfer(S->mach->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, "relay", false),
+    if (!kb_transfer(S->mach->fab, (uint32_t)ends[0], (uint32_t)ends[1], view, nbytes, opt_bool(L, call, "relay", false),
                      op_done, o,
                      o->want_hops ? &o->log : NULL, &o->path, &err))
         return fail_op(L, o, err);

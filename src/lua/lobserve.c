@@ -46,11 +46,10 @@ static int l_stats(lua_State *L)
     bool requests = false, totals = false;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        lua_getfield(L, 2, "requests");
-        requests = lua_toboolean(L, -1);
-        lua_getfield(L, 2, "totals");
-        totals = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        static const char *const known[] = {"requests", "totals", NULL};
+        lbind_check_keys(L, 2, "s:stats", NULL, known);
+        requests = lbind_field_bool(L, 2, "s:stats", "requests", false);
+        totals = lbind_field_bool(L, 2, "s:stats", "totals", false);
     }
     kb_val *v = stats_of(S, totals, requests);
     lbind_push_val(L, v);

@@ -152,31 +152,6 @@ kb_dtype ltensor_parse_dtype(lua_State *L, int idx, const char *fn)
 
 /* Refuses any key of the options table at idx that `known` (NULL-ended) does
  * not list: a mistyped key ({dtpye = "f16"}) would quietly give the default. */
-static void check_option_keys(lua_State *L, int idx, const char *fn, const char *const *known)
-{
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        bool ok = false;
-        for (const char *const *k = known; *k && !ok; k++)
-            ok = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), *k) == 0;
-        if (!ok) {
-            luaL_Buffer b;
-            luaL_buffinit(L, &b);
-            for (const char *const *k = known; *k; k++) {
-                luaL_addstring(&b, k == known ? "" : ", ");
-                luaL_addstring(&b, *k);
-                luaL_addstring(&b, " =");
-            }
-            luaL_pushresult(&b);
-            luaL_error(L, "%s: unknown option %s (a host tensor's options are {%s})", fn,
-                       lua_type(L, -2) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2))
-                                                      : luaL_typename(L, -2),
-                       lua_tostring(L, -1));
-        }
-    }
-}
-
 kb_dtype ltensor_opt_dtype_of(lua_State *L, int idx, const char *fn, kb_dtype def, const char *const *known)
 {
     switch (lua_type(L, idx)) {
@@ -185,7 +160,7 @@ kb_dtype ltensor_opt_dtype_of(lua_State *L, int idx, const char *fn, kb_dtype de
     case LUA_TSTRING: return ltensor_parse_dtype(L, idx, fn);
     case LUA_TTABLE:
         idx = lua_absindex(L, idx);
-        check_option_keys(L, idx, fn, known);
+        lbind_check_keys(L, idx, fn, "a host tensor's options", known);
         if (lua_getfield(L, idx, "dtype") != LUA_TNIL)
             def = ltensor_parse_dtype(L, -1, fn);
         lua_pop(L, 1);

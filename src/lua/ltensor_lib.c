@@ -152,13 +152,14 @@ static kb_close close_args(lua_State *L, const char *fn)
 {
     kb_close c = {.rtol = 1e-5, .atol = 1e-8, .equal_nan = false};
     if (lua_type(L, 3) == LUA_TTABLE) {
+        static const char *const known[] = {"rtol", "atol", "equal_nan", NULL};
+        lbind_check_keys(L, 3, fn, NULL, known);
         if (lua_getfield(L, 3, "rtol") != LUA_TNIL)
             c.rtol = check_num(L, -1, fn, "rtol");
         if (lua_getfield(L, 3, "atol") != LUA_TNIL)
             c.atol = check_num(L, -1, fn, "atol");
-        lua_getfield(L, 3, "equal_nan");
-        c.equal_nan = lua_toboolean(L, -1);
-        lua_pop(L, 3);
+        c.equal_nan = lbind_field_bool(L, 3, fn, "equal_nan", false);
+        lua_pop(L, 2);
         return c;
     }
     if (!lua_isnoneornil(L, 3))
@@ -207,13 +208,14 @@ static bool red_args(lua_State *L, const char *fn, const kb_tensor *t, int *dim,
 {
     bool has = false;
     if (lua_type(L, 2) == LUA_TTABLE) {
+        static const char *const known[] = {"dim", "keepdim", NULL};
+        lbind_check_keys(L, 2, fn, NULL, known);
         if (lua_getfield(L, 2, "dim") != LUA_TNIL) {
             has = true;
             *dim = ltensor_check_dim(L, fn, ltensor_check_int(L, -1, fn, "dim"), t->ndim);
         }
-        lua_getfield(L, 2, "keepdim");
-        *keepdim = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        *keepdim = lbind_field_bool(L, 2, fn, "keepdim", false);
+        lua_pop(L, 1);
         return has;
     }
     if (!lua_isnoneornil(L, 2)) {

@@ -111,15 +111,16 @@ static int l_context(lua_State *L)
         return luaL_error(L, "pe_c.context: this simulation has no topology");
     luaL_checktype(L, 2, LUA_TTABLE);
     const char *call = "pe_c.context";
+    static const char *const known[] = {"sip", "cube", "pe", "scratch_base", "scratch_size", "data", "pa_fallback",
+                                        "name", NULL};
+    lbind_check_keys(L, 2, call, NULL, known);
     int sip = (int)lbind_need_int(L, 2, call, "sip", 0, INT_MAX);
     int cube = (int)lbind_need_int(L, 2, call, "cube", 0, INT_MAX);
     int pe = (int)lbind_need_int(L, 2, call, "pe", 0, INT_MAX);
     uint64_t base = (uint64_t)lbind_need_int(L, 2, call, "scratch_base", 0, LUA_MAXINTEGER);
     uint64_t size = (uint64_t)lbind_need_int(L, 2, call, "scratch_size", 0, LUA_MAXINTEGER);
-    lua_getfield(L, 2, "data");
-    bool data = lua_toboolean(L, -1);
-    lua_getfield(L, 2, "pa_fallback");
-    bool pa_fallback = lua_toboolean(L, -1);
+    bool data = lbind_field_bool(L, 2, call, "data", false);
+    bool pa_fallback = lbind_field_bool(L, 2, call, "pa_fallback", false);
     lua_getfield(L, 2, "name");
     const char *name = lua_isnil(L, -1) ? "kernel" : lbind_tostr(L, -1, call, "field 'name'");
     char *err = NULL;
@@ -219,6 +220,8 @@ static void unref(lua_State *L, int idx, bool all)
 {
     if (!lua_istable(L, idx))
         return;
+    static const char *const known[] = {"ptr", "shape", "dtype", NULL};
+    lbind_check_keys(L, idx, all ? "tl.load" : "tl.store", "a tl.ref's fields", known);
     lua_getfield(L, idx, "ptr");
     if (all) {
         lua_getfield(L, idx, "shape");

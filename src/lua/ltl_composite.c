@@ -104,6 +104,8 @@ static void operand(lua_State *L, ltl_ctx *x, int t, const char *name, kb_compos
         o->pinned = true;
         o->v = ltl_check_tensor(L, idx, "tl.composite", 0, x)->v;
     } else if (lua_istable(L, idx)) {
+        static const char *const known[] = {"ptr", "shape", "dtype", NULL};
+        lbind_check_keys(L, idx, "tl.composite", "a tl.ref's fields", known);
         lua_getfield(L, idx, "ptr");
         o->va = ltl_check_ptr(L, lua_gettop(L), "tl.composite");
         lua_getfield(L, idx, "shape");
@@ -135,6 +137,9 @@ static void epilogue(lua_State *L, ltl_ctx *x, int t, kb_composite_args *a)
         kb_epilogue_arg *ep = &a->epi[i];
         lua_rawgeti(L, e, i + 1);
         int op = lua_gettop(L);
+        static const char *const known[] = {"kind", "scope", "view", "value", NULL};
+        if (lua_istable(L, op))
+            lbind_check_keys(L, op, "tl.composite", "an epilogue's fields", known);
         lua_getfield(L, op, "kind");
         ep->op = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "tl.composite", "an epilogue's kind");
         lua_getfield(L, op, "scope");
@@ -156,6 +161,8 @@ static int ctx_composite(lua_State *L)
     ltl_ctx *x = ltl_check_ctx(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
+    static const char *const known[] = {"op", "math_op", "a", "b", "out_dtype", "tile", "out_ptr", "epilogue", NULL};
+    lbind_check_keys(L, 2, "tl.composite", "the composite's fields", known);
     /* Whatever can raise comes before the composite is submitted, so an
      * error leaves nothing running: the PE_CPU's dispatch of the call (a
      * command of no cycles) and the process that waits for it first. */

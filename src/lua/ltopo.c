@@ -248,6 +248,8 @@ static int t_node_at(lua_State *L)
 {
     const kb_topo *t = ltopo_check(L, 1)->topo;
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"kind", "sip", "cube", "pe", "io", NULL};
+    lbind_check_keys(L, 2, "topology:node_at", NULL, known);
     lua_getfield(L, 2, "kind");
     const char *kind = lua_isnil(L, -1) ? NULL : lbind_tostr(L, -1, "topology:node_at", "field 'kind'");
     if (!kind)

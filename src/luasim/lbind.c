@@ -306,6 +306,57 @@ lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *
     return v;
 }
 
+static bool is_known(lua_State *L, int key, const char *const *known)
+{
+    if (lua_type(L, key) != LUA_TSTRING)
+        return false;
+    const char *k = lua_tostring(L, key);
+    for (; *known; known++)
+        if (strcmp(k, *known) == 0)
+            return true;
+    return false;
+}
+
+void lbind_check_keys(lua_State *L, int idx, const char *call, const char *what, const char *const *known)
+{
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 6, "lbind_check_keys");
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (is_known(L, -1, known))
+            continue;
+        int key = lua_gettop(L);
+        switch (lua_type(L, key)) {
+        case LUA_TSTRING: lua_pushfstring(L, "'%s'", lua_tostring(L, key)); break;
+        case LUA_TNUMBER:
+        case LUA_TBOOLEAN: lua_pushfstring(L, "[%s]", luaL_tolstring(L, key, NULL)); break;
+        default: lua_pushfstring(L, "(a %s key)", luaL_typename(L, key)); break;
+        }
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (const char *const *k = known; *k; k++) {
+            luaL_addstring(&b, k == known ? "" : ", ");
+            luaL_addstring(&b, *k);
+            luaL_addstring(&b, " =");
+        }
+        luaL_pushresult(&b);
+        what = what ? what : "its options";
+        luaL_error(L, "%s: unknown %s %s (%s are {%s})", call, strstr(what, "field") ? "field" : "option",
+                   lua_tostring(L, -2), what, lua_tostring(L, -1));
+    }
+}
+
+bool lbind_field_bool(lua_State *L, int idx, const char *call, const char *key, bool dflt)
+{
+    int t = lua_getfield(L, idx, key);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+        luaL_error(L, "%s: field '%s' must be a boolean, got %s", call, key, luaL_typename(L, -1));
+    bool v = t == LUA_TNIL ? dflt : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
 void lbind_push_time(lua_State *L, kb_time ps)
 {
     if (ps % KB_PS_PER_NS == 0)

@@ -70,6 +70,18 @@ bool lbind_field_int(lua_State *L, int idx, const char *call, const char *key, l
 lua_Integer lbind_need_int(lua_State *L, int idx, const char *call, const char *key, lua_Integer min,
                            lua_Integer max);
 
+/* Refuses a key of the options table at idx that is not in `known` (a
+ * NULL-ended list): a key nobody reads (a typo) would otherwise quietly
+ * give the default. The error names the call, the key and the known keys:
+ * "s:store(): unknown option 'capcity' (its options are {capacity =, name =})";
+ * a key that is not a string reads "unknown option [1]" (numbers, booleans)
+ * or "unknown option (a table key)". `what` says whose keys they are ("its
+ * options" when NULL, "a target's fields": then "unknown field"). */
+void lbind_check_keys(lua_State *L, int idx, const char *call, const char *what, const char *const *known);
+/* Boolean field `key` of the table at idx: `dflt` when nil, else it must
+ * be a boolean ("CALL: field 'KEY' must be a boolean, got TYPE"). */
+bool lbind_field_bool(lua_State *L, int idx, const char *call, const char *key, bool dflt);
+
 /* luaL_testudata / luaL_checkudata for hot paths: the metatable of a
  * type name is looked up once per state and then compared by address
  * (luaL_testudata fetches it from the registry by name on every call,

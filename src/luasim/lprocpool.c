@@ -16,6 +16,7 @@
  *   pool.wait(pid, seconds) -- nil while it runs, then its result; pool.kill, pool.sleep
  */
 #include "luasim/lprocpool.h"
+#include "luasim/lbind.h"
 
 #include "core/util.h"
 #include "luasim/lprocpool_internal.h"
@@ -91,6 +92,8 @@ static int l_run(lua_State *L)
         return luaL_error(L, "procpool.run: a pool is already running (called from its on_done?)");
     lua_Integer jobs = 0;
     if (lua_istable(L, 2)) {
+        static const char *const known[] = {"jobs", "on_done", NULL};
+        lbind_check_keys(L, 2, "procpool.run", NULL, known);
         if (lua_getfield(L, 2, "jobs") != LUA_TNIL) {
             int isnum;
             jobs = lua_tointegerx(L, -1, &isnum);
@@ -127,6 +130,8 @@ static int l_run(lua_State *L)
         int t = lua_gettop(L);
         int argv_t = t;
         if (lua_getfield(L, t, "argv") == LUA_TTABLE) {
+            static const char *const known[] = {"argv", "stdout", "stderr", NULL};
+            lbind_check_keys(L, t, "procpool.run", "a command's fields", known);
             argv_t = lua_gettop(L);
         } else {
             lua_pop(L, 1);

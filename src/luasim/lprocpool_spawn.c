@@ -1,6 +1,7 @@
 /* kernbench.procpool's one-child calls, which do not wait for the child
  * (the sweep backends): spawn, wait, kill, sleep (lprocpool.c has the
  * rest of the module). */
+#include "luasim/lbind.h"
 #include "luasim/lprocpool_internal.h"
 
 #include "core/util.h"
@@ -65,12 +66,12 @@ int lprocpool_spawn(lua_State *L)
         lua_pop(L, 1);
     }
     c.argv[argc] = NULL;
+    static const char *const known[] = {"stdout", "stderr", "stdin", "group", NULL};
+    lbind_check_keys(L, 2, "procpool.spawn", NULL, known);
     c.out = spawn_opt(L, "stdout");
     c.err = spawn_opt(L, "stderr");
     c.in = spawn_opt(L, "stdin");
-    lua_getfield(L, 2, "group");
-    c.group = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    c.group = lbind_field_bool(L, 2, "procpool.spawn", "group", false);
     char why[600];
     if (kb_os_cannot_run(c.argv[0], why, sizeof why))
         return luaL_error(L, "procpool.spawn: %s", why);

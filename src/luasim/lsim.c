@@ -121,6 +121,10 @@ static int l_new(lua_State *L)
 {
     if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
         return luaL_typeerror(L, 1, "table of options ({topology = t})");
+    if (lua_istable(L, 1)) {
+        static const char *const known[] = {"topology", "op_log", "ipcq_trace", NULL};
+        lbind_check_keys(L, 1, "sim.new", NULL, known);
+    }
     lua_settop(L, 1);
     lsim *S = lua_newuserdatauv(L, sizeof *S, LSIM_NUV);
     memset(S, 0, sizeof *S);

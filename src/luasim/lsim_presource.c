@@ -80,10 +80,11 @@ static int pr_request(lua_State *L)
     double prio = 0;
     bool preempt = true;
     if (lua_istable(L, 2)) {
+        static const char *const known[] = {"priority", "preempt", NULL};
+        lbind_check_keys(L, 2, call, NULL, known);
         lua_getfield(L, 2, "priority");
         prio = lsh_opt_priority(L, -1, call);
-        if (lua_getfield(L, 2, "preempt") != LUA_TNIL)
-            preempt = lua_toboolean(L, -1);
+        preempt = lbind_field_bool(L, 2, call, "preempt", true);
     } else {
         prio = lsh_opt_priority(L, 2, call);
         if (!lua_isnoneornil(L, 3))

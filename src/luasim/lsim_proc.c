@@ -211,6 +211,8 @@ int lsim_spawn(lua_State *L)
     int fn, nargs;
     if (lua_istable(L, 2)) { /* s:spawn{fn=..., name=..., args={...}, daemon=bool} */
         luaL_argcheck(L, lua_gettop(L) == 2, 3, "s:spawn{...} takes one table");
+        static const char *const known[] = {"fn", "name", "args", "daemon", NULL};
+        lbind_check_keys(L, 2, "s:spawn{}", NULL, known);
         lua_getfield(L, 2, "fn");
         luaL_argexpected(L, lua_isfunction(L, -1), 2, "table with a function field 'fn'");
         fn = lua_gettop(L);
@@ -218,9 +220,8 @@ int lsim_spawn(lua_State *L)
             luaL_argexpected(L, lua_type(L, -1) == LUA_TSTRING, 2, "string 'name'");
             name = lbind_tostr(L, -1, "s:spawn", "field 'name'");
         }
-        if (lua_getfield(L, 2, "daemon") != LUA_TNIL && lua_toboolean(L, -1))
+        if (lbind_field_bool(L, 2, "s:spawn{}", "daemon", false))
             flags |= KB_PROC_DAEMON;
-        lua_pop(L, 1);
         nargs = 0;
         if (lua_getfield(L, 2, "args") != LUA_TNIL) {
             luaL_argexpected(L, lua_istable(L, -1), 2, "table 'args'");

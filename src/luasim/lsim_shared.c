@@ -198,8 +198,16 @@ const char *lsh_name_of(lua_State *L, const char *given, const char *kind, char 
 /* Options: (capacity[, name]) or {capacity =, name =}. *cap untouched when absent. */
 const char *lsh_parse_cap(lua_State *L, const char *call, lua_Number *cap, bool integer)
 {
+    static const char *const known[] = {"capacity", "name", NULL};
+    return lsh_parse_cap_of(L, call, cap, integer, known);
+}
+
+const char *lsh_parse_cap_of(lua_State *L, const char *call, lua_Number *cap, bool integer,
+                             const char *const *known)
+{
     const char *name = NULL;
     if (lua_istable(L, 2)) {
+        lbind_check_keys(L, 2, call, NULL, known);
         if (lua_getfield(L, 2, "capacity") != LUA_TNIL)
             *cap = lua_tonumber(L, -1);
         if (integer && !lua_isnil(L, -1) && !lua_isinteger(L, -1))
@@ -222,7 +230,8 @@ int lsim_container_new(lua_State *L)
     lua_Number cap = HUGE_VAL, init = 0;
     const char *name = NULL;
     if (lua_istable(L, 2)) {
-        name = lsh_parse_cap(L, call, &cap, false);
+        static const char *const known[] = {"capacity", "init", "name", NULL};
+        name = lsh_parse_cap_of(L, call, &cap, false, known);
         if (lua_getfield(L, 2, "init") != LUA_TNIL) {
             if (lua_type(L, -1) != LUA_TNUMBER)
                 return luaL_error(L, "%s: init must be a number", call);

@@ -40,6 +40,9 @@ int lsh_push_name(lua_State *L, lshared *s);
 lshared *lsh_push_new(lua_State *L, const char *mt);
 const char *lsh_name_of(lua_State *L, const char *given, const char *kind, char *buf, size_t n);
 const char *lsh_parse_cap(lua_State *L, const char *call, lua_Number *cap, bool integer);
+/* The same with the keys an options table may hold (lbind_check_keys). */
+const char *lsh_parse_cap_of(lua_State *L, const char *call, lua_Number *cap, bool integer,
+                             const char *const *known);
 
 /* lsim_presource.c: registers the resources' metatable with `meta`. */
 void lsim_open_presource(lua_State *L, const luaL_Reg *meta);

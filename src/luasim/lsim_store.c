@@ -50,6 +50,8 @@ static bool parse_opts(lua_State *L, const char *call, lua_Integer *cap, const c
 {
     bool has_cap = false;
     if (lua_istable(L, 2)) {
+        static const char *const known[] = {"capacity", "name", NULL};
+        lbind_check_keys(L, 2, call, NULL, known);
         if (lua_getfield(L, 2, "capacity") != LUA_TNIL) {
             if (!lua_isinteger(L, -1))
                 luaL_error(L, "%s: capacity must be an integer", call);

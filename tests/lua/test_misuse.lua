@@ -3,7 +3,8 @@
 -- device tensor is needed and the reverse, a non-tensor where a tensor is
 -- needed, methods called with '.' instead of ':', and wrong argument types
 -- to the torch and tl functions: each an error naming the function and the
--- argument, never Lua's "attempt to index a nil value".
+-- argument, never Lua's "attempt to index a nil value"; and a key of an
+-- options table that no code reads (a typo), named with the function.
 local lu = require "luaunit"
 
 TestMisuse = {}
@@ -134,4 +135,193 @@ function TestMisuse:test_wrong_arguments_to_tl_calls_name_the_call()
     lu.assertStrContains(err, c[1])
     torch.close()
   end
+end
+
+-- ---- option tables: a key nobody reads is an error ----
+-- Each function that takes an options table (the C bindings'
+-- lbind_check_keys, the Lua modules' kernbench.options): an unknown key is
+-- an error naming the function and the key, never a quiet default
+-- (s:store{capcity = 3} made an unbounded store); booleans refuse other
+-- types. test_option_keys_documented_keys_still_work passes every
+-- documented key.
+
+local pool = require "kernbench.procpool"
+local tc = require "kernbench.tensor_c"
+local pe_c = require "kernbench.pe_c"
+
+local function refuses(call, key, f, ...)
+  local err = error_of(f, ...)
+  lu.assertStrContains(err, call .. ": unknown ")
+  lu.assertStrContains(err, key)
+  return err
+end
+
+function TestMisuse:test_option_keys_of_the_simulation_bindings()
+  local s = sim.new()
+  lu.assertStrContains(refuses("s:store()", "'capcity'", s.store, s, { capcity = 3 }),
+    "s:store(): unknown option 'capcity' (its options are {capacity =, name =})")
+  refuses("s:resource()", "'capcity'", s.resource, s, { capcity = 3 })
+  lu.assertStrContains(refuses("s:container()", "'capcity'", s.container, s, { capcity = 3 }),
+    "(its options are {capacity =, init =, name =})")
+  refuses("s:priority_resource()", "'capcity'", s.priority_resource, s, { capcity = 3 })
+  refuses("s:preemptive_resource()", "'capcity'", s.preemptive_resource, s, { capcity = 3 })
+  refuses("s:priority_store()", "'capcity'", s.priority_store, s, { capcity = 3 })
+  refuses("s:filter_store()", "'capcity'", s.filter_store, s, { capcity = 3 })
+  refuses("s:store()", "[1]", s.store, s, { 3, capacity = 3 }) -- a key that is not a string
+  refuses("s:spawn{}", "'deamon'", s.spawn, s, { fn = function() end, deamon = true })
+  lu.assertStrContains(error_of(s.spawn, s, { fn = function() end, daemon = "yes" }),
+    "s:spawn{}: field 'daemon' must be a boolean, got string")
+  local r = s:preemptive_resource(1)
+  refuses("r:request()", "'prio'", r.request, r, { prio = 1 })
+  lu.assertStrContains(error_of(r.request, r, { preempt = 1 }), "r:request(): field 'preempt' must be a boolean")
+  refuses("sim.new", "'topolgy'", sim.new, { topolgy = 1 })
+  refuses("procpool.run", "'job'", pool.run, {}, { job = 2 })
+  refuses("procpool.run", "'stdot'", pool.run, { { argv = { "true" }, stdot = "x" } })
+  refuses("procpool.spawn", "'stout'", pool.spawn, { "true" }, { stout = "x" })
+  lu.assertStrContains(error_of(pool.spawn, { "true" }, { group = 1 }), "procpool.spawn: field 'group' must be a boolean")
+  s:close()
+end
+
+function TestMisuse:test_option_keys_of_the_model_bindings()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe") }
+  local t = s:topology()
+  lu.assertStrContains(refuses("s:stats", "'extra'", s.stats, s, { extra = 1 }),
+    "(its options are {requests =, totals =})")
+  lu.assertStrContains(error_of(s.stats, s, { totals = "yes" }), "s:stats: field 'totals' must be a boolean, got string")
+  refuses("s:memory_write{}", "'ofset'", s.memory_write, s, { sip = 0, cube = 0, pe = 0, ofset = 64, nbytes = 64 })
+  refuses("s:memory_read{}", "'hop'", s.memory_read, s, { pa = 0, nbytes = 64, hop = true })
+  lu.assertStrContains(error_of(s.memory_read, s, { sip = 0, cube = 0, pe = 0, nbytes = 64, data = "yes" }),
+    "s:memory_read{}: field 'data' must be a boolean")
+  lu.assertStrContains(error_of(s.memory_write, s, { sip = 0, cube = 0, pe = 0, nbytes = 64, dst = tc.zeros(16) }),
+    "s:memory_write{}: 'dst' is for reads; use 'src'") -- the wrong direction keeps its own message
+  refuses("s:pe_dma{}", "'writ'", s.pe_dma, s, { sip = 0, cube = 0, pe = 0, nbytes = 64, writ = false, dst_pa = 0 })
+  lu.assertStrContains(refuses("s:pe_dma{}", "'ofset'", s.pe_dma, s,
+    { sip = 0, cube = 0, pe = 0, nbytes = 64, dst = { sip = 0, cube = 0, pe = 1, ofset = 0 } }),
+    "unknown field 'ofset' (dst's fields are {sip =, cube =, pe =, offset =})")
+  lu.assertStrContains(error_of(s.pe_dma, s, { sip = 0, cube = 0, pe = 0, nbytes = 64, dst_pa = 0, write = 0 }),
+    "s:pe_dma{}: field 'write' must be a boolean")
+  refuses("s:transfer{}", "'relais'", s.transfer, s,
+    { src = "sip0.io0.io_cpu", dst = "sip0.cube0.sram", nbytes = 0, relais = true })
+  local target = { sip = 0, cube = 0, pe = 0 }
+  refuses("s:mmu_map{}", "'lable'", s.mmu_map, s, { targets = { target }, entries = {}, lable = "x" })
+  refuses("s:mmu_map{}", "'site'", s.mmu_map, s, { targets = { target }, entries = { { va = 0, pa = 0, site = 64 } } })
+  refuses("s:mmu_unmap{}", "'label'", s.mmu_unmap, s, { targets = { target }, entries = { { va = 0, size = 64 } },
+                                                        label = "x" })
+  lu.assertStrContains(refuses("s:mmu_unmap{}", "'cubes'", s.mmu_unmap, s,
+    { targets = { { sip = 0, cubes = 0, pe = 0 } }, entries = { { va = 0, size = 64 } } }),
+    "unknown field 'cubes' (a target's fields are {sip =, cube =, pe =})")
+  local plan = { buffer_kind = "tcm", backpressure = "sleep", n_slots = 1, slot_size = 16 }
+  refuses("s:ipcq_install{}", "'slots'", s.ipcq_install, s,
+    { buffer_kind = "tcm", backpressure = "sleep", n_slots = 1, slot_size = 16, pes = { target }, slots = 2 })
+  plan.pes = { { sip = 0, cube = 0, pe = 0, dirs = { { name = "E", peer = 0, peer_dir = 0, rx_pa = 0, tx = 1 } } } }
+  refuses("s:ipcq_install{}", "'tx'", s.ipcq_install, s, plan)
+  refuses("s:launch{}", "'pa_fallbak'", s.launch, s, { name = "k", body = function() end, grid = { pes = 1, cubes = 1 },
+                                                        targets = { target }, pa_fallbak = true })
+  refuses("s:launch{} grid", "'cube'", s.launch, s, { name = "k", body = function() end, grid = { pes = 1, cube = 1 },
+                                                      targets = { target } })
+  lu.assertStrContains(error_of(s.launch, s, { name = "k", body = function() end, grid = { pes = 1, cubes = 1 },
+    targets = { target }, data = 1 }), "s:launch{}: field 'data' must be a boolean")
+  refuses("pe_c.context", "'scratch'", pe_c.context, s, { sip = 0, cube = 0, pe = 0, scratch_base = 0,
+                                                          scratch_size = 64, scratch = 1 })
+  refuses("topology:node_at", "'kinds'", t.node_at, t, { kind = "pe_dma", kinds = 1 })
+  local a = tc.zeros(2)
+  refuses("allclose", "'rtl'", tc.allclose, a, a, { rtl = 1 })
+  refuses("isclose", "'equalnan'", tc.isclose, a, a, { equalnan = true })
+  lu.assertStrContains(error_of(tc.allclose, a, a, { equal_nan = 1 }), "allclose: field 'equal_nan' must be a boolean")
+  refuses("sum", "'keep_dim'", tc.sum, a, { dim = 0, keep_dim = true })
+  s:close()
+end
+
+function TestMisuse:test_option_keys_in_a_kernel()
+  local torch = runtime("small_1cube_1pe")
+  local d = torch.zeros({ 4, 4 }, { dp = torch.DPPolicy {}, name = "x" })
+  local errs = {}
+  torch.launch(function(tl, p)
+    local function try(f, ...) local ok, e = pcall(f, ...); errs[#errs + 1] = ok and "" or tostring(e) end
+    try(tl.load, { ptr = p, shape = { 4, 4 }, dtype = "f32", dtpye = "f16" })
+    try(tl.store, { ptr = p, shape = { 4, 4 }, dtype = "f32", stride = 4 }, tl.zeros({ 4, 4 }, "f32"))
+    local h = tl.load(p, { 4, 4 }, "f32")
+    try(tl.composite, { op = "gemm", a = h, b = h, out_ptr = p, out_dtpye = "f32" })
+    try(tl.composite, { op = "gemm", a = h, b = h, out_ptr = p, epilogue = { { op = "relu", factor = 2 } } })
+    try(tl.send, "E", { addr = p, nbytes = 16, bytes = 16 })
+    try(tl.recv, "E", { 4 }, "f16", { dts = p })
+  end, 1, d)
+  lu.assertStrContains(errs[1], "tl.load: unknown field 'dtpye' (a tl.ref's fields are {ptr =, shape =, dtype =})")
+  lu.assertStrContains(errs[2], "tl.store: unknown field 'stride'")
+  lu.assertStrContains(errs[3], "tl.composite: unknown field 'out_dtpye'")
+  lu.assertStrContains(errs[4], "tl.composite: unknown field 'factor' (epilogue[1]'s fields are {op =, scope =})")
+  lu.assertStrContains(errs[5], "tl.send: unknown field 'bytes'")
+  lu.assertStrContains(errs[6], "tl.recv: unknown option 'dts' (its options are {dst =})")
+  torch.close()
+end
+
+function TestMisuse:test_option_keys_of_the_lua_functions()
+  refuses("kb.torch", "'topolgy'", kb.torch, { topolgy = kb.topology.load("small_1cube_8pe") })
+  local torch = runtime()
+  refuses("torch.zeros", "'dtpye'", torch.zeros, { 2 }, { dtpye = "f16" })
+  refuses("DPPolicy", "'cubes'", torch.DPPolicy, { cubes = "replicate" })
+  lu.assertStrContains(refuses("torch.launch", "'cube'", torch.launch, function() end, { pes = 1, cube = 1 }),
+    "torch.launch: unknown field 'cube' (the grid's fields are {pes =, cubes =})")
+  refuses("torch.launch", "'nam'", torch.launch, { fn = function() end, nam = "k" }, 1)
+  refuses("torch.install_ipcq", "'slots'", torch.install_ipcq, { topology = "ring_1d", slots = 4 })
+  refuses("torch.install_ipcq", "'cube'", torch.install_ipcq, { topology = "ring_1d", grid = { pes = 2, cube = 1 } })
+  refuses("torch.distributed.init_process_group", "'rank'", torch.distributed.init_process_group,
+    { backend = "kernbench", rank = 0 })
+  refuses("kb.pretty", "'dept'", kb.pretty, {}, { dept = 1 })
+  refuses("kb.ccl.predict", "'nbyte'", kb.ccl.predict, { topology = torch.topology, nbyte = 1024 })
+  refuses("kb.probe.run", "'cases'", kb.probe.run, { topology = "small_1cube_8pe", cases = "x" })
+  torch.close()
+  local torch2 = runtime("default")
+  torch2.distributed.init_process_group("kernbench")
+  local tp = require("kernbench.tp").new(torch2)
+  tp.initialize_model_parallel(torch2.distributed.get_world_size())
+  refuses("kernbench.tp.ColumnParallelLinear", "'bais'", tp.ColumnParallelLinear, 4, 4, { bais = true })
+  refuses("kernbench.tp.RowParallelLinear", "'gather_output'", tp.RowParallelLinear, 4, 4, { gather_output = true })
+  lu.assertStrContains(error_of(tp.RowParallelLinear, 4, 4, { bias = 1 }),
+    "kernbench.tp.RowParallelLinear: option 'bias' must be a boolean")
+  refuses("kernbench.tp.VocabParallelEmbedding", "'padding_idx'", tp.VocabParallelEmbedding, 8, 4, { padding_idx = 0 })
+  torch2.close()
+end
+
+function TestMisuse:test_option_keys_documented_keys_still_work()
+  local s = sim.new { topology = kb.topology.load("small_1cube_8pe"), op_log = false, ipcq_trace = false }
+  lu.assertEquals(s:store { capacity = 2, name = "st" }:capacity(), 2)
+  s:resource { capacity = 2, name = "r" }
+  s:container { capacity = 4, init = 1, name = "c" }
+  s:priority_resource { capacity = 1, name = "p" }
+  local pr = s:preemptive_resource { capacity = 1, name = "q" }
+  s:priority_store { capacity = 1, name = "ps" }
+  s:filter_store { capacity = 1, name = "fs" }
+  s:spawn { fn = function(x) lu.assertEquals(x, 7) pr:request { priority = 0, preempt = false }:wait() end,
+            name = "w", args = { 7 }, daemon = false }
+  s:memory_write { sip = 0, cube = 0, pe = 0, offset = 0, nbytes = 4, data = "abcd", hops = true }
+  local rd = s:memory_read { pa = kb.addr.pe_hbm(0, 0, 0, 0, s:topology():params().hbm_slice_bytes), nbytes = 4,
+                             data = true, hops = false }
+  s:memory_write { sip = 0, cube = 0, pe = 0, offset = 64, nbytes = 16, src = tc.zeros({ 2, 2 }), block = { 0, 2, 0, 2 } }
+  s:pe_dma { sip = 0, cube = 0, pe = 0, nbytes = 64, write = true, hops = false,
+             dst = { sip = 0, cube = 0, pe = 1, offset = 0 } }
+  s:pe_dma { sip = 0, cube = 0, pe = 0, nbytes = 64, dst_sram = { sip = 0, cube = 0, offset = 0 } }
+  s:transfer { src = "sip0.io0.io_cpu", dst = "sip0.cube0.sram", nbytes = 0, view = "all", relay = false, hops = true }
+  s:run()
+  lu.assertEquals(rd:value().data, "abcd")
+  local st = s:stats { requests = true, totals = false }
+  lu.assertNotNil(st.events)
+  lu.assertNotNil(s:topology():node_at { kind = "pe_dma", sip = 0, cube = 0, pe = 0 })
+  s:close()
+  local a = tc.zeros(2)
+  lu.assertTrue(tc.allclose(a, a, { rtol = 1e-5, atol = 1e-8, equal_nan = true }))
+  lu.assertEquals(tc.sum(tc.zeros({ 2, 2 }), { dim = 0, keepdim = true }).shape, { 1, 2 })
+  lu.assertEquals(kb.pretty({ 1 }, { depth = 2, items = 5, values = 5, width = 80, string = 40 }), "{1}")
+  local torch = kb.torch { topology = kb.topology.load("small_1cube_8pe"), device = 0, data_mode = "data", data = true,
+                           op_log = false, pa_fallback = false }
+  local dp = torch.DPPolicy { cube = "replicate", pe = "replicate", num_cubes = 1, num_pes = 1 }
+  torch.zeros({ 2 }, { dtype = "f32", dp = dp, name = "z" })
+  lu.assertNotNil(torch.launch({ name = "k", fn = function() end }, { pes = 2, cubes = 1 }).result)
+  lu.assertNotNil(torch.launch(function() end, { 2, 1 }).result)
+  local plan = torch.install_ipcq { topology = "ring_1d", grid = { pes = 2, cubes = 1 }, sip = 0, buffer_kind = "tcm",
+                                    n_slots = 2, slot_size = 64, backpressure = "sleep" }
+  lu.assertEquals(plan.world, 2)
+  lu.assertNotNil(kb.ccl.predict { algorithm = "ring_allreduce", topology = torch.topology, nbytes = 4096,
+                                   buffer_kind = "tcm", slot_size = 4096, root = 0 }.predicted_ns)
+  torch.close()
 end

@@ -205,7 +205,7 @@ function TestTensor:test_an_options_key_nobody_reads_is_an_error()
   lu.assertErrorMsgContains("zeros: unknown option 'dtpye' (a host tensor's options are {dtype =})", tc.zeros, { 2 },
                             { dtpye = "f16" })
   lu.assertErrorMsgContains("tensor: unknown option 'name'", tc.tensor, { 1, 2 }, { dtype = "f16", name = "x" })
-  lu.assertErrorMsgContains("arange: unknown option number", tc.arange, 4, { "f16" })
+  lu.assertErrorMsgContains("arange: unknown option [1]", tc.arange, 4, { "f16" })
   lu.assertErrorMsgContains("to: unknown option 'dtypes'", function() return tc.zeros(2):to { dtypes = "f16" } end)
   lu.assertErrorMsgContains("rand: unknown option 'seed' (a host tensor's options are {dtype =, generator =})",
                             tc.rand, { 2 }, { seed = 3 }, gen(0))

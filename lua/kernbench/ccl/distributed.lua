@@ -13,6 +13,7 @@
 -- algorithm on the calling rank's SIP and waits for it (inside spawn the
 -- scheduler drains once every rank has launched).
 local config = require "kernbench.ccl.config"
+local options = require "kernbench.options"
 local dtypes = require "kernbench.ccl.dtypes"
 local lrab = require "kernbench.ccl.algorithms.lrab_hierarchical_allreduce"
 local lrab_coll = require "kernbench.ccl.lrab_collectives"
@@ -57,6 +58,8 @@ function D.init_process_group(rt, o)
   if type(o) ~= "table" then
     error("torch.distributed.init_process_group: takes {backend = \"kernbench\", ...} or the backend's name", 2)
   end
+  options.check("torch.distributed.init_process_group", o, { "backend", "algorithm", "buffer_kind", "n_slots",
+    "slot_size", "backpressure", "root", "world_size" }, 2)
   if rt.ext.dist.group then
     error("torch.distributed.init_process_group: trying to initialize the default process group twice", 2)
   end

@@ -8,13 +8,13 @@
 --   print(kb.ipcq.dump(plan))
 --   torch.uninstall_ipcq()   -- clears the PEs' queues, frees the rings (torch.cleanup does it too)
 local ac = require "kernbench.alloc_c"
+local optkeys = require "kernbench.options"
 local topologies = require "kernbench.ccl.topologies"
 
 local M = {}
 
 local DEFAULTS = { buffer_kind = "tcm", n_slots = 4, slot_size = 4096, backpressure = "sleep" }
-local KNOWN = { topology = 1, pes = 1, buffer_kind = 1, n_slots = 1, slot_size = 1, backpressure = 1, w = 1, h = 1,
-                grid = 1, sip = 1 }
+local KNOWN = { "topology", "pes", "grid", "sip", "buffer_kind", "n_slots", "slot_size", "backpressure", "w", "h" }
 local KINDS = { tcm = true, sram = true, hbm = true }
 
 local function fail(fmt, ...) error("torch.install_ipcq: " .. fmt:format(...), 3) end
@@ -29,10 +29,7 @@ end
 --- The options with their defaults, checked.
 local function options(o)
   if type(o) ~= "table" then fail("takes one table {topology =, pes =, buffer_kind =, ...}") end
-  for k in pairs(o) do
-    if not KNOWN[k] then fail("unknown option '%s' (topology, pes, grid, sip, buffer_kind, n_slots, slot_size, "
-      .. "backpressure, w, h)", tostring(k)) end
-  end
+  optkeys.check("torch.install_ipcq", o, KNOWN, 3)
   local r = {}
   for k, v in pairs(DEFAULTS) do r[k] = o[k] == nil and v or o[k] end
   if not KINDS[r.buffer_kind] then fail("buffer_kind must be \"tcm\", \"sram\" or \"hbm\", got %s", tostring(r.buffer_kind)) end
@@ -71,6 +68,7 @@ local function rank_pes(o, P, sip)
   end
   local g = o.grid or {}
   if type(g) ~= "table" then fail("grid must be a table {pes =, cubes =}, got %s", type(g)) end
+  optkeys.check("torch.install_ipcq", g, { "pes", "cubes" }, 3, "grid's fields", true)
   local pes, cubes = g.pes or g[1] or P.pes_per_cube, g.cubes or g[2] or P.cubes_per_sip
   if math.type(pes) ~= "integer" or pes < 1 or pes > P.pes_per_cube or math.type(cubes) ~= "integer" or cubes < 1
       or cubes > P.cubes_per_sip then

@@ -7,6 +7,7 @@
 --   kb.ccl.predict{algorithm = "lrab_hierarchical_allreduce", topology = t, nbytes = 98304,
 --                  buffer_kind = "tcm", slot_size = 4096, root = nil}
 --     -> {predicted_ns, hop_ns, sip_hop_ns, period_ns, chunks, groups, hops, sip_rounds, load_ns, store_ns}
+local options = require "kernbench.options"
 local sfr = require "kernbench.ccl.sfr"
 
 local M = {}
@@ -60,6 +61,7 @@ local MODELS = {}
 -- all-reduce of o.nbytes per cube (f16).
 function M.predict(o)
   if type(o) ~= "table" then error("kb.ccl.predict: takes {algorithm =, topology =, nbytes =, ...}", 2) end
+  options.check("kb.ccl.predict", o, { "algorithm", "topology", "nbytes", "buffer_kind", "slot_size", "root" }, 2)
   local algo = o.algorithm or "lrab_hierarchical_allreduce"
   if not MODELS[algo] then
     error(("kb.ccl.predict: no model for algorithm '%s' yet (models: lrab_hierarchical_allreduce, "

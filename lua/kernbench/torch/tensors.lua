@@ -2,6 +2,7 @@
 -- constructors and math come from the C module (kernbench.tensor_c); those
 -- that create tensors accept {dp = DPPolicy} to place the result on the
 -- device (Runtime methods, runtime.lua; device tensors: device.lua).
+local options = require "kernbench.options"
 local placement = require "kernbench.placement"
 local tc = require "kernbench.tensor_c"
 
@@ -29,19 +30,14 @@ end
 --- What a creating function's options may hold: a host tensor takes dtype; dp
 -- places it on the device, where name and map apply (device.lua, R:create).
 -- rand and randn also take generator = (else the runtime's, torch.manual_seed).
-local OPTIONS = { dtype = true, dp = true, name = true, map = true, generator = true }
+local OPTIONS = { "dtype", "dp", "name", "map", "generator" }
 
 --- The options as the host library takes them ({dtype =} or a dtype string),
 -- after refusing keys nobody reads (a typo, or name/map without dp, would
 -- otherwise be dropped without a word). Errors name the bench's line.
 local function host_options(o, call)
   if type(o) ~= "table" then return o end
-  for k in pairs(o) do
-    if not OPTIONS[k] then
-      error(("%s: unknown option %s (options: dtype, and dp = torch.DPPolicy{...} with name, map for a device "
-        .. "tensor)"):format(call, type(k) == "string" and ("'" .. k .. "'") or type(k)), 3)
-    end
-  end
+  options.check(call, o, OPTIONS, 3, "a tensor's options") -- name and map: with dp (a device tensor)
   if o.dp == nil and (o.name ~= nil or o.map ~= nil) then
     error(("%s: %s applies to a device tensor: give dp = torch.DPPolicy{...} as well"):format(call,
       o.name ~= nil and "name" or "map"), 3)

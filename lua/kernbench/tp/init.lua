@@ -22,6 +22,7 @@
 -- dimension. Every forward and region call waits at least once (the spec's
 -- yield-safety rule: inside spawn a wait is a yield).
 local dtypes = require "kernbench.ccl.dtypes"
+local options = require "kernbench.options"
 
 local M = {}
 
@@ -102,6 +103,9 @@ function TP:layer(kind, in_f, out_f, o, split_out)
   self:need(kind)
   local torch, size = self.torch, self.size
   o = o or {}
+  if type(o) ~= "table" then error(("kernbench.tp.%s: options must be a table {bias =, dtype =}"):format(kind), 3) end
+  options.check("kernbench.tp." .. kind, o, { "bias", "dtype" }, 3)
+  options.bool("kernbench.tp." .. kind, o, "bias", false, 3)
   if math.type(in_f) ~= "integer" or math.type(out_f) ~= "integer" or in_f < 1 or out_f < 1 then
     error(("kernbench.tp.%s: the feature counts must be integers >= 1"):format(kind), 3)
   end
@@ -204,6 +208,8 @@ function TP:VocabParallelEmbedding(V, D, o)
   self:need(call)
   local torch, dist, size = self.torch, self.dist, self.size
   o = o or {}
+  if type(o) ~= "table" then error(("kernbench.tp.%s: options must be a table {dtype =}"):format(call), 2) end
+  options.check("kernbench.tp." .. call, o, { "dtype" }, 2)
   if math.type(V) ~= "integer" or math.type(D) ~= "integer" or V < 1 or D < 1 then
     error(("kernbench.tp.%s: num_embeddings and embedding_dim must be integers >= 1, got %s, %s"):format(call,
       tostring(V), tostring(D)), 2)
