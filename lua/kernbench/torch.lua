@@ -37,7 +37,7 @@ local EXTENSIONS = { "kernbench.launch", "kernbench.ccl.install", "kernbench.ccl
 -- uses an unmapped VA as a PA (a compatibility option, docs/decisions.md).
 function M.new(opts)
   if opts ~= nil and type(opts) ~= "table" then
-    error(("kb.torch: argument 1 (opts) must be a table such as {topology = ...} or nil, got %s"):format(type(opts)), 3)
+    error(("kb.torch: argument 1 (opts) must be a table such as {topology = ...} or nil, got %s"):format(type(opts)), 2)
   end
   options.check("kb.torch", opts, { "topology", "device", "data_mode", "data", "op_log", "pa_fallback" }, 2)
   local tc = require "kernbench.tensor_c"
