@@ -26,11 +26,13 @@ end
 -- keys 1 .. #t are allowed too (a table that is a list and options at once).
 function M.check(call, t, known, level, what, list)
   if type(t) ~= "table" then return end
-  local set = {}
-  for _, k in ipairs(known) do set[k] = true end
   local bad
-  for k in pairs(t) do
-    local ok = set[k] or (list and math.type(k) == "integer" and k >= 1 and k <= #t)
+  for k in pairs(t) do -- no table built: tl's calls check on every call
+    local ok = list and math.type(k) == "integer" and k >= 1 and k <= #t
+    for i = 1, #known do
+      if ok then break end
+      ok = known[i] == k
+    end
     if not ok and (bad == nil or tostring(k) < tostring(bad)) then bad = k end
   end
   if bad == nil then return end

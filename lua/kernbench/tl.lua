@@ -29,13 +29,16 @@ local SCOPES = { k_tile = true, output_tile = true }
 
 local function bad(level, fmt, ...) error(("tl.composite: " .. fmt):format(...), level + 1) end
 
+-- the fields the checked tables may hold (made once: they are checked per call)
+local COMPOSITE_FIELDS = { "op", "a", "b", "out_ptr", "math_op", "epilogue", "acc_dtype", "out_dtype", "tile_shape" }
+local SOURCE_FIELDS, RECV_OPTIONS = { "addr", "nbytes" }, { "dst" }
+
 --- Checks a tl.composite table and returns the form the PE context takes;
 -- an unknown op, a missing field or a bad scope is an error at the call.
 function M.composite_args(spec, level)
   level = level + 1
   if type(spec) ~= "table" then bad(level, "takes one table {op =, a =, b =, out_ptr =, ...}") end
-  options.check("tl.composite", spec, { "op", "a", "b", "out_ptr", "math_op", "epilogue", "acc_dtype", "out_dtype",
-                                        "tile_shape" }, level, "its fields")
+  options.check("tl.composite", spec, COMPOSITE_FIELDS, level, "its fields")
   if spec.op ~= "gemm" and spec.op ~= "math" then
     bad(level, "op must be \"gemm\" or \"math\", got %s", tostring(spec.op))
   end
@@ -234,7 +237,7 @@ function M.new(ctx, info)
   function tl.send(dir, src)
     dir = dir_arg("tl.send", dir, false)
     if type(src) == "table" and not M.is_ref(src) then
-      options.check("tl.send", src, { "addr", "nbytes" }, 2, "a memory source's fields")
+      options.check("tl.send", src, SOURCE_FIELDS, 2, "a memory source's fields")
       if math.type(src.addr) ~= "integer" or math.type(src.nbytes) ~= "integer" or src.nbytes < 1 then
         error("tl.send: a memory source is {addr = integer address, nbytes = integer >= 1}", 2)
       end
@@ -251,7 +254,7 @@ function M.new(ctx, info)
   -- dst, also stored to memory at that address.
   function tl.recv(dir, shape, dtype, opts)
     dir = dir_arg("tl.recv", dir, true)
-    options.check("tl.recv", opts, { "dst" }, 2)
+    options.check("tl.recv", opts, RECV_OPTIONS, 2)
     if opts ~= nil and (type(opts) ~= "table" or math.type(opts.dst) ~= "integer") then
       error("tl.recv: options must be {dst = integer address}", 2)
     end
