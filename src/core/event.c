@@ -343,6 +343,9 @@ void kb_event_describe(const kb_event *ev, char *buf, size_t n)
         return;
     } else if (ev->kind == KB_EVENT_PROCESS) { /* its process's state, not its event's */
         state = ev->state == KB_EVENT_PENDING ? "alive" : ev->ok ? "finished" : "failed";
+    } else if (ev->kind == KB_EVENT_REQUEST && ev->req && ev->req->cancelled &&
+               ev->state == KB_EVENT_PENDING) { /* withdrawn: it will never be served */
+        state = "cancelled";
     }
     snprintf(buf, n, "%s (%s%s)", label, state, detail);
 }

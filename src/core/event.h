@@ -106,7 +106,8 @@ kb_event *kb_event_cond_failed_child(const kb_event *ev);
 void kb_event_label(const kb_event *ev, char *buf, size_t n);
 /* A one-line description for reports: the label and the state, e.g.
  * "event 'ready' #7 (pending)", "timeout #4 (5.000 ns, triggered)",
- * "process 'worker' #2 (alive)" (then "finished" or "failed"). */
+ * "process 'worker' #2 (alive)" (then "finished" or "failed"),
+ * "get request #12 from store 'q' (cancelled)" (withdrawn, never served). */
 void kb_event_describe(const kb_event *ev, char *buf, size_t n);
 
 /* Pool management, called by kb_sim_new / kb_sim_free. */

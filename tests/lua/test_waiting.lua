@@ -51,3 +51,28 @@ function TestWaiting:test_a_joiner_left_blocked_hears_the_process_finished_or_fa
   lu.assertFalse(pcall(s.run, s, f))
   lu.assertStrContains(s:waiting(), ") waiting on process 'f' #3 (failed)")
 end
+
+function TestWaiting:test_a_cancelled_request_says_it_was_cancelled()
+  local s = sim.new()
+  local st = s:store(nil, "q")
+  local req = st:get_event()
+  lu.assertEquals(tostring(req), "get request #1 from store 'q' (pending)")
+  s:spawn{ name = "getter", fn = function() req:wait() end }
+  s:spawn{ name = "canceller", fn = function() s:sleep(1) lu.assertTrue(req:cancel()) end }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertEquals(tostring(req), "get request #1 from store 'q' (cancelled)")
+  lu.assertStrContains(tostring(err), ") waiting on get request #1 from store 'q' (cancelled)")
+  lu.assertNotStrContains(tostring(err), "(pending)")
+  -- a cancelled resource request too; an uncancelled one still says pending
+  local r = s:resource(1, "bus")
+  local held = r:request()
+  local waiting_req = r:request()
+  local cancelled = r:request()
+  lu.assertTrue(cancelled:cancel())
+  lu.assertFalse(cancelled:cancel())
+  lu.assertStrContains(tostring(cancelled), "for resource 'bus' (cancelled)")
+  lu.assertStrContains(tostring(waiting_req), "for resource 'bus' (pending)")
+  s:run(2)
+  lu.assertStrContains(tostring(held), "for resource 'bus' (processed)")
+end
