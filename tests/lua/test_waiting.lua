@@ -1,5 +1,5 @@
 --- What deadlock reports and s:waiting() say a process waits on: the
--- objects named as tostring names them.
+-- objects named as tostring names them, and the simulation's state as it is.
 local lu = require "luaunit"
 
 TestWaiting = {}
@@ -50,6 +50,43 @@ function TestWaiting:test_a_joiner_left_blocked_hears_the_process_finished_or_fa
   s:spawn{ name = "late2", fn = function() s:sleep(1) f:wait() end }
   lu.assertFalse(pcall(s.run, s, f))
   lu.assertStrContains(s:waiting(), ") waiting on process 'f' #3 (failed)")
+end
+
+function TestWaiting:test_waiting_from_a_process_does_not_claim_quiescence()
+  local s = sim.new()
+  local go = s:event("go")
+  s:spawn{ name = "holder", fn = function() go:wait() end }
+  local seen
+  s:spawn{ name = "asker", fn = function()
+    s:sleep(1)
+    seen = s:waiting() -- the asker runs: nothing is queued, yet the run goes on
+    s:sleep(10)
+  end }
+  local ok, err = pcall(s.run, s)
+  lu.assertFalse(ok)
+  lu.assertStrContains(seen, "simulation running at t=1.000 ns with 0 events queued and 1 process waiting:\n"
+    .. "  process 'holder' #1 (test_waiting.lua:")
+  lu.assertNotStrContains(seen, "quiescent")
+  -- the deadlock at the end of the run, when the queue is empty, is quiescent
+  lu.assertStrContains(tostring(err), "deadlock: simulation quiescent at t=11.000 ns with 1 process still "
+    .. "waiting:\n  process 'holder' #1 (test_waiting.lua:")
+  lu.assertStrContains(tostring(err), ") waiting on event 'go' #1 (pending)")
+  lu.assertStrContains(s:waiting(), "simulation quiescent at t=11.000 ns with 1 process still waiting:")
+end
+
+function TestWaiting:test_waiting_between_runs_counts_the_queued_events()
+  local s = sim.new()
+  s:spawn{ name = "holder", fn = function() s:event():wait() end }
+  s:spawn{ name = "sleeper", fn = function() s:sleep(10) end }
+  s:timeout(3)
+  lu.assertEquals(s:run(1), "until")
+  local report = s:waiting()
+  lu.assertStrContains(report, "simulation at t=1.000 ns with 2 events queued and 1 process waiting:\n")
+  lu.assertNotStrContains(report, "quiescent")
+  lu.assertEquals(s:run(5), "until")
+  lu.assertStrContains(s:waiting(), "simulation at t=5.000 ns with 1 event queued and 1 process waiting:")
+  lu.assertFalse(pcall(s.run, s)) -- the deadlock
+  lu.assertStrContains(s:waiting(), "simulation quiescent at t=10.000 ns with 1 process still waiting:")
 end
 
 function TestWaiting:test_a_cancelled_request_says_it_was_cancelled()
