@@ -170,8 +170,17 @@ bool kb_event_fail(kb_event *ev, kb_item reason) { return trigger(ev, false, rea
 kb_event *kb_event_timeout(kb_sim *sim, kb_time delay, kb_item value)
 {
     kb_event *ev = kb_event_new(sim);
+    ev->kind = KB_EVENT_TIMEOUT;
+    ev->delay = delay;
     trigger(ev, true, value, delay);
     return ev;
+}
+
+void kb_event_set_process(kb_event *ev, const kb_proc *proc)
+{
+    ev->kind = KB_EVENT_PROCESS;
+    ev->proc_id = proc->id;
+    kb_event_set_name(ev, proc->name);
 }
 
 bool kb_event_wait(kb_event *ev, kb_waiter *w)
@@ -305,8 +314,14 @@ void kb_event_label(const kb_event *ev, char *buf, size_t n)
         kb_request_label(ev->req, buf, n);
         return;
     }
+    if (ev->kind == KB_EVENT_PROCESS) { /* as the process is named, not its event */
+        snprintf(buf, n, "process '%s' #%" PRIu64, ev->name ? ev->name : "?", ev->proc_id);
+        return;
+    }
     const kb_cond *c = cond_of(ev);
-    const char *kind = c ? (c->any ? "any_of event" : "all_of event") : "event";
+    const char *kind = c ? (c->any ? "any_of event" : "all_of event")
+                       : ev->kind == KB_EVENT_TIMEOUT ? "timeout"
+                                                      : "event";
     if (ev->name)
         snprintf(buf, n, "%s '%s' #%" PRIu64, kind, ev->name, ev->id);
     else
@@ -318,8 +333,19 @@ void kb_event_describe(const kb_event *ev, char *buf, size_t n)
     static const char *const states[] = {"pending", "triggered", "processed"};
     char label[200], detail[64] = "";
     kb_event_label(ev, label, sizeof label);
+    const char *state = states[ev->state];
     const kb_cond *c = cond_of(ev);
-    if (c)
+    if (c) {
         snprintf(detail, sizeof detail, ", %zu of %zu children processed", c->done, c->n);
-    snprintf(buf, n, "%s (%s%s)", label, states[ev->state], detail);
+    } else if (ev->kind == KB_EVENT_TIMEOUT) { /* "timeout #4 (5.000 ns, triggered)" */
+        char delay[KB_TIME_STRLEN];
+        snprintf(buf, n, "%s (%s, %s)", label, kb_time_format(ev->delay, delay), state);
+        return;
+    } else if (ev->kind == KB_EVENT_PROCESS) { /* its process's state, not its event's */
+        state = ev->state == KB_EVENT_PENDING ? "alive" : ev->ok ? "finished" : "failed";
+    } else if (ev->kind == KB_EVENT_REQUEST && ev->req && ev->req->cancelled &&
+               ev->state == KB_EVENT_PENDING) { /* withdrawn: it will never be served */
+        state = "cancelled";
+    }
+    snprintf(buf, n, "%s (%s%s)", label, state, detail);
 }

@@ -30,11 +30,15 @@ typedef enum kb_event_state {
 typedef struct kb_cond kb_cond;
 typedef struct kb_request kb_request;
 
-/* What an event is, beyond a plain one: what its `cond` / `req` means. */
+/* What an event is, beyond a plain one: what its union member means, and
+ * how messages and reports name it (kb_event_label). */
 typedef enum kb_event_kind {
-    KB_EVENT_PLAIN,   /* made by kb_event_new, a timeout, a process */
+    KB_EVENT_PLAIN,   /* made by kb_event_new */
     KB_EVENT_COND,    /* all_of / any_of: cond is set */
-    KB_EVENT_REQUEST  /* a store or resource request (request.h): req is set */
+    KB_EVENT_REQUEST, /* a store or resource request (request.h): req is set */
+    KB_EVENT_TIMEOUT, /* kb_event_timeout: delay is set */
+    KB_EVENT_PROCESS  /* a process's completion (kb_event_set_process): proc_id is set,
+                         name is the process's */
 } kb_event_kind;
 
 struct kb_event {
@@ -50,6 +54,8 @@ struct kb_event {
     union {
         kb_cond *cond;   /* KB_EVENT_COND */
         kb_request *req; /* KB_EVENT_REQUEST: the request it completes */
+        kb_time delay;    /* KB_EVENT_TIMEOUT: its delay */
+        uint64_t proc_id; /* KB_EVENT_PROCESS: the process's id (kb_proc.id) */
     };
     char *name;     /* optional, owned */
     uint64_t id;
@@ -66,6 +72,11 @@ bool kb_event_fail(kb_event *ev, kb_item reason);
 
 /* An event that succeeds with `value` after `delay` ps. */
 kb_event *kb_event_timeout(kb_sim *sim, kb_time delay, kb_item value);
+
+/* Makes a pending plain event the completion event of `proc` (which its
+ * owner triggers when the process ends): it is then named as the process
+ * is, "process 'name' #<process id>", in messages and reports. */
+void kb_event_set_process(kb_event *ev, const kb_proc *proc);
 
 /* Waits for the event to be processed (see waiter.h for the convention).
  * Returns true with w->ok / w->item filled if it already was. */
@@ -89,9 +100,14 @@ void kb_event_set_unhandled(kb_sim *sim, kb_unhandled_fn fn, void *ctx);
 /* For a condition that failed: the child whose failure it took, else NULL. */
 kb_event *kb_event_cond_failed_child(const kb_event *ev);
 
-/* The event's name for messages, e.g. "event 'ready' #7" or "all_of event #9". */
+/* The event's name for messages, e.g. "event 'ready' #7", "all_of event #9",
+ * "timeout #4", "process 'worker' #2" (the process's id), or a request's
+ * (kb_request_label). */
 void kb_event_label(const kb_event *ev, char *buf, size_t n);
-/* A one-line description for reports, e.g. "event 'ready' #7 (pending)". */
+/* A one-line description for reports: the label and the state, e.g.
+ * "event 'ready' #7 (pending)", "timeout #4 (5.000 ns, triggered)",
+ * "process 'worker' #2 (alive)" (then "finished" or "failed"),
+ * "get request #12 from store 'q' (cancelled)" (withdrawn, never served). */
 void kb_event_describe(const kb_event *ev, char *buf, size_t n);
 
 /* Pool management, called by kb_sim_new / kb_sim_free. */

@@ -109,8 +109,15 @@ char *kb_sim_quiescence_report(kb_sim *sim)
     }
     kb_buf b = {0};
     char now[KB_TIME_STRLEN];
-    kb_buf_printf(&b, "simulation quiescent at t=%s with %zu process%s still waiting:",
-                  kb_time_format(sim->now, now), waiting, waiting == 1 ? "" : "es");
+    kb_time_format(sim->now, now);
+    size_t queued = kb_queue_size(&sim->queue);
+    if (queued == 0 && !sim->running) /* nothing can happen any more by itself */
+        kb_buf_printf(&b, "simulation quiescent at t=%s with %zu process%s still waiting:", now, waiting,
+                      waiting == 1 ? "" : "es");
+    else /* asked during a run, or between runs with events left: they may wake these */
+        kb_buf_printf(&b, "simulation %sat t=%s with %zu event%s queued and %zu process%s waiting:",
+                      sim->running ? "running " : "", now, queued, queued == 1 ? "" : "s", waiting,
+                      waiting == 1 ? "" : "es");
     for (const kb_link *l = sim->procs.next; l != &sim->procs; l = l->next) {
         const kb_proc *p = KB_CONTAINER_OF(l, kb_proc, link);
         if (!p->wait_on || (p->flags & KB_PROC_DAEMON))

@@ -19,6 +19,7 @@ bool kb_request_cancel(kb_request *r)
     if (!kb_waiter_queued(&r->qw))
         return false;
     kb_waiter_cancel(&r->qw);
+    r->cancelled = true;
     return true;
 }
 
@@ -68,6 +69,7 @@ void kb_request_init(kb_sim *sim, kb_request *r, kb_request_kind kind, void *tar
 {
     r->kind = (uint8_t)kind;
     r->since = 0;
+    r->cancelled = false;
     kb_list_init(&r->user);
     r->ev = kb_event_new(sim);
     r->ev->kind = KB_EVENT_REQUEST;

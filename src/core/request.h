@@ -39,6 +39,7 @@ struct kb_request {
     kb_time since;  /* when a resource request was granted */
     uint8_t kind;   /* kb_request_kind */
     bool preempt;   /* a priority resource's request may preempt */
+    bool cancelled; /* withdrawn by kb_request_cancel before it was served */
     double key;     /* a priority store's item priority, a priority request's priority,
                        a container's amount */
     kb_time time;   /* when a priority resource's request was made */
@@ -53,8 +54,9 @@ bool kb_request_busy(const kb_request *r);
 /* True while the request waits in its object's queue. */
 static inline bool kb_request_pending(const kb_request *r) { return kb_waiter_queued(&r->qw); }
 /* Withdraws a request not served yet from its object's queue (SimPy's
- * cancel): true if it was queued; false, and nothing changes, if it was
- * already served (or cancelled). Nothing else is served by a cancel. */
+ * cancel): true if it was queued (it is then `cancelled`, and its event,
+ * which stays pending, is described so); false, and nothing changes, if it
+ * was already served (or cancelled). Nothing else is served by a cancel. */
 bool kb_request_cancel(kb_request *r);
 /* Drops the request's event reference; the request should not be busy
  * (kb_request_cancel and a resource's release first): one still queued or

@@ -183,7 +183,11 @@ void kb_sim_set_observer(kb_sim *sim, kb_observer fn, void *ctx);
 
 /* Quiescence: a newly allocated report of every live non-daemon process
  * that is blocked, one per line, then what each reporter adds, or NULL
- * when there is nothing to say. The caller frees it. */
+ * when there is nothing to say. The caller frees it. Its first line says
+ * where the simulation is: "simulation quiescent at t=... with N processes
+ * still waiting:" only when no run is going on and no event is queued (as
+ * after a run that emptied the queue: a deadlock); otherwise "simulation
+ * [running ]at t=... with M events queued and N processes waiting:". */
 char *kb_sim_quiescence_report(kb_sim *sim);
 
 /* A reporter: something that can be blocked without being a process (a

@@ -79,7 +79,6 @@ typedef struct levent {
     lsim *S;
     levent_kind kind;
     lsim_deferred *deferred; /* owned; the value once built is LEV_UV_VALUE */
-    kb_time delay;           /* a timeout's, for what it prints */
 } levent;
 
 /* User values of event and process userdata. */

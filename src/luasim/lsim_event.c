@@ -48,7 +48,6 @@ levent *lsim_push_event(lua_State *L, int sim_idx, lsim *S, kb_event *ev, levent
     e->S = S;
     e->kind = kind;
     e->deferred = NULL;
-    e->delay = 0;
     luaL_setmetatable(L, LEVENT_MT);
     lua_pushvalue(L, sim_idx);
     lua_setiuservalue(L, -2, LEV_UV_SIM);
@@ -306,23 +305,19 @@ static int ev_tostring(lua_State *L)
         lua_pushliteral(L, "event (simulation closed)");
         return 1;
     }
-    char what[160];
-    if (e->kind == LEV_TIMEOUT) { /* what SimPy's Timeout(delay, value=v) says */
+    char what[200];
+    lua_getiuservalue(L, 1, LEV_UV_VALUE);
+    if (e->kind == LEV_TIMEOUT && !lua_isnil(L, -1)) { /* what SimPy's Timeout(delay, value=v) says */
         static const char *const states[] = {"pending", "triggered", "processed"};
         char delay[KB_TIME_STRLEN];
-        kb_time_format(e->delay, delay);
-        lua_getiuservalue(L, 1, LEV_UV_VALUE);
-        if (lua_isnil(L, -1)) {
-            lua_pushfstring(L, "timeout #%I (%s, %s)", (lua_Integer)e->ev->id, delay, states[e->ev->state]);
-            return 1;
-        }
+        kb_event_label(e->ev, what, sizeof what);
         const char *v = lsim_safe_tostring(L, -1);
-        lua_pushfstring(L, "timeout #%I (%s, value %s%s%s, %s)", (lua_Integer)e->ev->id, delay,
+        lua_pushfstring(L, "%s (%s, value %s%s%s, %s)", what, kb_time_format(e->ev->delay, delay),
                         lua_type(L, -2) == LUA_TSTRING ? "'" : "", v,
                         lua_type(L, -2) == LUA_TSTRING ? "'" : "", states[e->ev->state]);
         return 1;
     }
-    kb_event_describe(e->ev, what, sizeof what);
+    kb_event_describe(e->ev, what, sizeof what); /* a timeout: "timeout #4 (5.000 ns, triggered)" */
     lua_pushstring(L, what);
     return 1;
 }
@@ -349,7 +344,7 @@ int lsim_timeout(lua_State *L)
     lsim *S = lsim_check(L, 1);
     kb_time d = lsim_check_delay(L, S, 2, "s:timeout(ns)");
     lua_settop(L, 3);
-    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT)->delay = d;
+    lsim_push_event(L, 1, S, kb_event_timeout(S->sim, d, KB_ITEM_NONE), LEV_TIMEOUT);
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, -2, LEV_UV_VALUE);
     return 1;

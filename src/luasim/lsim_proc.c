@@ -270,7 +270,7 @@ int lsim_spawn(lua_State *L)
     kb_proc_start(S->sim, &p->proc, name, flags);
     p->proc.where = proc_where;
     p->name = kb_xstrdup(p->proc.name);
-    kb_event_set_name(p->hdr.ev, p->name);
+    kb_event_set_process(p->hdr.ev, &p->proc); /* named as the process, "process 'name' #id" */
     kb_waiter_init(&p->waiter, lsim_proc_wake, &p->proc);
 
     lua_getiuservalue(L, 1, LSIM_UV_PROCS); /* anchor while the core may wake it */

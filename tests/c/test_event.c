@@ -239,6 +239,29 @@ static void test_describe_names_the_event_and_its_state(void **state)
     kb_event *all = kb_event_all_of(sim, kids, 1);
     kb_event_describe(all, buf, sizeof buf);
     assert_string_equal(buf, "all_of event #2 (pending, 0 of 1 children processed)");
+    kb_event *t = kb_event_timeout(sim, 5000, KB_ITEM_NONE);
+    kb_event_label(t, buf, sizeof buf);
+    assert_string_equal(buf, "timeout #3");
+    kb_event_describe(t, buf, sizeof buf);
+    assert_string_equal(buf, "timeout #3 (5.000 ns, triggered)");
+    /* a process's completion event is named as the process, with its id */
+    kb_proc proc = {0};
+    kb_proc_start(sim, &proc, "worker", 0);
+    kb_event *done = kb_event_new(sim);
+    kb_event_set_process(done, &proc);
+    kb_event_describe(done, buf, sizeof buf);
+    assert_string_equal(buf, "process 'worker' #1 (alive)");
+    kb_proc_end(&proc); /* the event outlives the process's record */
+    kb_event_succeed(done, KB_ITEM_NONE);
+    kb_event_describe(done, buf, sizeof buf);
+    assert_string_equal(buf, "process 'worker' #1 (finished)");
+    kb_event *bad = kb_event_new(sim);
+    kb_event_set_process(bad, &(kb_proc){.id = 7, .name = "crash"});
+    kb_event_fail(bad, KB_ITEM_NONE);
+    kb_event_label(bad, buf, sizeof buf);
+    assert_string_equal(buf, "process 'crash' #7");
+    kb_event_describe(bad, buf, sizeof buf);
+    assert_string_equal(buf, "process 'crash' #7 (failed)");
     /* freeing the simulation with live events and conditions is clean */
     kb_sim_free(sim);
 }

@@ -78,11 +78,43 @@ static void test_woken_processes_and_daemons_are_not_reported(void **state)
     kb_sim_free(sim);
 }
 
+/* The report's first line says whether the simulation is quiescent: only
+ * with no run going on and nothing queued. */
+static void test_report_with_events_queued_is_not_quiescent(void **state)
+{
+    (void)state;
+    kb_sim *sim = kb_sim_new();
+    kb_event *never = kb_event_new(sim);
+    kb_event *t = kb_event_timeout(sim, 5000, KB_ITEM_NONE);
+    actor a, b;
+    actor_init(&a, sim, 0, NULL, "stuck", 0);
+    actor_init(&b, sim, 1, NULL, "sleeper", 0);
+    kb_event_wait(never, &a.w);
+    kb_event_wait(t, &b.w);
+    kb_sim_run(sim, 1000);
+    char *report = kb_sim_quiescence_report(sim);
+    assert_non_null(report);
+    assert_null(strstr(report, "quiescent"));
+    assert_non_null(strstr(report, "simulation at t=1.000 ns with 1 event queued and 2 processes waiting:"));
+    assert_non_null(strstr(report, "process 'sleeper' #2 waiting on timeout #2 (5.000 ns, triggered)"));
+    free(report);
+    kb_sim_run(sim, KB_TIME_MAX);
+    report = kb_sim_quiescence_report(sim);
+    assert_non_null(strstr(report, "simulation quiescent at t=5.000 ns with 1 process still waiting:"));
+    free(report);
+    kb_proc_end(&a.proc);
+    kb_proc_end(&b.proc);
+    kb_event_unref(t);
+    kb_event_unref(never);
+    kb_sim_free(sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_lists_each_blocked_process_and_its_object),
         cmocka_unit_test(test_woken_processes_and_daemons_are_not_reported),
+        cmocka_unit_test(test_report_with_events_queued_is_not_quiescent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,6 +173,8 @@ static void test_a_request_says_what_it_is(void **state)
     kb_event_describe(g.ev, buf, sizeof buf);
     assert_string_equal(buf, "get request #1 from store 'inbox' (pending)");
     assert_true(kb_request_cancel(&g));
+    kb_event_describe(g.ev, buf, sizeof buf); /* it stays pending, and will never be served */
+    assert_string_equal(buf, "get request #1 from store 'inbox' (cancelled)");
     kb_request_fini(&g);
     kb_store_close(st);
     kb_sim_free(sim);

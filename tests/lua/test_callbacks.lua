@@ -81,7 +81,7 @@ function TestCallbacks:test_run_until_an_event_drops_what_waits_behind_its_stop(
   local ok, err = pcall(s.run, s)
   lu.assertFalse(ok) -- 'late' is blocked on ev for good
   lu.assertStrContains(tostring(err), "process 'late' #1")
-  lu.assertStrContains(tostring(err), "waiting on event #1 (processed)")
+  lu.assertStrContains(tostring(err), "waiting on timeout #1 (2.000 ns, processed)")
   lu.assertEquals(seen, {"before"})
   lu.assertTrue(late:alive())
 end
