@@ -214,7 +214,7 @@ static int t_item(lua_State *L)
     ltl_tensor *t = ltl_check_tensor(L, 1, "item", 1, NULL);
     need_data(L, c, "item");
     if (kb_tview_numel(&t->v) != 1)
-        return luaL_error(L, "item: the tensor has %d elements, not 1", (int)kb_tview_numel(&t->v));
+        return luaL_error(L, "item: the tensor has %I elements, not 1", (lua_Integer)kb_tview_numel(&t->v));
     double x;
     kb_tview_read(memstore(c), &t->v, &x);
     push_value(L, t->v.dtype, x);

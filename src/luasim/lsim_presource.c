@@ -56,7 +56,7 @@ static int new_presource(lua_State *L, bool preemptive)
     lua_Number cap = 1;
     const char *name = lsh_parse_cap(L, call, &cap, true);
     if (cap < 1)
-        return luaL_error(L, "%s: capacity must be >= 1 (got %d)", call, (int)cap);
+        return luaL_error(L, "%s: capacity must be >= 1 (got %I)", call, (lua_Integer)cap); /* an integer's value */
     char buf[40];
     name = lsh_name_of(L, name, preemptive ? "preemptive_resource" : "priority_resource", buf, sizeof buf);
     lshared *s = lsh_push_new(L, LPRES_MT);

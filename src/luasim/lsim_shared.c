@@ -265,8 +265,8 @@ static int new_store(lua_State *L, bool filter)
     const char *name = lsh_parse_cap(L, call, &cap, true);
     bool given = cap != 0 || (lua_istable(L, 2) ? false : !lua_isnoneornil(L, 2));
     if (given && cap < 1)
-        return luaL_error(L, "%s: capacity must be >= 1 (got %d; omit it for an unbounded store)", call,
-                          (int)cap);
+        return luaL_error(L, "%s: capacity must be >= 1 (got %I; omit it for an unbounded store)", call,
+                          (lua_Integer)cap); /* an integer's value (lsh_parse_cap) */
     char buf[32];
     name = lsh_name_of(L, name, filter ? "filter_store" : "priority_store", buf, sizeof buf);
     lshared *s = lsh_push_new(L, filter ? LFSTORE_MT : LPSTORE_MT);
