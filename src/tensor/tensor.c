@@ -161,6 +161,13 @@ bool kb_tensor_reshape(const kb_tensor *t, int nd, int64_t *shape, char **err)
         return kb_tensor_fail(err, "reshape: shape %s is invalid for a tensor of %" PRId64 " elements (shape %s)",
                               kb_tensor_shape_str(nd, shape, s1), t->numel,
                               kb_tensor_shape_str(t->ndim, t->shape, s2));
+    /* an empty tensor's other sizes must fit too, as at creation (kb_tensor_init):
+     * its strides and element counts are products of them */
+    uint64_t nbytes;
+    if (!kb_shape_nbytes(nd, shape, kb_dtype_size(t->dtype), &nbytes))
+        return kb_tensor_fail(err, "reshape: shape %s of %s is too large (more than %" PRId64 " bytes, counting the "
+                              "sizes other than 0)", kb_tensor_shape_str(nd, shape, s1), kb_dtype_name(t->dtype),
+                              MAX_BYTES);
     return true;
 }
 

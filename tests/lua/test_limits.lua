@@ -170,5 +170,10 @@ function TestLimits:test_host_shapes_with_a_zero_still_have_strides_that_fit()
   lu.assertEquals(torch.zeros({ 0, 1 << 20, 1 << 20 }):numel(), 0)
   lu.assertErrorMsgContains("is invalid for a tensor of 4 elements", torch.reshape, torch.zeros({ 2, 2 }),
                             { 1 << 40, 1 << 40, 1 << 40 })
+  -- a view of an empty tensor follows the same rule (its element count overflowed)
+  local e = torch.zeros({ 2, 0, 16 }, { dtype = "f16" })
+  lu.assertErrorMsgContains("reshape: shape [9223372036854775807, 2, 0, 16] of f16 is too large", e.view, e,
+                            { math.maxinteger, 2, 0, 16 })
+  lu.assertEquals(e:view({ 0, 1 << 20, 1 << 20 }):numel(), 0)
   torch.close()
 end
