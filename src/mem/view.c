@@ -136,7 +136,9 @@ bool kb_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
     int n = na > nb ? na : nb;
     if (n > KB_VIEW_MAXDIM)
         return false;
-    for (int i = 0; i < n; i++) {
+    /* from the last dimension: out may be a or b (a running result), and
+     * out[i] is then written after every a[j], b[j] with j >= i - (n - na) is read */
+    for (int i = n - 1; i >= 0; i--) {
         int ia = na - n + i, ib = nb - n + i;
         int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
         if (da != db && da != 1 && db != 1)

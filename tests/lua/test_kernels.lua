@@ -72,6 +72,24 @@ function TestKernels:test_v2_one_submit_fans_out_to_the_two_shard_pes_and_comple
   lu.assertEquals(run(), run()) -- deterministic
 end
 
+function TestKernels:test_a_lower_rank_first_operand_broadcasts()
+  -- the result's shape was computed in place over the first operand's, left to
+  -- right: [4] + [2, 4] was refused, [2] + [1, 1, 1, 1] read past a view
+  local torch = runtime("small_1cube_8pe", true)
+  local d = torch.tensor({ { 1, 2, 3, 4 }, { 5, 6, 7, 8 } }, { dtype = "f32", dp = torch.DPPolicy {} })
+  local shapes, got = {}, nil
+  torch.launch({ name = "bcast", fn = function(tl, p)
+    local y = tl.add(tl.arange(0, 4, "f32"), tl.load(p, { 2, 4 }, "f32"))
+    shapes[1] = y.shape
+    got = y:tolist()
+    shapes[2] = tl.add(tl.zeros({ 2 }, "f32"), tl.full({ 1, 1, 1, 1 }, 2, "i8")).shape
+    shapes[3] = tl.where(tl.full({ 3, 1 }, 1, "bool"), tl.zeros({ 2 }, "f32"), 1).shape
+  end }, { 1, 1 }, d)
+  lu.assertEquals(shapes, { { 2, 4 }, { 1, 1, 1, 2 }, { 3, 2 } })
+  lu.assertEquals(got, { { 1, 3, 5, 7 }, { 5, 7, 9, 11 } })
+  torch.close()
+end
+
 function TestKernels:test_program_ids_follow_the_2d_grid()
   local torch = runtime("small_2x2")
   local seen = {}
