@@ -125,6 +125,20 @@ local function put_rows(plan, tl, o, att, stage, c, i, r0, rows)
   end
 end
 
+-- A block's scores: q k^T / sqrt(d), q and k as their rotary halves.
+local function scores(tl, q1, q2, k1, k2, scale)
+  return (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" })) * scale
+end
+
+-- One block of an online softmax against values v: the new running max
+-- (m nil: the first block), the block's exponentials and its output e v.
+local function softmax_block(tl, sc, v, m)
+  local mx = tl.max(sc, 1)
+  local m_new = m and tl.maximum(m, mx) or mx
+  local e = tl.exp(sc - m_new)
+  return m_new, e, tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+end
+
 --- Prefill attention, causal, by ring order: PE p's query rows are
 -- [p sq, (p + 1) sq); at step s it takes the K/V rows of PE (p - s) mod P
 -- from memory (a block of later tokens is skipped, the diagonal one
@@ -160,13 +174,9 @@ function M.attention_prefill(plan, tl, sip, qkv, mask, mask_rest, att, stage)
           local k1 = tl.load(block_at(plan, qkv, c, k1b, j * sq + ka), { kn, h2 }, "f16")
           local k2 = tl.load(block_at(plan, qkv, c, k2b, j * sq + ka), { kn, h2 }, "f16")
           local v = tl.load(block_at(plan, qkv, c, vb, j * sq + ka), { kn, d }, "f16")
-          local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
-            * scale
+          local sc = scores(tl, q1, q2, k1, k2, scale)
           if j == p and ki == qi then sc = sc + tl.load(qn == qb and mask or mask_rest, { qn, qn }, "f32") end
-          local mx = tl.max(sc, 1)
-          local m_new = m and tl.maximum(m, mx) or mx
-          local e = tl.exp(sc - m_new)
-          local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+          local m_new, e, pv = softmax_block(tl, sc, v, m)
           if m then
             local corr = tl.exp(m - m_new)
             l = l * corr + tl.sum(e, 1)
@@ -209,12 +219,8 @@ function M.attention_decode(plan, tl, sip, qkv, kc1, kc2, vc, state)
         local k1 = tl.load(kc1 + (slot + ka) * h2 * F16, { kn, h2 }, "f16")
         local k2 = tl.load(kc2 + (slot + ka) * h2 * F16, { kn, h2 }, "f16")
         local v = tl.load(vc + (slot + ka) * d * F16, { kn, d }, "f16")
-        local sc = (tl.dot(q1, tl.trans(k1), { out_dtype = "f32" }) + tl.dot(q2, tl.trans(k2), { out_dtype = "f32" }))
-          * scale
-        local mx = tl.max(sc, 1)
-        local m_new = m and tl.maximum(m, mx) or mx
-        local e = tl.exp(sc - m_new)
-        local pv = tl.dot(tl.cast(e, "f16"), v, { out_dtype = "f32" })
+        local sc = scores(tl, q1, q2, k1, k2, scale)
+        local m_new, e, pv = softmax_block(tl, sc, v, m)
         if m then
           local corr = tl.exp(m - m_new)
           l = (l or tl.sum(e0, 1)) * corr + tl.sum(e, 1)
